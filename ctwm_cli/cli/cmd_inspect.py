@@ -1,0 +1,57 @@
+"""``ctwm inspect``: what a trace holds and how its columns were mapped."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..traces import open_trace, scan_trace
+from .options import (
+    ColOpt, CountColOpt, EventColOpt, FormatOpt, Format, ItemColOpt, JsonOpt, RunColOpt, StepColOpt,
+    column_map, resolve_format,
+)
+from .output import emit, fmt_num, progress_bar
+
+
+def inspect(
+    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help="Trace files: .jsonl, .jsonl.gz, .ndjson, .parquet, a Parquet directory, or - for JSONL on stdin.")],
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rows, distinct items, runs, event kinds, step range, and the columns found and how they were mapped."""
+    fmt = resolve_format(fmt, as_json)
+    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    scans = []
+    for path in traces:
+        reader = open_trace(path, cmap)
+        with progress_bar(f"reading {reader.source}") as progress:
+            scans.append(scan_trace(reader, progress=progress))
+    rows = [s.to_dict() for s in scans]
+    emit("inspect", {"traces": rows}, rows, fmt, tables=[_table(s) for s in scans])
+
+
+def _table(scan) -> Table:
+    t = Table(title=f"{scan.source}  ({scan.format}, {scan.kind} table)", title_justify="left", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    t.add_row("rows", fmt_num(scan.rows))
+    t.add_row("distinct items", fmt_num(scan.distinct_items))
+    t.add_row("runs", fmt_num(scan.runs) if scan.runs is not None else "– (no run column)")
+    t.add_row("events", ", ".join(f"{k}: {v:,}" for k, v in scan.events.items()))
+    step = "– (no step column)" if scan.step_min is None else f"{scan.step_min:,} .. {scan.step_max:,}"
+    t.add_row("steps", step)
+    t.add_row("columns found", ", ".join(scan.columns_found))
+    t.add_row("mapping", ", ".join(f"{k} <- {v}" for k, v in scan.mapping.items()))
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect")(inspect)

@@ -1,0 +1,41 @@
+"""Exceptions of the library, each carrying the CLI exit code it maps to.
+
+Exit codes (documented in README and ``ctwm --help``):
+0 ok; 1 a requested check failed; 2 usage error; 3 input/data error; 4 unexpected error.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_UNEXPECTED = 4
+
+
+class CtwmError(Exception):
+    """Base of every error the library raises on purpose. The message is one line."""
+
+    exit_code = EXIT_UNEXPECTED
+
+
+class UsageError(CtwmError, ValueError):
+    """A parameter is out of range or options contradict each other."""
+
+    exit_code = EXIT_USAGE
+
+
+class InputError(CtwmError):
+    """A trace or data file cannot be read or does not fit the schema."""
+
+    exit_code = EXIT_INPUT
+
+
+class CheckFailed(CtwmError):
+    """A check the user asked for (``--expect``, ``--fail-on``) did not hold."""
+
+    exit_code = EXIT_CHECK_FAILED
+
+
+class CtwmWarning(UserWarning):
+    """Base class of the warnings ctwm emits."""

@@ -1,0 +1,343 @@
+"""Trace readers: JSONL (plain, gzip, stdin), a Parquet file, or a Parquet dataset directory.
+
+Every reader yields Arrow tables in *canonical* form: the mapped columns renamed to the schema's
+names and cast to the schema's types, validated (no missing item, counts integral and >= 1).
+Errors are :class:`~ctwm_cli.errors.InputError` with one line naming the file and the line (JSONL)
+or row (Parquet) at fault.
+
+JSONL is parsed in blocks by Arrow's JSON reader; a block Arrow cannot type consistently (an
+``item`` that is a number on one line and a string on the next) or that fails validation is parsed
+again line by line in Python, which either normalises it or reports the exact line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from .schema import COLUMN_TYPES, INTEGER_COLUMNS, TEXT_COLUMNS, ColumnMap
+
+BLOCK_BYTES = 8 << 20
+PARQUET_BATCH_ROWS = 1 << 18
+PARQUET_SUFFIXES = (".parquet", ".pq")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json")
+
+
+class TraceReader:
+    """An open trace. Iterate :meth:`batches` once; ``columns_found`` fills in as it is read."""
+
+    def __init__(self, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str]):
+        self.source = source
+        self.format = fmt
+        self.columns = columns
+        self.keep = tuple(keep)
+        self.columns_found: list[str] = []
+
+    # Which canonical fields exist, as {canonical: source}; known after the first batch.
+    @property
+    def mapping(self) -> dict[str, str]:
+        found = set(self.columns_found)
+        return {c: s for c, s in self.columns.canonical().items() if s in found}
+
+    def batches(self) -> Iterator[pa.Table]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _note_columns(self, names: Sequence[str]) -> None:
+        for n in names:
+            if n not in self.columns_found:
+                self.columns_found.append(n)
+
+    def _check_required(self, names: Sequence[str]) -> None:
+        missing = [c for c in (self.columns.item, *self.keep) if c not in names]
+        if missing:
+            found = ", ".join(names) if names else "none"
+            raise InputError(
+                f"{self.source}: missing column {missing[0]!r} (columns found: {found}); "
+                f"remap with --item-col or the matching --*-col option"
+            )
+
+
+def open_trace(
+    path: str | Path,
+    columns: ColumnMap | None = None,
+    *,
+    keep: Sequence[str] = (),
+) -> TraceReader:
+    """Open a trace by path (``-`` reads JSONL from standard input).
+
+    ``keep`` names extra source columns (e.g. a ``--group-by`` column) carried along as text.
+    """
+    columns = columns or ColumnMap()
+    text = str(path)
+    if text == "-":
+        return _JsonlReader("<stdin>", columns, keep, opener=lambda: sys.stdin.buffer)
+    p = Path(text)
+    if not p.exists():
+        raise InputError(f"{text}: no such file or directory")
+    if p.is_dir():
+        return _ParquetReader(text, columns, keep, dataset=True)
+    name = p.name.lower()
+    if name.endswith(PARQUET_SUFFIXES):
+        return _ParquetReader(text, columns, keep, dataset=False)
+    if name.endswith(JSONL_SUFFIXES):
+        gz = name.endswith(".gz")
+        return _JsonlReader(text, columns, keep, opener=lambda: _open_binary(p, gz))
+    with p.open("rb") as fh:
+        head = fh.read(4)
+    if head == b"PAR1":
+        return _ParquetReader(text, columns, keep, dataset=False)
+    if head[:2] == b"\x1f\x8b":
+        return _JsonlReader(text, columns, keep, opener=lambda: _open_binary(p, True))
+    raise InputError(
+        f"{text}: unknown trace format (expected .jsonl, .jsonl.gz, .ndjson, .parquet, "
+        f"a Parquet directory, or - for JSONL on stdin)"
+    )
+
+
+def _open_binary(p: Path, gz: bool) -> BinaryIO:
+    return gzip.open(p, "rb") if gz else p.open("rb")  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------------------------
+# Normalisation shared by both formats
+
+
+def _normalise(table: pa.Table, reader: TraceReader, where: str) -> pa.Table:
+    """Rename mapped columns to canonical names, cast, and validate. ``where`` locates errors."""
+    cmap = reader.columns.canonical()
+    out: dict[str, pa.ChunkedArray] = {}
+    names = table.column_names
+    for canon, src in cmap.items():
+        if src not in names:
+            continue
+        col = table.column(src)
+        target = COLUMN_TYPES.get(canon, pa.string())
+        out[canon] = _cast(col, target, canon, src, reader.source, where)
+    for extra in reader.keep:
+        if extra in cmap.values():
+            continue
+        out[extra] = _cast(table.column(extra), pa.string(), extra, extra, reader.source, where)
+    result = pa.table(out)
+    if result.column("item").null_count:
+        raise InputError(f"{reader.source}: {where}: missing value in column {reader.columns.item!r}")
+    if "count" in result.column_names:
+        cnt = result.column("count")
+        if cnt.null_count:
+            raise InputError(f"{reader.source}: {where}: missing value in column {reader.columns.count!r}")
+        if len(cnt) and pc.min(cnt).as_py() < 1:
+            raise InputError(
+                f"{reader.source}: {where}: count must be a positive integer (column {reader.columns.count!r})"
+            )
+    return result
+
+
+def _cast(col: pa.ChunkedArray, target: pa.DataType, canon: str, src: str, source: str, where: str):
+    if col.type == target:
+        return col
+    if pa.types.is_null(col.type):
+        return pa.nulls(len(col), target)
+    if canon in INTEGER_COLUMNS and pa.types.is_floating(col.type):
+        valid = pc.drop_null(col)
+        if len(valid) and not pc.all(pc.equal(pc.floor(valid), valid)).as_py():
+            raise InputError(f"{source}: {where}: column {src!r} must hold integers, found a fraction")
+    if target == pa.string() and not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type):
+            return pc.cast(col, target)
+        if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type) or canon in TEXT_COLUMNS:
+            return pc.cast(col, target)
+    try:
+        return pc.cast(col, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise InputError(
+            f"{source}: {where}: column {src!r} has type {col.type}, expected {_kind(target)}"
+        ) from None
+
+
+def _kind(t: pa.DataType) -> str:
+    if pa.types.is_integer(t):
+        return "integers"
+    if pa.types.is_floating(t):
+        return "numbers"
+    return "text"
+
+
+# --------------------------------------------------------------------------------------------
+# Parquet
+
+
+class _ParquetReader(TraceReader):
+    def __init__(self, source: str, columns: ColumnMap, keep: Sequence[str], *, dataset: bool):
+        super().__init__(source, "parquet-dataset" if dataset else "parquet", columns, keep)
+        import pyarrow.dataset as ds
+
+        try:
+            if dataset:
+                self._ds = ds.dataset(source, format="parquet", partitioning="hive")
+                if not self._ds.files:
+                    raise InputError(f"{source}: directory holds no Parquet files")
+            else:
+                self._ds = ds.dataset(source, format="parquet")
+        except InputError:
+            raise
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(f"{source}: not a readable Parquet file ({_first_line(exc)})") from None
+        self._note_columns(self._ds.schema.names)
+        self._check_required(self._ds.schema.names)
+
+    def batches(self) -> Iterator[pa.Table]:
+        wanted = [s for s in (*self.columns.canonical().values(), *self.keep) if s in self.columns_found]
+        wanted = list(dict.fromkeys(wanted))
+        offset = 0
+        try:
+            scanner = self._ds.scanner(columns=wanted, batch_size=PARQUET_BATCH_ROWS, use_threads=True)
+            for batch in scanner.to_batches():
+                if batch.num_rows == 0:
+                    continue
+                table = pa.Table.from_batches([batch])
+                where = f"rows {offset + 1}-{offset + batch.num_rows}"
+                yield _normalise(table, self, where)
+                offset += batch.num_rows
+        except InputError:
+            raise
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InputError(f"{self.source}: not a readable Parquet file ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+# --------------------------------------------------------------------------------------------
+# JSONL
+
+
+class _JsonlReader(TraceReader):
+    def __init__(self, source: str, columns: ColumnMap, keep: Sequence[str], *, opener):
+        super().__init__(source, "jsonl", columns, keep)
+        self._opener = opener
+
+    def batches(self) -> Iterator[pa.Table]:
+        first = True
+        try:
+            fh = self._opener()
+        except OSError as exc:
+            raise InputError(f"{self.source}: cannot open ({_first_line(exc)})") from None
+        line_no = 1  # line number of the first line of the current block
+        rest = b""
+        try:
+            while True:
+                try:
+                    data = fh.read(BLOCK_BYTES)
+                except (OSError, EOFError) as exc:
+                    raise InputError(f"{self.source}: read error ({_first_line(exc)})") from None
+                if not data:
+                    block, rest = rest, b""
+                else:
+                    data = rest + data
+                    cut = data.rfind(b"\n")
+                    if cut < 0:
+                        rest = data
+                        continue
+                    block, rest = data[: cut + 1], data[cut + 1 :]
+                if block.strip():
+                    table = self._parse_block(block, line_no)
+                    if table is not None:
+                        if first:
+                            self._check_required(self.columns_found)
+                            first = False
+                        yield table
+                line_no += block.count(b"\n")
+                if not data:
+                    break
+        finally:
+            if fh is not sys.stdin.buffer:
+                fh.close()
+
+    def _parse_block(self, block: bytes, line_no: int) -> pa.Table | None:
+        import pyarrow.json as pj
+
+        try:
+            table = pj.read_json(io.BytesIO(block), read_options=pj.ReadOptions(block_size=len(block) + 1))
+            self._note_columns(table.column_names)
+            if self.columns.item not in table.column_names:
+                raise ValueError("item column missing in this block")
+            return _normalise(table, self, _lines(block, line_no))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, InputError, ValueError, KeyError):
+            return self._parse_block_slowly(block, line_no)
+
+    def _parse_block_slowly(self, block: bytes, line_no: int) -> pa.Table | None:
+        cmap = self.columns.canonical()
+        wanted = {src: canon for canon, src in cmap.items()}
+        for extra in self.keep:
+            wanted.setdefault(extra, extra)
+        cols: dict[str, list] = {src: [] for src in wanted}
+        n = 0
+        for i, raw in enumerate(block.split(b"\n")):
+            if not raw.strip():
+                continue
+            where = f"line {line_no + i}"
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+                raise InputError(f"{self.source}: {where}: malformed JSON ({msg})") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{self.source}: {where}: expected a JSON object, got {type(obj).__name__}")
+            self._note_columns(list(obj))
+            if self.columns.item not in obj or obj[self.columns.item] is None:
+                if n == 0 and self.columns.item not in self.columns_found:
+                    self._check_required(self.columns_found)
+                raise InputError(f"{self.source}: {where}: missing value in column {self.columns.item!r}")
+            for src, canon in wanted.items():
+                cols[src].append(_coerce(obj.get(src), canon, src, self.source, where))
+            n += 1
+        if n == 0:
+            return None
+        table = pa.table(
+            {
+                src: pa.array(cols[src], type=COLUMN_TYPES.get(canon, pa.string()))
+                for src, canon in wanted.items()
+                if src in self.columns_found
+            }
+        )
+        return _normalise(table, self, _lines(block, line_no))
+
+
+def _lines(block: bytes, line_no: int) -> str:
+    return f"lines {line_no}-{line_no + block.count(NEWLINE) - 1}"
+
+
+NEWLINE = b"\n"
+
+
+def _coerce(value, canon: str, src: str, source: str, where: str):
+    if value is None:
+        return None
+    if canon in INTEGER_COLUMNS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{source}: {where}: column {src!r} must be an integer, got {value!r}")
+        if isinstance(value, float):
+            if not math.isfinite(value) or value != int(value):
+                raise InputError(f"{source}: {where}: column {src!r} must be an integer, got {value!r}")
+            value = int(value)
+        if canon == "count" and value < 1:
+            raise InputError(f"{source}: {where}: count must be a positive integer, got {value!r}")
+        return value
+    if canon == "score":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{source}: {where}: column {src!r} must be a number, got {value!r}")
+        return float(value)
+    if isinstance(value, (dict, list)):
+        raise InputError(f"{source}: {where}: column {src!r} must be a scalar, got {type(value).__name__}")
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,63 @@
+"""Trace schema v1 (see README "Trace schema"): canonical columns, their types, and remapping."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import pyarrow as pa
+
+from ..errors import UsageError
+
+TRACE_SCHEMA_VERSION = 1
+
+#: Canonical column -> Arrow type the readers normalise it to.
+COLUMN_TYPES: dict[str, pa.DataType] = {
+    "item": pa.string(),
+    "step": pa.int64(),
+    "run": pa.string(),
+    "event": pa.string(),
+    "rank": pa.int64(),
+    "score": pa.float64(),
+    "tokens": pa.int64(),
+    "count": pa.int64(),
+}
+#: Columns read as plain strings whatever their source type (``ts`` is kept as text).
+TEXT_COLUMNS = ("ts",)
+
+EVENT_KINDS = ("retrieve", "inject", "write", "update", "supersede", "archive", "evict", "maintain")
+DEFAULT_EVENT = "retrieve"
+INTEGER_COLUMNS = frozenset({"step", "rank", "tokens", "count"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ColumnMap:
+    """Which source column holds each canonical column (``--item-col memory_id`` and friends)."""
+
+    item: str = "item"
+    step: str = "step"
+    run: str = "run"
+    event: str = "event"
+    rank: str = "rank"
+    score: str = "score"
+    tokens: str = "tokens"
+    count: str = "count"
+    ts: str = "ts"
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, str | None] | None = None) -> ColumnMap:
+        """Build a map from ``{canonical: source}``; ``None`` values keep the default."""
+        overrides = {k: v for k, v in (overrides or {}).items() if v}
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise UsageError(f"unknown trace column(s) to remap: {', '.join(unknown)}")
+        cmap = cls(**overrides)
+        sources = [getattr(cmap, f.name) for f in dataclasses.fields(cls)]
+        dup = sorted({s for s in sources if sources.count(s) > 1})
+        if dup:
+            raise UsageError(f"column(s) mapped to more than one trace field: {', '.join(dup)}")
+        return cmap
+
+    def canonical(self) -> dict[str, str]:
+        """``{canonical name: source name}`` for every field."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
