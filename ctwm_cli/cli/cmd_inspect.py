@@ -39,9 +39,10 @@ def inspect(
 
 
 def _table(scan) -> Table:
-    t = Table(title=f"{scan.source}  ({scan.format}, {scan.kind} table)", title_justify="left", show_header=False)
+    t = Table(title=scan.source, title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
+    t.add_row("format", f"{scan.format}, {scan.kind} table")
     t.add_row("rows", fmt_num(scan.rows))
     t.add_row("distinct items", fmt_num(scan.distinct_items))
     t.add_row("runs", fmt_num(scan.runs) if scan.runs is not None else "– (no run column)")

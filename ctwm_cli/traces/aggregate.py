@@ -22,7 +22,7 @@ from .schema import DEFAULT_EVENT
 
 #: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.
 DEFAULT_COUNTED = ("retrieve", "inject")
-_MERGE_MIN_ROWS = 1 << 20
+_MERGE_MIN_ROWS = 1 << 18  # partial rows pending before a merge (bounds Arrow memory)
 
 
 @result
@@ -108,19 +108,13 @@ def scan_trace(
     runs: set[str] = set()
     has_run = False
     has_count = False
-    for batch in reader.batches():
+    for batch in reader.batches(dictionary_items=True):
         n = batch.num_rows
         rows += n
         cols = batch.column_names
         has_count = has_count or "count" in cols
-        weight = batch.column("count") if "count" in cols else pa.array(np.ones(n, dtype=np.int64))
-        event = batch.column("event") if "event" in cols else pa.nulls(n, pa.string())
-        event = pc.fill_null(event, DEFAULT_EVENT)
-        part = {"event": event, "item": batch.column("item"), "n": weight}
-        if group_by is not None:
-            gcol = _group_column(batch, group_by, reader)
-            part = {"group": pc.fill_null(gcol, ""), **part}
-        partials.append(pa.table(part).group_by(keys).aggregate([("n", "sum")]))
+        gcol = None if group_by is None else pc.fill_null(_group_column(batch, group_by, reader), "")
+        partials.append(_partial(batch, gcol))
         pending_rows += partials[-1].num_rows
         if "step" in cols and batch.column("step").null_count < n:
             mm = pc.min_max(batch.column("step")).as_py()
@@ -155,6 +149,39 @@ def scan_trace(
         distinct_items=distinct,
         table=merged,
     )
+
+
+def _partial(batch: pa.Table, group: pa.ChunkedArray | None) -> pa.Table:
+    """One batch grouped by ``([group,] event, item)``, summing ``count`` (or counting rows).
+
+    Only the columns that vary are hashed: a batch without an event column is grouped by item
+    alone and labelled ``retrieve`` afterwards; a dictionary-encoded item is grouped on its codes
+    and decoded once per distinct item, not once per row.
+    """
+    n = batch.num_rows
+    names = batch.column_names
+    cols: dict[str, pa.ChunkedArray] = {}
+    if group is not None:
+        cols["group"] = group
+    event = batch.column("event") if "event" in names else None
+    if event is not None and event.null_count < n:
+        cols["event"] = pc.fill_null(event, DEFAULT_EVENT)
+    cols["item"] = batch.column("item")
+    if "count" in names:
+        cols["n"] = batch.column("count")
+        aggregation, result_col = [("n", "sum")], "n_sum"
+    else:
+        aggregation, result_col = [([], "count_all")], "count_all"
+    keys = [k for k in cols if k != "n"]
+    t = pa.table(cols).group_by(keys).aggregate(aggregation)
+    item = t.column("item")
+    if not pa.types.is_string(item.type):
+        item = pc.cast(item, pa.string())
+    out = {"group": t.column("group")} if group is not None else {}
+    out["event"] = t.column("event") if "event" in keys else pa.repeat(pa.scalar(DEFAULT_EVENT), t.num_rows)
+    out["item"] = item
+    out["n"] = t.column(result_col)
+    return pa.table(out)
 
 
 def _group_column(batch: pa.Table, group_by: str, reader: TraceReader) -> pa.ChunkedArray:
@@ -199,11 +226,14 @@ def item_counts(scan: TraceScan, events: Sequence[str] | None = None) -> list[It
     t = t.group_by(keys).aggregate([("n_sum", "sum")])
     if scan.group_by is None:
         return [_counts(scan.source, None, chosen, t)]
+    # Sort once and slice each group out (filtering per group would cost groups x rows).
     t = t.sort_by([("group", "ascending")])
+    sizes = t.group_by("group", use_threads=False).aggregate([([], "count_all")])
     out = []
-    for g in pc.unique(t.column("group")).to_pylist():
-        sub = t.filter(pc.equal(t.column("group"), g))
-        out.append(_counts(scan.source, g, chosen, sub))
+    offset = 0
+    for g, size in zip(sizes.column("group").to_pylist(), sizes.column("count_all").to_pylist(), strict=True):
+        out.append(_counts(scan.source, g, chosen, t.slice(offset, size)))
+        offset += size
     return out
 
 

@@ -16,7 +16,10 @@ import gzip
 import io
 import json
 import math
+import os
+import re
 import sys
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -49,7 +52,10 @@ class TraceReader:
         found = set(self.columns_found)
         return {c: s for c, s in self.columns.canonical().items() if s in found}
 
-    def batches(self) -> Iterator[pa.Table]:  # pragma: no cover - overridden
+    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:  # pragma: no cover
+        """Canonical tables, one per batch. With ``dictionary_items`` the ``item`` column may come
+        back dictionary-encoded (Parquet string columns; each batch has its own dictionary), which
+        makes grouping by item about twice as fast; by default it is always plain text."""
         raise NotImplementedError
 
     def _note_columns(self, names: Sequence[str]) -> None:
@@ -112,8 +118,11 @@ def _open_binary(p: Path, gz: bool) -> BinaryIO:
 # Normalisation shared by both formats
 
 
-def _normalise(table: pa.Table, reader: TraceReader, where: str) -> pa.Table:
-    """Rename mapped columns to canonical names, cast, and validate. ``where`` locates errors."""
+def _normalise(table: pa.Table, reader: TraceReader, where: str, *, dictionary_item: bool = False) -> pa.Table:
+    """Rename mapped columns to canonical names, cast, and validate. ``where`` locates errors.
+
+    ``dictionary_item`` leaves a dictionary-encoded text ``item`` column encoded.
+    """
     cmap = reader.columns.canonical()
     out: dict[str, pa.ChunkedArray] = {}
     names = table.column_names
@@ -121,10 +130,18 @@ def _normalise(table: pa.Table, reader: TraceReader, where: str) -> pa.Table:
         if src not in names:
             continue
         col = table.column(src)
+        if dictionary_item and canon == "item" and pa.types.is_dictionary(col.type) and pa.types.is_string(
+            col.type.value_type
+        ):
+            out[canon] = col
+            continue
         target = COLUMN_TYPES.get(canon, pa.string())
         out[canon] = _cast(col, target, canon, src, reader.source, where)
     for extra in reader.keep:
         if extra in cmap.values():
+            continue
+        if extra not in names:  # JSONL: a field absent from this block (Parquet checks up front)
+            out[extra] = pa.nulls(table.num_rows, pa.string())
             continue
         out[extra] = _cast(table.column(extra), pa.string(), extra, extra, reader.source, where)
     result = pa.table(out)
@@ -146,6 +163,9 @@ def _cast(col: pa.ChunkedArray, target: pa.DataType, canon: str, src: str, sourc
         return col
     if pa.types.is_null(col.type):
         return pa.nulls(len(col), target)
+    if pa.types.is_boolean(col.type) and target != pa.string():
+        # Arrow would cast true -> 1; a boolean is never a valid count, step, rank or score.
+        raise InputError(f"{source}: {where}: column {src!r} must hold {_kind(target)}, found true/false")
     if canon in INTEGER_COLUMNS and pa.types.is_floating(col.type):
         valid = pc.drop_null(col)
         if len(valid) and not pc.all(pc.equal(pc.floor(valid), valid)).as_py():
@@ -194,23 +214,53 @@ class _ParquetReader(TraceReader):
         self._note_columns(self._ds.schema.names)
         self._check_required(self._ds.schema.names)
 
-    def batches(self) -> Iterator[pa.Table]:
+    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:
+        # One file at a time through ParquetFile.iter_batches: the dataset scanner keeps several row
+        # groups in flight (3-4x the Arrow memory on the 10M-event trace of benchmarks/bench_aggregate.py).
+        import pyarrow.dataset as ds
+        import pyarrow.parquet as pq
+
         wanted = [s for s in (*self.columns.canonical().values(), *self.keep) if s in self.columns_found]
         wanted = list(dict.fromkeys(wanted))
-        offset = 0
-        try:
-            scanner = self._ds.scanner(columns=wanted, batch_size=PARQUET_BATCH_ROWS, use_threads=True)
-            for batch in scanner.to_batches():
-                if batch.num_rows == 0:
-                    continue
-                table = pa.Table.from_batches([batch])
-                where = f"rows {offset + 1}-{offset + batch.num_rows}"
-                yield _normalise(table, self, where)
-                offset += batch.num_rows
-        except InputError:
-            raise
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise InputError(f"{self.source}: not a readable Parquet file ({_first_line(exc)})") from None
+        schema = self._ds.schema
+        for fragment in self._ds.get_fragments():
+            # Within a dataset, errors name the file and the rows of that file.
+            prefix = f"{_relative(fragment.path, self.source)}: " if self.format == "parquet-dataset" else ""
+            keys = ds.get_partition_keys(fragment.partition_expression) if prefix else {}
+            offset = 0
+            try:
+                with self._ds.filesystem.open_input_file(fragment.path) as fh:
+                    file_schema = pq.read_schema(fh)
+                    item_src = self.columns.item
+                    as_dict = dictionary_items and item_src in file_schema.names and pa.types.is_string(
+                        file_schema.field(item_src).type
+                    )
+                    pf = pq.ParquetFile(fh, read_dictionary=[item_src] if as_dict else None)
+                    in_file = [c for c in wanted if c in pf.schema_arrow.names]
+                    for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=in_file):
+                        n = batch.num_rows
+                        if n == 0:
+                            continue
+                        table = pa.Table.from_batches([batch])
+                        for name in wanted:  # hive partition keys, or a column this file lacks
+                            if name not in in_file:
+                                value = pa.scalar(keys.get(name), type=schema.field(name).type)
+                                table = table.append_column(name, pa.repeat(value, n))
+                        where = f"{prefix}rows {offset + 1}-{offset + n}"
+                        yield _normalise(table, self, where, dictionary_item=as_dict)
+                        offset += n
+            except InputError:
+                raise
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise InputError(
+                    f"{self.source}: {prefix}not a readable Parquet file ({_first_line(exc)})"
+                ) from None
+
+
+def _relative(path: str, root: str) -> str:
+    """``path`` relative to the dataset directory ``root`` (fragment paths start with ``root``)."""
+    rel = os.path.relpath(path, root)
+    return path if rel.startswith("..") else rel
 
 
 def _first_line(exc: BaseException) -> str:
@@ -227,7 +277,7 @@ class _JsonlReader(TraceReader):
         super().__init__(source, "jsonl", columns, keep)
         self._opener = opener
 
-    def batches(self) -> Iterator[pa.Table]:
+    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:
         first = True
         try:
             fh = self._opener()
@@ -239,7 +289,7 @@ class _JsonlReader(TraceReader):
             while True:
                 try:
                     data = fh.read(BLOCK_BYTES)
-                except (OSError, EOFError) as exc:
+                except (OSError, EOFError, zlib.error) as exc:
                     raise InputError(f"{self.source}: read error ({_first_line(exc)})") from None
                 if not data:
                     block, rest = rest, b""
@@ -264,11 +314,32 @@ class _JsonlReader(TraceReader):
             if fh is not sys.stdin.buffer:
                 fh.close()
 
+    def _text_sources(self) -> list[str]:
+        cmap = self.columns.canonical()
+        text = [cmap[c] for c in ("item", "run", "event", "ts")]
+        return list(dict.fromkeys([*text, *self.keep]))
+
     def _parse_block(self, block: bytes, line_no: int) -> pa.Table | None:
         import pyarrow.json as pj
 
+        read_options = pj.ReadOptions(block_size=len(block) + 1)
+        # Text columns are parsed as strings: left to inference, Arrow turns ISO-date-like ids
+        # ("2024-05-01") into timestamps. Only keys present in the block go into the explicit schema
+        # (an explicit field absent from the data would come back as a column of nulls).
+        present = [
+            s for s in self._text_sources() if re.search(b'"' + re.escape(s.encode()) + rb'"\s*:', block)
+        ]
+        parse_options = pj.ParseOptions(explicit_schema=pa.schema([(s, pa.string()) for s in present]))
         try:
-            table = pj.read_json(io.BytesIO(block), read_options=pj.ReadOptions(block_size=len(block) + 1))
+            try:
+                table = pj.read_json(io.BytesIO(block), read_options=read_options, parse_options=parse_options)
+            except pa.ArrowInvalid:
+                # Typically numeric item ids: infer, and accept integer text columns only.
+                table = pj.read_json(io.BytesIO(block), read_options=read_options)
+                for s in present:
+                    if s in table.column_names and not _plain_text_type(table.column(s).type):
+                        raise ValueError(f"column {s!r} needs the line-by-line parser")
+            self._note_columns(_first_keys(block))  # file order (the explicit schema puts text columns first)
             self._note_columns(table.column_names)
             if self.columns.item not in table.column_names:
                 raise ValueError("item column missing in this block")
@@ -283,6 +354,7 @@ class _JsonlReader(TraceReader):
             wanted.setdefault(extra, extra)
         cols: dict[str, list] = {src: [] for src in wanted}
         n = 0
+        lines: list[int] = []  # line number of each row
         for i, raw in enumerate(block.split(b"\n")):
             if not raw.strip():
                 continue
@@ -301,9 +373,14 @@ class _JsonlReader(TraceReader):
                 raise InputError(f"{self.source}: {where}: missing value in column {self.columns.item!r}")
             for src, canon in wanted.items():
                 cols[src].append(_coerce(obj.get(src), canon, src, self.source, where))
+            lines.append(line_no + i)
             n += 1
         if n == 0:
             return None
+        count_src = self.columns.count
+        if count_src in self.columns_found and None in cols[count_src]:
+            where = f"line {lines[cols[count_src].index(None)]}"
+            raise InputError(f"{self.source}: {where}: missing value in column {count_src!r}")
         table = pa.table(
             {
                 src: pa.array(cols[src], type=COLUMN_TYPES.get(canon, pa.string()))
@@ -312,6 +389,23 @@ class _JsonlReader(TraceReader):
             }
         )
         return _normalise(table, self, _lines(block, line_no))
+
+
+def _first_keys(block: bytes) -> list[str]:
+    """Keys of the block's first JSON object, in order ([] if it does not parse)."""
+    for raw in block.split(b"\n", 64)[:64]:
+        if raw.strip():
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return []
+            return list(obj) if isinstance(obj, dict) else []
+    return []
+
+
+def _plain_text_type(t: pa.DataType) -> bool:
+    """Types whose Arrow string cast matches the line-by-line parser's text (``json.dumps``)."""
+    return pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
 
 
 def _lines(block: bytes, line_no: int) -> str:
