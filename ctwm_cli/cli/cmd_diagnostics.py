@@ -1,0 +1,261 @@
+"""``ctwm concentration``, ``ctwm psd`` and ``ctwm finite-size``: diagnostics beside the tail audit."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from ..diagnostics import concentration_of_traces, finite_size_of_traces, psd_of_trace
+from ..diagnostics.spectrum import DEFAULT_BETA_BAND, parse_band
+from ..plots import check_plot_path, series_label
+from .options import (
+    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, PlotOpt, RunColOpt, SeedOpt, StepColOpt,
+    column_map, resolve_format,
+)
+from .output import announce_seed, emit, fmt_num, message, progress_bar
+
+TRACE_HELP = "Trace files: .jsonl, .jsonl.gz, .ndjson, .parquet, a Parquet directory, or - for JSONL on stdin."
+EventOpt = Annotated[
+    list[str] | None,
+    typer.Option("--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject."),
+]
+
+
+def concentration(
+    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACE_HELP)],
+    event: EventOpt = None,
+    group_by: Annotated[str | None, typer.Option("--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
+    plot: PlotOpt = None,
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Concentration of per-item access counts: Gini, skewness, max/median, top-10% share, σ_top10, singletons.
+
+    skew is the bias-corrected sample skewness G1 (scipy.stats.skew(bias=False), pandas .skew()).
+    σ_top10 is the standard deviation (ddof=1) of ln(count) over the top decile, the ceil(0.1·n)
+    most-accessed items: scale-free, so traces of different lengths compare. The plot shows the
+    rank-frequency curve (log-log) and the Lorenz curve with the Gini.
+    """
+    fmt = resolve_format(fmt, as_json)
+    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    check_plot_path(plot)
+    with progress_bar("reading traces") as progress:
+        report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress)
+    if plot:
+        from ..plots.rank_frequency import plot_concentration
+
+        message(f"figure: {plot_concentration(plot, report)}")
+    rows = [r.to_dict() for r in report.rows]
+    emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report)])
+
+
+def _concentration_table(report) -> Table:
+    t = Table(
+        title=f"Concentration of per-item counts ({', '.join(report.events)} events)",
+        title_justify="left",
+        caption="skew: bias-corrected sample skewness G1. σ_top10: sd of ln(count) over the ceil(0.1·n) most-accessed items.",
+        caption_justify="left",
+    )
+    for name in ("trace", "items", "events", "Gini", "skew", "max/median", "top-10% share", "σ_top10", "singletons"):
+        t.add_column(name, justify="left" if name == "trace" else "right")
+    for r in report.rows:
+        t.add_row(
+            series_label(r.source, r.group), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
+            fmt_num(r.skewness), fmt_num(r.max_over_median), fmt_num(r.top10_share), fmt_num(r.sigma_top10),
+            fmt_num(r.singleton_fraction),
+        )
+    return t
+
+
+def psd(
+    trace: Annotated[str, typer.Argument(metavar="TRACE", help=TRACE_HELP + " Needs a step column.")],
+    series: Annotated[
+        str,
+        typer.Option(
+            "--series",
+            help="Per-step series: core = accesses to the top-decile items (ceil(0.1·n) most accessed); "
+            "total = all counted events; item:ID = one item.",
+        ),
+    ] = "core",
+    band: Annotated[
+        str | None,
+        typer.Option("--band", metavar="LO:HI", help="Frequency band of the fit, cycles/step (Nyquist 0.5). Default: 3/nperseg : 0.125."),
+    ] = None,
+    beta_band: Annotated[
+        str, typer.Option("--beta-band", metavar="LO:HI", help="β range reported as 1/f-like.")
+    ] = f"{DEFAULT_BETA_BAND[0]}:{DEFAULT_BETA_BAND[1]}",
+    nperseg: Annotated[
+        int | None, typer.Option("--nperseg", help="Welch segment length. Default: largest power of two <= steps/8, at least 64.")
+    ] = None,
+    detrend: Annotated[str, typer.Option("--detrend", help="Per-segment detrending: constant (mean removed) or linear.")] = "constant",
+    run: Annotated[str | None, typer.Option("--run", help="Use only this run (required when the trace holds several).")] = None,
+    event: EventOpt = None,
+    plot: PlotOpt = None,
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """PSD exponent β of a per-step access series: Welch PSD, OLS of log P on log f over a band, β = -slope.
+
+    White noise gives β ≈ 0, 1/f noise β ≈ 1, a random walk β ≈ 2. The result says whether β falls in
+    the 1/f band (--beta-band); nothing forces it there.
+    """
+    fmt = resolve_format(fmt, as_json)
+    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    band_v = parse_band(band, "--band") if band is not None else None
+    beta_v = parse_band(beta_band, "--beta-band")
+    check_plot_path(plot)
+    with progress_bar(f"reading {trace}") as progress:
+        res = psd_of_trace(
+            trace, cmap, series=series, events=event, run=run, nperseg=nperseg, detrend=detrend,
+            band=band_v, beta_band=beta_v, progress=progress,
+        )
+    if plot:
+        from ..plots.psd import plot_psd
+
+        message(f"figure: {plot_psd(plot, res)}")
+    d = res.to_dict()
+    emit("psd", d, [d], fmt, tables=[_psd_table(res)])
+
+
+def _psd_table(res) -> Table:
+    t = Table(title=f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}", title_justify="left", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    verdict = "yes" if res.in_beta_band else "no"
+    t.add_row("β", f"{fmt_num(res.beta)} ± {fmt_num(res.beta_se)} (OLS standard error)")
+    t.add_row("R²", fmt_num(res.r2))
+    t.add_row(f"in 1/f band [{res.beta_band[0]:g}, {res.beta_band[1]:g}]", verdict)
+    t.add_row("fit band", f"{res.band[0]:.4g} .. {res.band[1]:.4g} cycles/step ({res.n_fit_bins} Welch bins)")
+    t.add_row("Welch", f"nperseg {res.nperseg}, Hann window, 50% overlap, detrend {res.detrend}")
+    t.add_row("steps", f"{fmt_num(res.n_steps)} ({fmt_num(res.step_min)} .. {fmt_num(res.step_max)})")
+    t.add_row("accesses in series", fmt_num(res.series_total))
+    if res.core_items is not None:
+        t.add_row("core items", fmt_num(res.core_items))
+    t.add_row("events", ", ".join(res.events))
+    return t
+
+
+def finite_size(
+    traces: Annotated[
+        list[str],
+        typer.Argument(metavar="TRACE[:SIZE]...", help="Traces labelled with their system size (A.parquet:100), or one dataset with --size-col."),
+    ],
+    size_col: Annotated[str | None, typer.Option("--size-col", help="Column holding the system size (e.g. size of a hive-partitioned grid).")] = None,
+    group_by: Annotated[str | None, typer.Option("--group-by", help="Column holding the family; one row per family.")] = None,
+    family: Annotated[str | None, typer.Option("--family", help="Family name of the labelled traces [default: all].")] = None,
+    log_base: Annotated[str, typer.Option("--log-base", help="Base of log(size) in the slope: e (as the paper's Table 1), 10 or 2.")] = "e",
+    null_draws: Annotated[
+        int,
+        typer.Option(
+            "--null-draws",
+            help="Also simulate each run under uniform access (multinomial, same items and events) this many times "
+            "and report the slope that sampling noise alone gives (null slope). 0 = off.",
+        ),
+    ] = 0,
+    seed: SeedOpt = None,
+    event: EventOpt = None,
+    plot: PlotOpt = None,
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Finite-size trend (paper Table 1): σ_top10 per system size and its OLS slope against log(size), per family.
+
+    σ_top10 is computed per run (a trace without a run column is one run) and averaged over the runs
+    of each (family, size); the table shows mean ± sd over runs.
+    """
+    fmt = resolve_format(fmt, as_json)
+    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    check_plot_path(plot)
+    if null_draws and seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+        announce_seed(seed)
+    with progress_bar("reading traces") as progress:
+        report = finite_size_of_traces(
+            traces, cmap, family=family, size_col=size_col, group_by=group_by, events=event,
+            log_base=log_base, null_draws=null_draws, seed=seed, progress=progress,
+        )
+    if plot:
+        from ..plots.finite_size import plot_finite_size
+
+        message(f"figure: {plot_finite_size(plot, report)}")
+    emit("finite-size", report.to_dict(), _finite_rows(report), fmt, tables=[_finite_table(report)], seed=report.seed)
+
+
+def _size_name(size: float) -> str:
+    return str(int(size)) if float(size).is_integer() else f"{size:g}"
+
+
+def _finite_rows(report) -> list[dict]:
+    rows = []
+    for fam in report.families:
+        row: dict = {"family": fam.family}
+        for s, m, sd, n in zip(fam.sizes, fam.sigma, fam.sigma_sd, fam.n_runs, strict=True):
+            k = _size_name(s)
+            row[f"sigma_{k}"] = m
+            row[f"sigma_sd_{k}"] = sd
+            row[f"runs_{k}"] = n
+        row.update(slope=fam.slope, slope_se=fam.slope_se, r2=fam.r2, log_base=fam.log_base)
+        if report.null_draws:
+            row["slope_null"] = fam.slope_null
+        rows.append(row)
+    return rows
+
+
+def _finite_table(report) -> Table:
+    logname = {"e": "ln", "10": "log10", "2": "log2"}[report.log_base]
+    sizes = sorted({s for fam in report.families for s in fam.sizes})
+    t = Table(
+        title="Finite-size trend of σ_top10 (mean ± sd over runs)",
+        title_justify="left",
+        caption=f"σ_top10: sd of ln(count) over the top-decile items of a run. Slope: OLS of σ on {logname}(size)."
+        + (f" Null slope: the same under uniform access, same items and events per run ({report.null_draws} draws)." if report.null_draws else ""),
+        caption_justify="left",
+    )
+    t.add_column("family", no_wrap=True, min_width=max([6, *(len(f.family) for f in report.families)]))
+    for s in sizes:
+        t.add_column(f"σ_{_size_name(s)}", justify="right")
+    t.add_column(f"slope per {logname}(size)", justify="right")
+    t.add_column("R²", justify="right")
+    if report.null_draws:
+        t.add_column("null slope", justify="right")
+    for fam in report.families:
+        cells = {s: (m, sd, n) for s, m, sd, n in zip(fam.sizes, fam.sigma, fam.sigma_sd, fam.n_runs, strict=True)}
+        out = []
+        for s in sizes:
+            if s not in cells:
+                out.append("–")
+                continue
+            m, sd, n = cells[s]
+            out.append(fmt_num(m, 3) + (f" ± {fmt_num(sd, 2)}" if n > 1 and math.isfinite(sd) else ""))
+        slope = fmt_num(fam.slope, 3) + (f" ± {fmt_num(fam.slope_se, 2)}" if math.isfinite(fam.slope_se) else "")
+        extra = [fmt_num(fam.slope_null, 3)] if report.null_draws else []
+        t.add_row(fam.family, *out, slope, fmt_num(fam.r2, 3), *extra)
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    app.command("concentration")(concentration)
+    app.command("psd")(psd)
+    app.command("finite-size")(finite_size)

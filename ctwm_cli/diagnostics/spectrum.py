@@ -1,0 +1,361 @@
+"""Temporal structure: the power spectral density of a per-step access series and its exponent β.
+
+Method (every choice is a parameter; defaults stated here and in ``ctwm psd --help``):
+
+- Series. From an event trace with ``step``: ``core`` (default) = accesses per step to the top-decile
+  items, i.e. the ``ceil(0.1 n)`` items with the most accesses over the whole trace (ties broken by
+  item id, ascending); ``total`` = counted events per step; ``item:ID`` = accesses per step to one
+  item. Every step from the first to the last is a sample; steps without an access count 0.
+- Spectrum. Welch's method (``scipy.signal.welch``), Hann window, 50% overlap, one-sided density,
+  frequencies in cycles per step (Nyquist = 0.5). ``nperseg`` default: the largest power of two
+  <= N/8 (about 15 averaged segments), at least 64. ``detrend='constant'`` (each segment's mean is
+  removed; a linear detrend would flatten the lowest bins of a random walk).
+- Fit. Ordinary least squares of log10 P on log10 f over the band ``[lo, hi]``; default
+  ``lo = 3 / nperseg`` (skips the zero-frequency bin and the two lowest bins, which the window's
+  leakage and the segment detrending bias) and ``hi = 0.125`` cycles/step (a quarter of Nyquist: above
+  it a discrete random walk's spectrum 1/(4 sin^2(pi f)) bends away from f^-2 and counting noise
+  dominates). β = -slope. ``beta_se`` is the OLS standard error treating bins as independent (Hann
+  neighbours are correlated, so it is optimistic); R² is the fit's coefficient of determination.
+- ``in_beta_band``: whether β lies in the 1/f band, default [0.5, 1.5]. White noise gives β ≈ 0,
+  1/f ("pink") noise β ≈ 1, a random walk β ≈ 2. Nothing forces 1/f: the paper's random-walk traces
+  measured β between 0.048 and 0.176.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError, UsageError
+from ..progress import ProgressCallback
+from ..results import ToDict, result
+from ..traces import ColumnMap, item_counts, open_trace, scan_trace
+from ..traces.aggregate import DEFAULT_COUNTED
+from ..traces.schema import DEFAULT_EVENT
+from ._fit import ols
+from .measures import top_decile_size
+
+MIN_STEPS = 256
+MAX_STEPS = 100_000_000
+MIN_NPERSEG = 64
+MIN_FIT_BINS = 5
+DEFAULT_HI = 0.125
+DEFAULT_LO_BINS = 3
+DEFAULT_BETA_BAND = (0.5, 1.5)
+
+
+@result
+class PsdResult(ToDict):
+    """PSD exponent β of one series, with the fit and the choices that produced it."""
+
+    source: str | None = None
+    series: str
+    run: str | None = None
+    events: tuple[str, ...] = ()
+    core_items: int | None = None
+    n_steps: int
+    step_min: int | None = None
+    step_max: int | None = None
+    series_total: float
+    nperseg: int
+    window: str = "hann"
+    detrend: str
+    band: tuple[float, float]
+    n_fit_bins: int
+    beta: float
+    beta_se: float
+    r2: float
+    intercept: float
+    beta_band: tuple[float, float]
+    in_beta_band: bool
+    #: Welch frequencies (cycles/step) and densities, and which bins the fit used; for plots only.
+    frequencies: np.ndarray
+    power: np.ndarray
+    fit_mask: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        skip = {"frequencies", "power", "fit_mask"}
+        d = {k: v for k, v in ToDict.to_dict(self).items() if k not in skip}
+        d["fit"] = "OLS of log10 P on log10 f over the band; beta = -slope"
+        return d
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checks
+
+
+def parse_band(text: str, name: str) -> tuple[float, float]:
+    """Parse ``LO:HI`` into two floats (for ``--band`` and ``--beta-band``)."""
+    lo, sep, hi = str(text).partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        out = (float(lo), float(hi))
+    except ValueError:
+        raise UsageError(f"{name} expects LO:HI (two numbers), got {text!r}") from None
+    if not all(math.isfinite(v) for v in out) or out[0] >= out[1]:
+        raise UsageError(f"{name} expects LO < HI, got {text!r}")
+    return out
+
+
+def check_psd_args(nperseg: int | None, band, beta_band, detrend: str) -> None:
+    """Checks that do not need the series; raise :class:`UsageError` naming the parameter."""
+    if detrend not in ("constant", "linear"):
+        raise UsageError(f"detrend must be 'constant' or 'linear', got {detrend!r}")
+    if nperseg is not None and (isinstance(nperseg, bool) or not isinstance(nperseg, (int, np.integer)) or nperseg < 16):
+        raise UsageError(f"nperseg must be an integer >= 16, got {nperseg!r}")
+    if band is not None:
+        lo, hi = (float(band[0]), float(band[1]))
+        if not (0 < lo < hi <= 0.5):
+            raise UsageError(f"band must satisfy 0 < LO < HI <= 0.5 cycles/step, got {lo:g}:{hi:g}")
+    blo, bhi = (float(beta_band[0]), float(beta_band[1]))
+    if not blo < bhi:
+        raise UsageError(f"beta band must satisfy LO < HI, got {blo:g}:{bhi:g}")
+
+
+def _resolve_psd_args(n: int, nperseg: int | None, band) -> tuple[int, tuple[float, float]]:
+    if n < MIN_STEPS:
+        raise InputError(f"the series has {n} steps; a PSD exponent needs at least {MIN_STEPS}")
+    if nperseg is None:
+        nperseg = max(MIN_NPERSEG, 1 << int(math.floor(math.log2(n / 8))))
+    nperseg = int(min(nperseg, n))
+    if band is None:
+        band = (DEFAULT_LO_BINS / nperseg, DEFAULT_HI)
+    return nperseg, (float(band[0]), float(band[1]))
+
+
+# ---------------------------------------------------------------------------------------------
+# the estimator
+
+
+def psd_of_series(
+    series: Any,
+    *,
+    nperseg: int | None = None,
+    detrend: str = "constant",
+    band: tuple[float, float] | None = None,
+    beta_band: tuple[float, float] = DEFAULT_BETA_BAND,
+    label: str = "series",
+    source: str | None = None,
+) -> PsdResult:
+    """Welch PSD of a numeric series (one sample per step) and its log-log slope β = -slope."""
+    x = np.asarray(series, dtype=np.float64)
+    if x.ndim != 1:
+        raise UsageError(f"series must be one-dimensional, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise InputError("series contains NaN or infinity")
+    check_psd_args(nperseg, band, beta_band, detrend)
+    nperseg, band = _resolve_psd_args(x.size, nperseg, band)
+    from scipy.signal import welch
+
+    if np.ptp(x) == 0:
+        where = f"{source}: " if source else ""
+        raise InputError(f"{where}the {label} series is constant (same value every step); its spectrum has no exponent")
+    f, p = welch(x, fs=1.0, window="hann", nperseg=nperseg, noverlap=nperseg // 2, detrend=detrend, scaling="density")
+    mask = (f >= band[0] * (1 - 1e-12)) & (f <= band[1] * (1 + 1e-12)) & (p > 0)
+    k = int(mask.sum())
+    if k < MIN_FIT_BINS:
+        where = f"{source}: " if source else ""
+        raise InputError(
+            f"{where}{label} series: only {k} Welch bins in the band {band[0]:.4g}:{band[1]:.4g} (need {MIN_FIT_BINS}); "
+            "widen --band or use a longer trace"
+        )
+    lx, ly = np.log10(f[mask]), np.log10(p[mask])
+    fit = ols(lx, ly)
+    slope, intercept, se, r2 = fit.slope, fit.intercept, fit.slope_se, fit.r2
+    beta = -slope
+    return PsdResult(
+        source=source,
+        series=label,
+        n_steps=int(x.size),
+        series_total=float(x.sum()),
+        nperseg=nperseg,
+        detrend=detrend,
+        band=(float(band[0]), float(band[1])),
+        n_fit_bins=k,
+        beta=beta,
+        beta_se=se,
+        r2=r2,
+        intercept=intercept,
+        beta_band=(float(beta_band[0]), float(beta_band[1])),
+        in_beta_band=bool(beta_band[0] <= beta <= beta_band[1]),
+        frequencies=f,
+        power=p,
+        fit_mask=mask,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# per-step series from a trace
+
+
+class _StepSeries:
+    """Accumulates weights per integer step in a growable array (memory grows with the step range)."""
+
+    def __init__(self) -> None:
+        self.base: int | None = None
+        self.values = np.zeros(0, dtype=np.float64)
+
+    def add(self, steps: np.ndarray, weights: np.ndarray | None) -> None:
+        if steps.size == 0:
+            return
+        lo, hi = int(steps.min()), int(steps.max())
+        if self.base is None:
+            self.base = lo
+        if lo < self.base:
+            self.values = np.concatenate([np.zeros(self.base - lo), self.values])
+            self.base = lo
+        size = hi - self.base + 1
+        if size > MAX_STEPS:
+            raise InputError(f"steps span {size:,} values (more than {MAX_STEPS:,}); is the step column a timestamp?")
+        if size > self.values.size:
+            self.values = np.concatenate([self.values, np.zeros(max(size, 2 * self.values.size) - self.values.size)])
+        binned = np.bincount(steps - self.base, weights=weights)
+        self.values[: binned.size] += binned
+
+
+def parse_series(spec: str) -> tuple[str, str | None]:
+    """``core`` | ``total`` | ``item:ID`` -> (kind, item id)."""
+    if spec in ("core", "total"):
+        return spec, None
+    if spec.startswith("item:") and len(spec) > 5:
+        return "item", spec[5:]
+    raise UsageError(f"--series must be core, total or item:ID, got {spec!r}")
+
+
+def psd_of_trace(
+    path: str,
+    columns: ColumnMap | None = None,
+    *,
+    series: str = "core",
+    events: Sequence[str] | None = None,
+    run: str | None = None,
+    nperseg: int | None = None,
+    detrend: str = "constant",
+    band: tuple[float, float] | None = None,
+    beta_band: tuple[float, float] = DEFAULT_BETA_BAND,
+    progress: ProgressCallback | None = None,
+) -> PsdResult:
+    """Build a per-step series from an event trace and estimate its PSD exponent.
+
+    ``series='core'`` reads the trace twice (first to rank items, then to bin steps), so it needs a
+    file, not standard input. A trace with several runs needs ``run`` to pick one: steps of
+    different runs are different clocks.
+    """
+    kind, item = parse_series(series)
+    check_psd_args(nperseg, band, beta_band, detrend)
+    if isinstance(events, str):
+        raise UsageError("events must be a sequence of event kinds, not a string")
+    if str(path) == "-" and kind == "core":
+        raise UsageError("--series core reads the trace twice and cannot read standard input; save it to a file")
+    core: pa.Array | None = None
+    chosen: tuple[str, ...] | None = None
+    if kind == "core":
+        reader = open_trace(path, columns)
+        scan = scan_trace(reader, group_by="run" if run is not None else None, progress=progress)
+        if run is None and (scan.runs or 0) > 1:
+            raise UsageError(f"{reader.source}: trace holds {scan.runs} runs; choose one with --run")
+        groups = item_counts(scan, events)
+        if run is not None:
+            groups = [g for g in groups if g.group == run]
+            if not groups:
+                raise InputError(f"{reader.source}: no events of run {run!r}")
+        ic = groups[0]
+        chosen = ic.events
+        core = ic.items.slice(0, top_decile_size(ic.n_items))
+    reader = open_trace(path, columns)
+    per_event: dict[str, _StepSeries] = {}
+    runs: set[str] = set()
+    step_lo: int | None = None
+    step_hi: int | None = None
+    saw_step = False
+    rows = 0
+    for batch in reader.batches():
+        rows += batch.num_rows
+        cols = batch.column_names
+        if "step" not in cols:
+            raise InputError(f"{reader.source}: no step column (remap with --step-col); a PSD needs steps")
+        saw_step = True
+        if batch.column("step").null_count:
+            raise InputError(f"{reader.source}: missing value in column {reader.columns.step!r}")
+        if run is not None and "run" not in cols:
+            raise InputError(f"{reader.source}: --run given but the trace has no run column (remap with --run-col)")
+        if "run" in cols:
+            if run is not None:
+                batch = batch.filter(pc.equal(pc.fill_null(batch.column("run"), ""), run))
+            else:
+                runs.update(v for v in pc.unique(batch.column("run")).to_pylist() if v is not None)
+        if batch.num_rows:
+            mm = pc.min_max(batch.column("step")).as_py()
+            step_lo = mm["min"] if step_lo is None else min(step_lo, mm["min"])
+            step_hi = mm["max"] if step_hi is None else max(step_hi, mm["max"])
+        if kind == "core":
+            batch = batch.filter(pc.is_in(batch.column("item"), value_set=core))
+        elif kind == "item":
+            batch = batch.filter(pc.equal(batch.column("item"), item))
+        event = batch.column("event") if "event" in cols else pa.nulls(batch.num_rows, pa.string())
+        event = pc.fill_null(event, DEFAULT_EVENT)
+        weights = batch.column("count") if "count" in cols else None
+        for ev in pc.unique(event).to_pylist():
+            sel = pc.equal(event, ev)
+            steps = pc.filter(batch.column("step"), sel).to_numpy().astype(np.int64, copy=False)
+            w = None if weights is None else pc.filter(weights, sel).to_numpy().astype(np.float64)
+            per_event.setdefault(ev, _StepSeries()).add(steps, w)
+        if progress is not None:
+            progress(rows, None)
+    if rows == 0:
+        raise InputError(f"{reader.source}: trace is empty (no rows)")
+    if not saw_step:
+        raise InputError(f"{reader.source}: no step column (remap with --step-col); a PSD needs steps")
+    if run is None and len(runs) > 1:
+        raise UsageError(f"{reader.source}: trace holds {len(runs)} runs; choose one with --run")
+    if step_lo is None or step_hi is None:
+        raise InputError(f"{reader.source}: no rows of run {run!r}" if run is not None else f"{reader.source}: no rows")
+    if step_hi - step_lo + 1 > MAX_STEPS:
+        raise InputError(f"{reader.source}: steps span more than {MAX_STEPS:,} values; is the step column a timestamp?")
+    if chosen is None:
+        chosen = _resolve(per_event, events, reader.source, kind, item)
+    acc = _StepSeries()
+    for ev in chosen:
+        s = per_event.get(ev)
+        if s is not None and s.base is not None:
+            acc.add(np.arange(s.base, s.base + s.values.size, dtype=np.int64), s.values)
+    if acc.base is None:
+        raise InputError(f"{reader.source}: no {series} accesses of kind {', '.join(chosen)} to build a series from")
+    # The series spans the steps of the whole (selected) trace, zeros where nothing happened.
+    lo, hi = step_lo, step_hi
+    values = np.zeros(hi - lo + 1)
+    a = max(acc.base, lo)
+    b = min(acc.base + acc.values.size - 1, hi)
+    values[a - lo : b - lo + 1] = acc.values[a - acc.base : b - acc.base + 1]
+    label = series
+    res = psd_of_series(values, nperseg=nperseg, detrend=detrend, band=band, beta_band=beta_band, label=label, source=reader.source)
+    return _replace(res, run=run, events=tuple(chosen), core_items=None if core is None else len(core), step_min=lo, step_max=hi)
+
+
+def _resolve(per_event: dict[str, _StepSeries], events, source: str, kind: str, item) -> tuple[str, ...]:
+    present = sorted(per_event)
+    if events:
+        if not any(e in per_event for e in events):
+            what = f"item {item!r}" if kind == "item" else "the trace"
+            raise InputError(f"{source}: no events of kind {', '.join(events)} for {what} (kinds found: {', '.join(present) or 'none'})")
+        return tuple(events)
+    for ev in DEFAULT_COUNTED:
+        if ev in per_event:
+            return (ev,)
+    if kind == "item" and not per_event:
+        raise InputError(f"{source}: item {item!r} never occurs in the trace")
+    raise InputError(
+        f"{source}: no retrieve or inject events to count (kinds found: {', '.join(present)}); choose with --event"
+    )
+
+
+def _replace(res: PsdResult, **changes: Any) -> PsdResult:
+    import dataclasses
+
+    return dataclasses.replace(res, **changes)

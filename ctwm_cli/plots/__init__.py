@@ -1,0 +1,61 @@
+"""Figures. Each module draws one figure; matplotlib is imported only inside the functions that draw.
+
+This module must stay free of matplotlib imports: it holds the helpers every figure shares.
+Figures are built with the object-oriented API (``matplotlib.figure.Figure``), never pyplot, so no
+display or global backend state is involved; the file type follows the suffix (.png, .svg, .pdf).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+MAX_SERIES = 12
+
+
+def check_plot_path(path: str | Path | None, option: str = "--plot") -> Path | None:
+    """Validate a figure path before any work is done: known suffix, existing directory."""
+    if path is None:
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in PLOT_SUFFIXES:
+        raise UsageError(f"{option}: file must end in .png, .svg or .pdf, got {str(path)!r}")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{option}: directory {str(parent)!r} does not exist")
+    return p
+
+
+def new_figure(width: float = 7.0, height: float = 4.5, ncols: int = 1) -> tuple[Any, Any]:
+    """A matplotlib ``Figure`` and its axes (one, or an array of ``ncols``), without pyplot."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(1, ncols)
+    return fig, axes
+
+
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` to ``path``; the suffix chooses PNG (150 dpi), SVG or PDF."""
+    p = check_plot_path(path)
+    assert p is not None
+    fig.savefig(p, dpi=150, metadata=_metadata(p.suffix.lower()))
+    return p
+
+
+def _metadata(suffix: str) -> dict[str, Any] | None:
+    # Deterministic files: no creation date in SVG/PDF metadata.
+    if suffix == ".svg":
+        return {"Date": None}
+    if suffix == ".pdf":
+        return {"CreationDate": None}
+    return None
+
+
+def series_label(source: str | None, group: str | None) -> str:
+    """Short legend label: the file name, plus the group when grouped."""
+    name = Path(source).name if source else "series"
+    return f"{name} [{group}]" if group is not None else name
