@@ -1,0 +1,56 @@
+"""Integer apportionment of a budget by the largest-remainder (Hamilton) method.
+
+Given quotas q_1, ..., q_n >= 0 with Σ q ≈ B, every group first gets ⌊q_i⌋; the R = B - Σ⌊q_i⌋
+slots left go one each to the R groups with the largest remainders q_i - ⌊q_i⌋, ties going to the
+lower index (the better rank). The result sums to B exactly and every group gets ⌊q_i⌋ or ⌈q_i⌉.
+
+Monotonicity (what the allocation needs). If the quotas are non-increasing in the index
+(q_r >= q_s for r < s — Proposition A.2 gives this for the core ranks) then the slots are too:
+
+* if ⌊q_r⌋ > ⌊q_s⌋, then slots_r >= ⌊q_r⌋ >= ⌊q_s⌋ + 1 >= slots_s;
+* if ⌊q_r⌋ = ⌊q_s⌋, then the remainder of r is >= that of s, so r comes before s in the order
+  (larger remainder, or an equal one and the lower index): whenever s gets an extra slot, so does r.
+
+Floating-point rounding could in principle break ``q_r >= q_s`` for nearly equal quotas (τ near
+0), so callers pass quotas through ``np.minimum.accumulate`` first, which restores it exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+
+
+def largest_remainder(quotas: np.ndarray, total: int) -> np.ndarray:
+    """Hamilton apportionment of ``total`` slots by ``quotas`` (ties toward the lower index).
+
+    ``quotas`` must be finite, >= 0 and sum to ``total`` up to rounding; the result is an int64
+    vector summing to ``total`` exactly. If rounding made ``Σ⌊q⌋`` exceed ``total`` (it cannot in
+    exact arithmetic), the surplus is taken back from the smallest remainders, worst index first.
+    """
+    q = np.asarray(quotas, dtype=np.float64)
+    if q.ndim != 1 or q.size == 0:
+        raise UsageError("quotas must be a non-empty vector")
+    if not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise UsageError("quotas must be finite and >= 0")
+    if total < 0:
+        raise UsageError(f"total must be >= 0, got {total}")
+    floors = np.floor(q)
+    rem = q - floors
+    slots = floors.astype(np.int64)
+    left = int(total) - int(slots.sum())
+    if left > 0:
+        order = np.argsort(-rem, kind="stable")  # largest remainder first, ties: lower index
+        give = order[: min(left, q.size)]
+        slots[give] += 1
+        left -= give.size
+        if left > 0:  # only if the quotas did not sum to total: spread the rest the same way
+            slots += left // q.size
+            slots[order[: left % q.size]] += 1
+    elif left < 0:
+        idx = np.arange(q.size)
+        order = np.lexsort((-idx, rem))  # smallest remainder first, ties: higher index
+        order = order[slots[order] > 0]
+        slots[order[: -left]] -= 1
+    return slots

@@ -1,0 +1,187 @@
+"""τ sweeps of the allocation (paper Section 5.6) with honest monotonicity checks.
+
+What the theory guarantees, for fixed 1 <= K < M and τ increasing:
+
+* core mass C(K, τ) strictly increases — Theorem A.4. Checked on the tail share, summed in log
+  space, which stays resolvable when C is within rounding of one.
+* Gini strictly increases — a corollary of Theorem A.4: for descending shares summing to one,
+  ``G = (2·Σ_{k=1}^{M-1} C(k, τ) - (M - 1)) / M``, a positive combination of core masses at every
+  k, each strictly increasing. (Proposition A.6 only gives the limit G -> 0 as τ -> 0.)
+* max/median strictly increases for M >= 2 — Proposition A.3: it equals ``m^τ`` for odd M
+  (median rank m), ``2 / ((M/2)^-τ + (M/2 + 1)^-τ)`` for even M.
+* skew: no guarantee. It is constant (0) for M = 2 and the paper proves nothing about it; its
+  check is labelled "observed".
+
+A check reports whether the computed sequence moved the theory's way at every step. A guaranteed
+metric that fails is a sign of floating-point resolution (τ steps too fine for the metric's
+float64 value near a bound), which ``note`` says.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import UsageError
+from ..results import ToDict, result
+from .allocate import Allocation, _allocate
+from .rank import check_core, check_int, check_tau
+
+#: metric -> (basis label, key used for the comparison)
+CHECK_BASIS: dict[str, tuple[str, str]] = {
+    "core_mass": ("guaranteed (Thm A.4)", "log_tail_share"),
+    "gini": ("guaranteed (Thm A.4 at every K)", "gini"),
+    "max_median": ("guaranteed (Prop A.3)", "log_max_median"),
+    "skew": ("observed (no theorem)", "skew"),
+}
+
+
+@result
+class SweepRow(ToDict):
+    """One τ of a sweep: the allocation's summary numbers and the per-row check."""
+
+    tau: float
+    core_mass: float
+    tail_share: float
+    log_tail_share: float
+    gini: float
+    skew: float
+    max_median: float
+    log_max_median: float
+    top_slots: int  # slots of rank 1
+    tail_slots: int
+    items_in_prompt: int
+    check: str  # "–" for the first row, "ok", or the metrics that did not increase from the previous τ
+
+
+@result
+class MonotoneCheck(ToDict):
+    """Whether one metric increased at every step of the sweep, and on what grounds it should."""
+
+    metric: str
+    basis: str
+    increasing: bool  # strictly increasing at every step
+    non_decreasing: bool
+    steps: int
+    failures: tuple[float, ...]  # the τ values at which the metric did not increase
+    note: str
+
+
+@result
+class TauSweep(ToDict):
+    """``tau_sweep`` result: one row per τ (ascending) and one monotonicity check per metric."""
+
+    n_items: int
+    core: int
+    budget: int
+    taus: tuple[float, ...]
+    rows: tuple[SweepRow, ...]
+    checks: tuple[MonotoneCheck, ...]
+
+    @property
+    def all_guaranteed_hold(self) -> bool:
+        return all(c.increasing for c in self.checks if c.basis.startswith("guaranteed"))
+
+
+def parse_sweep(spec: str, name: str = "--sweep") -> tuple[float, ...]:
+    """``START:STOP:N`` -> N evenly spaced τ from START to STOP inclusive (N >= 2, 0 < START < STOP)."""
+    parts = str(spec).split(":")
+    if len(parts) != 3:
+        raise UsageError(f"{name} expects START:STOP:N (e.g. 0.25:2.0:7), got {spec!r}")
+    try:
+        lo, hi = float(parts[0]), float(parts[1])
+        n = int(parts[2])
+    except ValueError:
+        raise UsageError(f"{name} expects START:STOP:N with numbers and an integer N, got {spec!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0:
+        raise UsageError(f"{name}: START must be a finite number > 0, got {parts[0]!r}")
+    if hi <= lo:
+        raise UsageError(f"{name}: STOP must be larger than START, got {spec!r}")
+    if n < 2:
+        raise UsageError(f"{name}: N must be >= 2, got {n}")
+    return tuple(float(t) for t in np.linspace(lo, hi, n))
+
+
+def check_taus(taus: Sequence[float], name: str = "taus") -> tuple[float, ...]:
+    """Validated, sorted, de-duplicated τ values."""
+    if isinstance(taus, (str, bytes)) or len(taus) == 0:
+        raise UsageError(f"{name} must be a non-empty sequence of numbers > 0")
+    return tuple(sorted({check_tau(t, name) for t in taus}))
+
+
+def tau_sweep(n_items: int, taus: Sequence[float], *, core: int, budget: int) -> TauSweep:
+    """Allocate at every τ (sorted ascending) and check that concentration rises with τ."""
+    m = check_int(n_items, "n_items", minimum=2)
+    k = check_core(core, m)
+    b = check_int(budget, "budget", minimum=1)
+    ts = check_taus(taus)
+    allocs = [_allocate(m, t, k, b) for t in ts]
+    return sweep_from_allocations(allocs)
+
+
+def sweep_from_allocations(allocs: Sequence[Allocation]) -> TauSweep:
+    """Rows and checks of allocations ordered by increasing τ (same M, K, B)."""
+    vals = [_values(a) for a in allocs]
+    rows = []
+    for i, (a, v) in enumerate(zip(allocs, vals, strict=True)):
+        if i == 0:
+            check = "–"
+        else:
+            bad = [metric for metric in CHECK_BASIS if not _rose(metric, vals[i - 1], v)]
+            check = "ok" if not bad else "not up: " + ", ".join(bad)
+        rows.append(
+            SweepRow(
+                tau=a.tau,
+                core_mass=a.core_mass,
+                tail_share=a.tail_share,
+                log_tail_share=a.log_tail_share,
+                gini=a.gini,
+                skew=a.skew,
+                max_median=a.max_median,
+                log_max_median=a.log_max_median,
+                top_slots=int(a.core_slots[0]),
+                tail_slots=a.tail_slots,
+                items_in_prompt=a.items_in_prompt,
+                check=check,
+            )
+        )
+    checks = tuple(_check(metric, [a.tau for a in allocs], vals) for metric in CHECK_BASIS)
+    a0 = allocs[0]
+    return TauSweep(
+        n_items=a0.n_items, core=a0.core, budget=a0.budget, taus=tuple(a.tau for a in allocs),
+        rows=tuple(rows), checks=checks,
+    )
+
+
+def _values(a: Allocation) -> dict[str, float]:
+    # "up" for every metric; the tail share goes down when the core mass goes up.
+    return {"core_mass": -a.log_tail_share, "gini": a.gini, "max_median": a.log_max_median, "skew": a.skew}
+
+
+def _rose(metric: str, before: dict[str, float], after: dict[str, float]) -> bool:
+    return after[metric] > before[metric]
+
+
+def _check(metric: str, taus: list[float], vals: list[dict[str, float]]) -> MonotoneCheck:
+    basis = CHECK_BASIS[metric][0]
+    diffs = [vals[i][metric] - vals[i - 1][metric] for i in range(1, len(vals))]
+    failures = tuple(taus[i] for i in range(1, len(vals)) if not diffs[i - 1] > 0)
+    increasing = not failures
+    non_decreasing = all(d >= 0 for d in diffs)
+    if len(vals) < 2:
+        note = "one τ: nothing to compare"
+    elif increasing:
+        note = "increased at every step"
+    elif basis.startswith("guaranteed") and non_decreasing:
+        note = "flat steps: below float64 resolution, not a counter-example"
+    elif basis.startswith("guaranteed"):
+        note = "decreased: numerical error, please report"
+    else:
+        note = "did not increase at every step (allowed: no theorem)"
+    return MonotoneCheck(
+        metric=metric, basis=basis, increasing=increasing, non_decreasing=non_decreasing,
+        steps=len(diffs), failures=failures, note=note,
+    )
+

@@ -1,0 +1,246 @@
+"""``ctwm simulate``: the CTWM rank allocation b(r; τ) ∝ r^-τ over a slot budget, τ sweeps, and
+what it would have done with a real trace."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from ..allocation import Allocation, TauSweep, TraceSimulation, allocate, parse_sweep, simulate_trace, tau_sweep
+from ..errors import UsageError
+from ..plots import check_plot_path
+from .options import (
+    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, PlotOpt, RunColOpt, StepColOpt,
+    column_map, resolve_format,
+)
+from .output import emit, fmt_num, message, progress_bar
+
+DEFAULT_ITEMS = 1000
+DEFAULT_CORE = 10
+DEFAULT_BUDGET = 512
+DEFAULT_TAU = 1.0
+
+
+class Ranking(str, Enum):
+    auto = "auto"
+    counts = "counts"
+    step = "step"
+
+
+def simulate(
+    tau: Annotated[
+        list[float] | None,
+        typer.Option("--tau", "-t", help="Allocation exponent τ > 0. Repeat for a sweep (one row per τ). [default: 1.0]", show_default=False),
+    ] = None,
+    sweep: Annotated[
+        str | None,
+        typer.Option("--sweep", help="Sweep τ over START:STOP:N, N evenly spaced values inclusive (e.g. 0.25:2.0:7, the paper's Section 5.6)."),
+    ] = None,
+    items: Annotated[
+        int | None,
+        typer.Option("--items", "-M", help=f"Number of ranked items M (not with --trace, which takes M from the trace). [default: {DEFAULT_ITEMS}]", show_default=False),
+    ] = None,
+    core: Annotated[int, typer.Option("--core", "-K", help="Core size K: ranks 1..K are the core, the rest the summarised tail (1 <= K < M).")] = DEFAULT_CORE,
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget B in slots (or tokens), split between the core ranks and one tail-summary group.")] = DEFAULT_BUDGET,
+    trace: Annotated[
+        str | None,
+        typer.Option("--trace", help="Apply the allocation to this trace's item ranking (.jsonl, .jsonl.gz, .parquet, a Parquet directory, or - for stdin)."),
+    ] = None,
+    ranking: Annotated[
+        Ranking,
+        typer.Option("--ranking", help="With --trace: 'counts' ranks items by access count; 'step' ranks each (run, step) list by its rank/score column; 'auto' uses 'step' when the trace has step and rank/score columns."),
+    ] = Ranking.auto,
+    event: Annotated[
+        list[str] | None,
+        typer.Option("--event", help="With --trace: event kinds to count (repeatable). Default: retrieve, else inject."),
+    ] = None,
+    show: Annotated[int, typer.Option("--show", help="Core ranks listed in the allocation table and JSON.")] = 20,
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    plot: PlotOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """CTWM rank allocation b(r; τ) = r^-τ / Σ_j j^-τ (paper Definition A.1) over M ranked items.
+
+    One τ: the allocation table (rank, share, slots of the core ranks and of the tail summary),
+    core mass C(K, τ), tail share, and the concentration of b (Gini, skew, max/median). Several τ
+    (--sweep or repeated --tau): one row per τ with a check column; core mass, Gini and max/median
+    must rise with τ (Theorem A.4, Proposition A.3), skew is only observed. --trace: what the rule
+    would have done with a real trace's ranking (items reaching the prompt, accesses served).
+    """
+    fmt = resolve_format(fmt, as_json)
+    check_plot_path(plot)
+    taus = _taus(tau, sweep)
+    if core < 1:
+        raise UsageError(f"--core must be >= 1, got {core}")
+    if budget < 1:
+        raise UsageError(f"--budget must be >= 1, got {budget}")
+    if show < 0:
+        raise UsageError(f"--show must be >= 0, got {show}")
+    if trace is not None:
+        if items is not None:
+            raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
+        cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+        with progress_bar("reading trace") as progress:
+            res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
+                                 ranking=ranking.value, progress=progress)
+        _plot(plot, res.allocation, res)
+        _emit_trace(res, fmt)
+        return
+    m = DEFAULT_ITEMS if items is None else items
+    if m < 2:
+        raise UsageError(f"--items must be >= 2, got {m}")
+    if core >= m:
+        raise UsageError(f"--core must be smaller than --items ({m}), got {core}")
+    if len(taus) == 1 and sweep is None:
+        if plot is not None:
+            raise UsageError("--plot needs several τ values (--sweep or a repeated --tau)")
+        _emit_allocation(allocate(m, taus[0], core=core, budget=budget), fmt, show)
+        return
+    res_sweep = tau_sweep(m, taus, core=core, budget=budget)
+    _plot(plot, res_sweep, None)
+    _emit_sweep(res_sweep, fmt)
+
+
+def _taus(tau: list[float] | None, sweep: str | None) -> list[float]:
+    if tau and sweep is not None:
+        raise UsageError("give either --tau or --sweep, not both")
+    if sweep is not None:
+        return list(parse_sweep(sweep, "--sweep"))
+    values = list(tau) if tau else [DEFAULT_TAU]
+    for t in values:
+        if not (t > 0 and t != float("inf")):
+            raise UsageError(f"--tau must be a finite number > 0, got {t}")
+    return values
+
+
+def _plot(path: str | None, sweep: TauSweep | None, trace: TraceSimulation | None) -> None:
+    if path is None:
+        return
+    from ..plots.tau_sweep import plot_tau_sweep
+
+    out = plot_tau_sweep(sweep, path, trace=trace)
+    message(f"plot written to {out}")
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+
+
+def _emit_allocation(a: Allocation, fmt: Format, show: int) -> None:
+    payload = a.to_dict(head=show)
+    rows: list[dict[str, Any]] = [dict(r) for r in payload["ranks"]]
+    rows.append({"rank": f"tail ({a.core + 1}-{a.n_items})", "share": a.tail_share, "quota": a.tail_quota,
+                 "slots": a.tail_slots})
+    t = Table(title=f"CTWM allocation  M={a.n_items:,}  K={a.core}  B={a.budget:,}  τ={fmt_num(a.tau)}",
+              title_justify="left")
+    for name in ("rank", "share", "quota", "slots"):
+        t.add_column(name, justify="right")
+    for r in payload["ranks"]:
+        t.add_row(str(r["rank"]), fmt_num(r["share"]), fmt_num(r["quota"]), fmt_num(r["slots"]))
+    if payload["ranks_listed"] < a.core:
+        hidden = a.core_slots[payload["ranks_listed"]:]
+        t.add_row(f"{payload['ranks_listed'] + 1}-{a.core}", fmt_num(float(a.shares[payload["ranks_listed"]:a.core].sum())),
+                  fmt_num(float(a.core_quotas[payload["ranks_listed"]:].sum())), fmt_num(int(hidden.sum())))
+    t.add_row(f"tail {a.core + 1}-{a.n_items:,} ({a.tail_items:,} items)", fmt_num(a.tail_share), fmt_num(a.tail_quota),
+              fmt_num(a.tail_slots), style="italic")
+    s = Table(show_header=False, title="summary", title_justify="left")
+    s.add_column("field", style="bold")
+    s.add_column("value")
+    for label, v in (
+        ("core mass C(K, τ)", a.core_mass), ("tail share", a.tail_share), ("core slots", int(a.core_slots.sum())),
+        ("tail-summary slots", a.tail_slots), ("items in prompt (core ranks with >= 1 slot)", a.items_in_prompt),
+        ("Gini", a.gini), ("skew", a.skew), ("max/median", a.max_median),
+    ):
+        s.add_row(label, fmt_num(v))
+    emit("simulate", {"mode": "allocation", **payload}, rows, fmt, tables=[t, s])
+
+
+def _emit_sweep(sw: TauSweep, fmt: Format) -> None:
+    rows = [r.to_dict() for r in sw.rows]
+    t = Table(title=f"CTWM τ sweep  M={sw.n_items:,}  K={sw.core}  B={sw.budget:,}", title_justify="left",
+              box=box.SIMPLE_HEAD)
+    cols = ("tau", "core_mass", "gini", "skew", "max_median", "top_slots", "tail_slots", "check")
+    _fill(t, cols, rows, rename=_HEADERS.get)
+    emit("simulate", {"mode": "sweep", **sw.to_dict()}, rows, fmt, tables=[t, _checks_table(sw)])
+
+
+_HEADERS = {
+    "tau": "τ", "core_mass": "C(K,τ)", "gini": "Gini", "skew": "skew", "max_median": "max/med",
+    "top_slots": "slots r=1", "tail_slots": "tail slots", "check": "check",
+}
+
+
+_TRACE_HEADERS = {
+    "tau": "τ", "core_mass": "C(K,τ)", "gini": "Gini", "core_slots": "core slots", "tail_slots": "tail slots",
+    "items_in_prompt": "in prompt", "tail_items_summarised": "summarised",
+    "items_reach_prompt": "in prompt", "items_only_summarised": "only summ.",
+    "mean_prompt_items": "prompt/step", "mean_tail_slots": "tail slots/step",
+    "steps_with_summary": "summ. steps", "access_share_core": "by core", "access_share_prompt": "in prompt",
+    "access_share_summarised": "summarised", "access_share_dropped": "dropped", "tv_distance": "TV(b, p)",
+}
+
+
+def _fill(t: Table, cols: tuple[str, ...], rows: list[dict[str, Any]], rename=lambda c: c.replace("_", " ")) -> None:
+    """Add columns sized to keep every number on one line, then the rows."""
+    cells = [[fmt_num(r[c]) for c in cols] for r in rows]
+    for j, c in enumerate(cols):
+        header = rename(c)
+        width = max([len(header), *(len(row[j]) for row in cells)])
+        t.add_column(header, justify="left" if c == "check" else "right", min_width=width, no_wrap=True)
+    for row in cells:
+        t.add_row(*row)
+
+
+def _checks_table(sw: TauSweep) -> Table:
+    c = Table(title="monotonicity in τ", title_justify="left")
+    for name in ("metric", "basis", "increasing", "note"):
+        c.add_column(name)
+    for ch in sw.checks:
+        c.add_row(ch.metric, ch.basis, fmt_num(ch.increasing), ch.note)
+    return c
+
+
+def _emit_trace(res: TraceSimulation, fmt: Format) -> None:
+    rows = [r.to_dict() for r in res.rows]
+    head = Table(show_header=False, title=f"CTWM on a trace ({res.ranking} ranking)", title_justify="left")
+    head.add_column("field", style="bold")
+    head.add_column("value", overflow="fold")
+    head.add_row("trace", res.source)
+    head.add_row("counted events", ", ".join(res.events))
+    head.add_row("distinct items M", fmt_num(res.n_items))
+    head.add_row("accesses" if res.ranking == "counts" else "ranked listings", fmt_num(res.n_accesses))
+    head.add_row("core K / budget B", f"{res.core} / {res.budget:,}")
+    head.add_row("top-K items by count", ", ".join(f"{i} ({c:,})" for i, c in zip(res.core_items, res.core_item_counts, strict=True)))
+    if res.ranking == "step":
+        head.add_row("steps", fmt_num(res.steps))
+        head.add_row("mean list length", fmt_num(res.mean_list_length))
+        head.add_row("items ever at a core position", fmt_num(res.items_ever_core))
+        cols = ("tau", "items_reach_prompt", "items_only_summarised", "mean_prompt_items", "mean_tail_slots",
+                "steps_with_summary")
+    else:
+        cols = ("tau", "core_mass", "gini", "core_slots", "tail_slots", "items_in_prompt", "tail_items_summarised")
+    acc = ("tau", "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped")
+    if res.ranking == "counts":
+        acc = (*acc, "tv_distance")
+    t = Table(title="per τ: items (in prompt = core items with >= 1 slot; summarised = tail items behind a summary with >= 1 slot)", title_justify="left", box=box.SIMPLE_HEAD)
+    _fill(t, cols, rows, rename=_TRACE_HEADERS.get)
+    a = Table(title="per τ: share of accesses served", title_justify="left", box=box.SIMPLE_HEAD)
+    _fill(a, acc, rows, rename=_TRACE_HEADERS.get)
+    tables: list[Any] = [head, t, a]
+    if res.allocation is not None and len(res.rows) > 1:
+        tables.append(_checks_table(res.allocation))
+    emit("simulate", {"mode": "trace", **res.to_dict()}, rows, fmt, tables=tables)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate)
