@@ -1,0 +1,237 @@
+"""``ctwm world``: run the Synthetic Graph World (one run, the grid, the retriever ladder)."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..errors import UsageError
+from ..memory.retrievers import RETRIEVERS
+from ..world.graphs import FAMILIES, PAPER_SIZES
+from ..world.policies import POLICIES
+from ..world.run import WorldConfig, run_grid, run_ladder, run_world
+from .options import FormatOpt, Format, JobsOpt, JsonOpt, SeedOpt, resolve_format
+from .output import announce_seed, emit, fmt_num, progress_bar
+
+world_app = typer.Typer(
+    help=(
+        "Synthetic Graph World: graph families, agent policies and the retriever ladder, each run writing "
+        "a trace that ctwm audit reads."
+    ),
+    no_args_is_help=True,
+)
+
+Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
+PolicyName = Enum("PolicyName", {p: p for p in POLICIES}, type=str)  # type: ignore[misc]
+RetrieverName = Enum("RetrieverName", {r: r for r in RETRIEVERS}, type=str)  # type: ignore[misc]
+
+StepsOpt = Annotated[int, typer.Option("--steps", help="Agent steps per run.")]
+KOpt = Annotated[int, typer.Option("--k", help="Items retrieved per step (top-k).")]
+CapacityOpt = Annotated[int, typer.Option("--capacity", help="Memory store capacity (transitions).")]
+GraphParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--graph-param", help="Graph family parameter KEY=VALUE (degree, mean_degree, m, blocks, mixing, bridges). Repeatable."),
+]
+WorldParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--world-param", help="World parameter KEY=VALUE (actions_min, actions_max, concentration, regions). Repeatable."),
+]
+PolicyParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--policy-param", help="Policy parameter KEY=VALUE (semantic: epsilon, zipf, memory_weight, revisit_penalty, max_task_steps; endpoint: timeout, retries, api_key_env, zipf, max_task_steps). Repeatable."),
+]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Endpoint policy: base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1). Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint policy: model name.")]
+WritesOpt = Annotated[bool, typer.Option("--writes/--no-writes", help="Also record one write event per step in the trace.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing trace or grid in --out.")]
+PolicyOpt = Annotated[PolicyName, typer.Option("--policy", help="Agent policy.")]  # type: ignore[valid-type]
+RetrieverOpt = Annotated[RetrieverName, typer.Option("--retriever", help="Retriever (ladder rung).")]  # type: ignore[valid-type]
+
+
+def _value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _pairs(specs: list[str] | None, option: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for spec in specs or []:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"{option} expects KEY=VALUE, got {spec!r}")
+        out[key.strip()] = _value(value.strip())
+    return out
+
+
+def _seed(seed: int | None) -> int:
+    if seed is None:
+        seed = secrets.randbits(32)
+        announce_seed(seed)
+    return seed
+
+
+def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed: int, k: int, capacity: int,
+          graph_param, world_param, policy_param, base_url, model, writes: bool = True) -> WorldConfig:
+    pp = _pairs(policy_param, "--policy-param")
+    if base_url is not None:
+        pp["base_url"] = base_url
+    if model is not None:
+        pp["model"] = model
+    if (base_url or model) and policy != "endpoint":
+        raise UsageError("--base-url and --model apply to --policy endpoint only")
+    return WorldConfig(
+        family=family, size=size, policy=policy, retriever=retriever, steps=steps, seed=seed, k=k,
+        capacity=capacity, graph_params=_pairs(graph_param, "--graph-param"),
+        world_params=_pairs(world_param, "--world-param"), policy_params=pp, writes=writes,
+    )
+
+
+@world_app.command("run")
+def run(
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory to write trace.parquet and manifest.json into.")],
+    family: Annotated[Family, typer.Option("--family", help="Graph family.")] = Family["scale-free"],  # type: ignore[valid-type]
+    size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
+    policy: PolicyOpt = PolicyName["random-walk"],
+    retriever: RetrieverOpt = RetrieverName["state-frequency"],
+    steps: StepsOpt = 100_000,
+    seed: SeedOpt = None,
+    k: KOpt = 3,
+    capacity: CapacityOpt = 200,
+    graph_param: GraphParamOpt = None,
+    world_param: WorldParamOpt = None,
+    policy_param: PolicyParamOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    writes: WritesOpt = True,
+    run_id: Annotated[str | None, typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
+    overwrite: OverwriteOpt = False,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run one agent in one world and write its trace (DIR/trace.parquet) and manifest (DIR/manifest.json)."""
+    fmt = resolve_format(fmt, as_json)
+    seed = _seed(seed)
+    cfg = _base(family.value, size, policy.value, retriever.value, steps, seed, k, capacity, graph_param,
+                world_param, policy_param, base_url, model, writes)
+    if run_id:
+        cfg = dataclasses.replace(cfg, run=run_id)
+    res = run_world(cfg, out, overwrite=overwrite)
+    row = res.to_dict()
+    t = Table(title=f"world run {res.run}", title_justify="left", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value", overflow="fold")
+    for key, value in row.items():
+        t.add_row(key, fmt_num(value) if not isinstance(value, dict) else ", ".join(f"{a}: {fmt_num(b)}" for a, b in value.items()) or "–")
+    emit("world run", row, [row], fmt, seed=seed, tables=[t])
+
+
+@world_app.command("grid")
+def grid(
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory of the hive-partitioned dataset OUT/family=F/size=N/seed=S/part-0.parquet (manifest: OUT/_manifest.json).")],
+    families: Annotated[list[Family] | None, typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,  # type: ignore[valid-type]
+    sizes: Annotated[list[int] | None, typer.Option("--size", help="Graph size; repeatable [default: 100, 500, 1000].")] = None,
+    replicates: Annotated[int, typer.Option("--replicates", help="Seeds per family and size: SEED, SEED+1, ...")] = 3,
+    seed: SeedOpt = None,
+    policy: PolicyOpt = PolicyName["random-walk"],
+    retriever: RetrieverOpt = RetrieverName["state-frequency"],
+    steps: StepsOpt = 100_000,
+    k: KOpt = 3,
+    capacity: CapacityOpt = 200,
+    graph_param: GraphParamOpt = None,
+    world_param: WorldParamOpt = None,
+    policy_param: PolicyParamOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    writes: WritesOpt = True,
+    jobs: JobsOpt = None,
+    overwrite: OverwriteOpt = False,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run families x sizes x seeds (default 6 x 3 x 3 = 54 cells) in parallel; run id F-N-S.
+
+    Feeds `ctwm finite-size OUT --size-col size --group-by family` and `ctwm audit OUT --group-by run`.
+    """
+    fmt = resolve_format(fmt, as_json)
+    if replicates < 1:
+        raise UsageError(f"--replicates must be >= 1, got {replicates}")
+    seed = _seed(seed)
+    fams = [f.value for f in families] if families else list(FAMILIES)
+    base = _base(fams[0], 0, policy.value, retriever.value, steps, seed, k, capacity, graph_param, world_param,
+                 policy_param, base_url, model, writes)
+    seeds = [seed + i for i in range(replicates)]
+    total = len(fams) * len(sizes or PAPER_SIZES) * replicates
+    with progress_bar("world grid", total=total) as progress:
+        res = run_grid(out, families=fams, sizes=sizes or list(PAPER_SIZES), seeds=seeds, base=base, jobs=jobs,
+                       overwrite=overwrite, progress=progress)
+    rows = [c.to_dict() for c in res.cells]
+    t = Table(title=f"world grid -> {res.out} ({len(rows)} cells, {res.seconds:.1f} s; manifest {res.manifest})",
+              title_justify="left")
+    for col in ("family", "size", "seed", "rows", "gini"):
+        t.add_column(col, justify="left" if col == "family" else "right")
+    for c in res.cells:
+        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini))
+    emit("world grid", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+
+
+@world_app.command("ladder")
+def ladder(
+    families: Annotated[list[Family] | None, typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,  # type: ignore[valid-type]
+    retrievers: Annotated[list[RetrieverName] | None, typer.Option("--retriever", help="Retriever; repeatable [default: all four].")] = None,  # type: ignore[valid-type]
+    size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
+    steps: StepsOpt = 100_000,
+    seed: SeedOpt = None,
+    policy: PolicyOpt = PolicyName["random-walk"],
+    k: KOpt = 3,
+    capacity: CapacityOpt = 200,
+    graph_param: GraphParamOpt = None,
+    world_param: WorldParamOpt = None,
+    policy_param: PolicyParamOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    jobs: JobsOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Gini and other concentration numbers per retriever per family (the retriever ladder, paper Fig. 3).
+
+    Counts are memory accesses per transition (retrieve + write events); gini_retrieve counts retrieve
+    events only. Each family uses one world and seed for all retrievers.
+    """
+    fmt = resolve_format(fmt, as_json)
+    seed = _seed(seed)
+    fams = [f.value for f in families] if families else list(FAMILIES)
+    rets = [r.value for r in retrievers] if retrievers else list(RETRIEVERS)
+    base = _base(fams[0], size, policy.value, rets[0], steps, seed, k, capacity, graph_param, world_param,
+                 policy_param, base_url, model)
+    with progress_bar("world ladder", total=len(fams)) as progress:
+        res = run_ladder(families=fams, retrievers=rets, base=base, jobs=jobs, progress=progress)
+    rows = [r.to_dict() for r in res.rows]
+    t = Table(
+        title=f"retriever ladder: {res.policy}, |V|={size}, {res.steps:,} steps, k={res.k}, capacity={res.capacity}, seed={seed}",
+        title_justify="left",
+        caption="gini: over retrieve+write counts per transition; /SF: ratio to state-frequency; "
+        "gini ret: retrieve events only; top10: share of the top decile of items.",
+        caption_justify="left",
+    )
+    for col in ("family", "retriever", "gini", "/SF", "gini ret", "top10", "max/med", "skew", "items"):
+        text = col in ("family", "retriever")
+        t.add_column(col, justify="left" if text else "right", no_wrap=text)
+    for r in res.rows:
+        t.add_row(r.family, r.retriever, fmt_num(r.gini, 3), fmt_num(r.gini_vs_state_frequency, 3),
+                  fmt_num(r.gini_retrieve, 3), fmt_num(r.top10_share, 3), fmt_num(r.max_over_median, 3),
+                  fmt_num(r.skew, 3), fmt_num(r.n_items))
+    emit("world ladder", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(world_app, name="world")

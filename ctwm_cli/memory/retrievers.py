@@ -1,0 +1,133 @@
+"""The retriever ladder of paper Fig. 3: which stored transitions enter the prompt at a step.
+
+A retriever answers ``retrieve(store, state) -> [tid, ...]`` (rank 1 first, at most ``k``) for the
+agent's current state. Each retriever is defined together with the store's eviction rule
+(:data:`RETRIEVER_EVICTION`), so a ladder rung changes one mechanism at a time:
+
+``uniform-frequency``
+    Random-replacement store ("uniform reservoir"); the ``k`` globally most frequent items,
+    whatever the state.
+``state-frequency``
+    LFU store; the ``k`` most frequent items touching the current state (as source or destination);
+    if none is stored, the ``k`` globally most frequent.
+``state-uniform``
+    Random-replacement store; ``k`` items drawn uniformly without replacement among those touching
+    the current state (rank = draw order); if none is stored, drawn uniformly from the whole store.
+    State-aware but non-preferential.
+``none``
+    No retrieval (the store is still written).
+
+Frequency ties go to the smaller transition id. Retrieval happens **before** the step's write:
+at step ``t`` the retriever sees the transitions ``e_0 .. e_{t-1}`` (what a predictor of
+``s_{t+1}`` may use), never ``e_t`` itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from .store import TransitionStore, UniformStream
+
+RETRIEVERS = ("uniform-frequency", "state-frequency", "state-uniform", "none")
+RETRIEVER_EVICTION = {
+    "uniform-frequency": "random",
+    "state-frequency": "lfu",
+    "state-uniform": "random",
+    "none": "random",
+}
+
+
+class Retriever:
+    """Base class: ``name``, ``k`` and ``retrieve(store, state)``."""
+
+    name = "none"
+
+    def __init__(self, k: int = 3):
+        if k < 1:
+            raise UsageError(f"k must be >= 1, got {k}")
+        self.k = int(k)
+
+    @property
+    def eviction(self) -> str:
+        return RETRIEVER_EVICTION[self.name]
+
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class NoRetriever(Retriever):
+    name = "none"
+
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:
+        return []
+
+
+class UniformFrequency(Retriever):
+    name = "uniform-frequency"
+
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:
+        return store.top(self.k)
+
+
+class StateFrequency(Retriever):
+    name = "state-frequency"
+
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:
+        mates = store.by_state[state]
+        if not mates:
+            return store.top(self.k)
+        if len(mates) == 1:
+            return [mates[0]]
+        freq = store.freq
+        return sorted(mates, key=lambda t: (-freq[t], t))[: self.k]
+
+
+class StateUniform(Retriever):
+    name = "state-uniform"
+
+    def __init__(self, k: int = 3, *, seed: int | None = None, rng: np.random.Generator | None = None):
+        super().__init__(k)
+        self.uniform = UniformStream(rng if rng is not None else np.random.default_rng(seed))
+
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:
+        pool = store.by_state[state] or store.items
+        m = len(pool)
+        if m == 0:
+            return []
+        nxt = self.uniform.next
+        if m == 1:
+            return [pool[0]]
+        if m <= self.k:
+            c = list(pool)
+            for j in range(m - 1):  # Fisher-Yates: a uniformly random order
+                r = j + int(nxt() * (m - j))
+                c[j], c[r] = c[r], c[j]
+            return c
+        picked: list[int] = []
+        taken: dict[int, int] = {}  # sparse partial Fisher-Yates over indices
+        for j in range(self.k):
+            r = j + int(nxt() * (m - j))
+            picked.append(pool[taken.get(r, r)])
+            taken[r] = taken.get(j, j)
+        return picked
+
+
+def make_retriever(name: str, k: int = 3, *, seed: int | None = None,
+                   rng: np.random.Generator | None = None) -> Retriever:
+    """The retriever called ``name`` (one of :data:`RETRIEVERS`)."""
+    if name == "none":
+        return NoRetriever(k)
+    if name == "uniform-frequency":
+        return UniformFrequency(k)
+    if name == "state-frequency":
+        return StateFrequency(k)
+    if name == "state-uniform":
+        return StateUniform(k, seed=seed, rng=rng)
+    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(RETRIEVERS)})")
+
+
+def make_store(retriever: Retriever, capacity: int, n_items: int, n_states: int, *,
+               seed: int | None = None, rng: np.random.Generator | None = None) -> TransitionStore:
+    """A store with the eviction rule ``retriever`` is defined with."""
+    return TransitionStore(capacity, n_items, n_states, eviction=retriever.eviction, seed=seed, rng=rng)
