@@ -418,3 +418,18 @@ def test_bad_file_inside_dataset_is_named(tmp_path):
                         partition_cols=["run"])
     with pytest.raises(InputError, match=r"ds: run=y/[^:]+\.parquet: rows 1-1: count must be a positive integer"):
         read_all(tmp_path / "ds")
+
+
+def test_dataset_directory_ignores_non_parquet_files(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ctwm_cli.traces import item_counts, open_trace, scan_trace
+
+    (tmp_path / "run=a").mkdir()
+    pq.write_table(pa.table({"item": ["x", "y", "x"]}), tmp_path / "run=a" / "part-0.parquet")
+    (tmp_path / "manifest.json").write_text("{}")
+    (tmp_path / "README.md").write_text("a run directory")
+    scan = scan_trace(open_trace(tmp_path))
+    assert scan.rows == 3 and scan.runs == 1
+    assert sorted(item_counts(scan)[0].counts.tolist()) == [1, 2]

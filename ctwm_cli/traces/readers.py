@@ -202,9 +202,15 @@ class _ParquetReader(TraceReader):
 
         try:
             if dataset:
-                self._ds = ds.dataset(source, format="parquet", partitioning="hive")
-                if not self._ds.files:
+                # Only *.parquet / *.pq files count: a manifest.json or README beside them is fine.
+                files = sorted(
+                    str(f) for f in Path(source).rglob("*")
+                    if f.is_file() and f.name.lower().endswith(PARQUET_SUFFIXES)
+                    and not any(part.startswith((".", "_")) for part in f.relative_to(source).parts)
+                )
+                if not files:
                     raise InputError(f"{source}: directory holds no Parquet files")
+                self._ds = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=source)
             else:
                 self._ds = ds.dataset(source, format="parquet")
         except InputError:
