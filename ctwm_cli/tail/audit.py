@@ -1,0 +1,262 @@
+"""The finite-regime Clauset audit (paper Definitions 3.1–3.5, Assumption 3.3)."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .._version import __version__
+from ..errors import InputError, UsageError
+from ..progress import ProgressCallback
+from ..results import ToDict, result
+from . import alternatives as alt
+from .bootstrap import GofResult, _replicate_ks, gof_result, gof_tasks
+from .compare import Comparison, nested_power_law, vuong
+from .powerlaw import Histogram, PowerLawFit, fit_power_law
+from .parallel import run_tasks
+from .verdict import INCONCLUSIVE, Verdict, paper_rule
+
+FAMILIES = ("truncated_power_law", "lognormal", "exponential", "stretched_exponential")
+
+
+@result
+class AuditSettings(ToDict):
+    discrete: bool
+    xmin: float | None
+    bootstrap: int
+    min_tail: int
+    p_star: float
+    z_star: float
+    seed: int
+
+
+@result
+class AuditResult(ToDict):
+    """Everything the audit found: fits, p_gof, likelihood-ratio tests and the verdict."""
+
+    label: str | None
+    n: int
+    distinct_values: int
+    settings: AuditSettings
+    power_law: PowerLawFit | None
+    gof: GofResult | None
+    alternatives: dict[str, alt.TailFit]
+    comparisons: list[Comparison]
+    verdict: Verdict
+    power_law_pass: bool | None
+    concentration: Any | None
+    calibration: Any | None = None
+    version: str = __version__
+
+    # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
+    @property
+    def tpl_vs_lognormal(self) -> Comparison | None:
+        return next((c for c in self.comparisons if c.first == "truncated_power_law" and c.second == "lognormal"), None)
+
+    @property
+    def p_gof(self) -> float:
+        return self.gof.pvalue if self.gof is not None else math.nan
+
+    def summary_row(self) -> dict[str, Any]:
+        """One flat row for tables, CSV and JSON lines."""
+        pl, c = self.power_law, self.tpl_vs_lognormal
+        row = {
+            "trace": self.label,
+            "n": self.n,
+            "distinct": self.distinct_values,
+            "xmin": pl.xmin if pl else None,
+            "n_tail": pl.n_tail if pl else None,
+            "alpha": pl.alpha if pl else None,
+            "alpha_se": pl.alpha_se if pl else None,
+            "p_gof": self.p_gof,
+            "Lambda": c.statistic if c else None,
+            "sigma": c.sigma if c else None,
+            "z": c.z if c else None,
+            "verdict": self.verdict.verdict,
+            "reason": self.verdict.reason,
+            "power_law_pass": self.power_law_pass,
+        }
+        if self.calibration is not None:
+            row["calibrated_verdict"] = self.calibration.verdict.verdict
+        return row
+
+
+def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None, xmin: float | None) -> None:
+    if bootstrap < 0:
+        raise UsageError(f"bootstrap must be >= 0, got {bootstrap}")
+    if min_tail < 1:
+        raise UsageError(f"min_tail must be >= 1, got {min_tail}")
+    if not 0 < p_star < 1:
+        raise UsageError(f"p_star must be in (0, 1), got {p_star}")
+    if not z_star > 0:
+        raise UsageError(f"z_star must be > 0, got {z_star}")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"jobs must be >= 1, got {jobs}")
+    if xmin is not None and not xmin > 0:
+        raise UsageError(f"xmin must be > 0, got {xmin}")
+
+
+def _as_values(counts: Any, discrete: bool) -> np.ndarray:
+    raw = getattr(counts, "counts", counts)
+    x = np.asarray(raw, dtype=np.float64).ravel()
+    if x.size == 0:
+        raise InputError("no counts to audit (empty trace or no events of the chosen kind)")
+    if not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise InputError("counts must be finite and positive")
+    if discrete and np.any(x != np.floor(x)):
+        raise UsageError("discrete audit needs integer counts; use --continuous for real-valued data")
+    return x
+
+
+def new_seed() -> int:
+    """A fresh seed (printed and stored, so the run can be repeated)."""
+    return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
+
+
+def derive_seed(seed: int, label: str | None) -> int:
+    """The seed of one group of a multi-trace or grouped audit: a function of the top-level seed and
+    the group's label only, so a group's result does not depend on which other groups are present."""
+    key = zlib.crc32((label or "").encode("utf-8"))
+    return int(np.random.SeedSequence([seed, key]).generate_state(1, dtype=np.uint32)[0])
+
+
+def audit(
+    counts: Any,
+    *,
+    discrete: bool = True,
+    xmin: float | None = None,
+    bootstrap: int = 1000,
+    seed: int | None = None,
+    jobs: int | None = None,
+    min_tail: int = 100,
+    p_star: float = 0.10,
+    z_star: float = 1.96,
+    diagnostics: bool = True,
+    label: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> AuditResult:
+    """Audit per-item counts (an array or :class:`~ctwm_cli.traces.ItemCounts`).
+
+    Fits the power-law tail (x_min by KS minimisation, exact discrete MLE), bootstraps p_gof,
+    fits the alternatives on the same tail, runs the likelihood-ratio tests and applies the
+    paper's rule. ``seed=None`` draws a seed, stored in ``settings.seed``.
+    """
+    return audit_many(
+        [counts], labels=[label], discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs,
+        min_tail=min_tail, p_star=p_star, z_star=z_star, diagnostics=diagnostics, progress=progress,
+    )[0]
+
+
+def audit_many(
+    counts_list: Sequence[Any],
+    *,
+    labels: Sequence[str | None] | None = None,
+    discrete: bool = True,
+    xmin: float | None = None,
+    bootstrap: int = 1000,
+    seed: int | None = None,
+    jobs: int | None = None,
+    min_tail: int = 100,
+    p_star: float = 0.10,
+    z_star: float = 1.96,
+    diagnostics: bool = True,
+    progress: ProgressCallback | None = None,
+) -> list[AuditResult]:
+    """Audit several count vectors (traces, or groups of one trace). The fits run in this process;
+    the bootstrap replicates of every audit share one pool of ``jobs`` worker processes.
+
+    With one vector its seed is ``seed`` itself; with several, each gets
+    :func:`derive_seed` (seed, label), recorded in its ``settings.seed``.
+    """
+    _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
+    labels = list(labels) if labels is not None else [None] * len(counts_list)
+    seed = new_seed() if seed is None else int(seed)
+    prepared = []
+    for counts, label in zip(counts_list, labels, strict=True):
+        x = _as_values(counts, discrete)
+        if label is None and getattr(counts, "source", None) is not None:
+            group = getattr(counts, "group", None)
+            label = counts.source if group is None else f"{counts.source}[{group}]"
+        own_seed = seed if len(counts_list) == 1 else derive_seed(seed, label)
+        settings = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail,
+                                 p_star=p_star, z_star=z_star, seed=own_seed)
+        conc = None
+        if diagnostics:
+            from ..diagnostics import concentration
+
+            conc = concentration(x)
+        hist = Histogram.from_sample(x)
+        pl = fit_power_law(hist, discrete=discrete, xmin=xmin, min_tail=min_tail)
+        fits, comparisons = fit_alternatives(hist, pl, z_star=z_star) if pl is not None else ({}, [])
+        prepared.append((label, settings, conc, hist, pl, fits, comparisons))
+    # every bootstrap's tasks in one pool
+    tasks, owner = [], []
+    for k, (_, s, _, hist, pl, _, _) in enumerate(prepared):
+        if pl is None or s.bootstrap == 0:
+            continue
+        t = gof_tasks(hist, pl, replicates=s.bootstrap, seed=np.random.SeedSequence(s.seed),
+                      min_tail=s.min_tail, xmin_fixed=s.xmin is not None)
+        tasks += t
+        owner += [k] * len(t)
+    chunks = run_tasks(_replicate_ks, tasks, jobs=jobs, sizes=[len(t[0]) for t in tasks], progress=progress)
+    results = []
+    for k, (label, s, conc, hist, pl, fits, comparisons) in enumerate(prepared):
+        mine = [c for c, o in zip(chunks, owner, strict=True) if o == k]
+        gof = gof_result(pl, mine, s.bootstrap) if mine else None
+        results.append(_assemble(label, s, conc, hist, pl, fits, comparisons, gof))
+    return results
+
+
+def _assemble(label, s: AuditSettings, conc, hist: Histogram, pl: PowerLawFit | None, fits, comparisons,
+              gof: GofResult | None) -> AuditResult:
+    if pl is None:
+        if hist.values.size < 2:
+            verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                              reason="all counts are equal: no tail to fit")
+        else:
+            verdict = paper_rule(n_tail=None, lam=math.nan, sigma=math.nan, p_gof=math.nan,
+                                 min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)
+        return AuditResult(label=label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
+                           power_law=None, gof=None, alternatives={}, comparisons=[], verdict=verdict,
+                           power_law_pass=None, concentration=conc)
+    p_gof = gof.pvalue if gof is not None else math.nan
+    main = comparisons[0]
+    verdict = paper_rule(n_tail=pl.n_tail, lam=main.statistic, sigma=main.sigma, p_gof=p_gof,
+                         min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)
+    nested = next(c for c in comparisons if c.nested)
+    pl_pass = None if gof is None else bool(p_gof >= s.p_star and nested.preferred is None)
+    return AuditResult(label=label, n=hist.n, distinct_values=int(hist.values.size), settings=s, power_law=pl,
+                       gof=gof, alternatives=fits, comparisons=comparisons, verdict=verdict,
+                       power_law_pass=pl_pass, concentration=conc)
+
+
+def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, alt.TailFit], list[Comparison]]:
+    """Fit every alternative family on the power law's tail and run the likelihood-ratio tests.
+    The first comparison returned is TPL vs log-normal (the rule's Λ, σ)."""
+    i = int(np.searchsorted(hist.values, pl.xmin))
+    v, c = hist.values[i:], hist.counts[i:].astype(np.float64)
+    d, xm = pl.discrete, pl.xmin
+    fits = {
+        "truncated_power_law": alt.fit_truncated_power_law(v, c, xm, d, pl),
+        "lognormal": alt.fit_lognormal(v, c, xm, d),
+        "exponential": alt.fit_exponential(v, c, xm, d),
+        "stretched_exponential": alt.fit_stretched_exponential(v, c, xm, d),
+    }
+    logs = {name: alt.logpmf(f, v) for name, f in fits.items()}
+    logs["power_law"] = alt.logpmf(pl, v)
+    level = float(2 * stats.norm.sf(z_star))
+    pairs = [
+        ("truncated_power_law", "lognormal"),
+        ("power_law", "lognormal"),
+        ("power_law", "exponential"),
+        ("truncated_power_law", "exponential"),
+        ("power_law", "stretched_exponential"),
+    ]
+    comparisons = [vuong(a, b, logs[a] - logs[b], c, z_star) for a, b in pairs]
+    comparisons.append(nested_power_law(pl.loglik, fits["truncated_power_law"].loglik, level))
+    return fits, comparisons

@@ -1,0 +1,59 @@
+"""The audit's decision rule (paper Definition 3.4 under Assumption 3.3; DESIGN "The audit")."""
+
+from __future__ import annotations
+
+import math
+
+from ..results import ToDict, result
+
+TPL = "tpl-compatible"
+LOGNORMAL = "lognormal-compatible"
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (TPL, LOGNORMAL, INCONCLUSIVE)
+
+
+@result
+class Verdict(ToDict):
+    verdict: str
+    reason: str
+    rule: str  # "paper" (Definition 3.4) or "calibrated"
+    assumption_3_3: bool
+
+
+def paper_rule(
+    *,
+    n_tail: int | None,
+    lam: float,
+    sigma: float,
+    p_gof: float,
+    min_tail: int,
+    p_star: float,
+    z_star: float,
+) -> Verdict:
+    """Definition 3.4: ``tpl-compatible`` iff p_gof >= p*, Λ > 0 and |Λ/σ| >= z*;
+    ``lognormal-compatible`` iff Λ < 0 and |Λ/σ| >= z*; otherwise ``inconclusive``.
+    Assumption 3.3 (n_tail >= min_tail, 0 < σ < ∞) must hold, else ``inconclusive``."""
+    if n_tail is None:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                       reason=f"no x_min leaves {min_tail} observations with two distinct values in the tail")
+    if n_tail < min_tail:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                       reason=f"Assumption 3.3 fails: n_tail = {n_tail} < {min_tail}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                       reason="Assumption 3.3 fails: sigma_LR is not in (0, inf)")
+    z = lam / sigma
+    if abs(z) < z_star:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=True,
+                       reason=f"no significant preference between TPL and log-normal (|z| = {abs(z):.2f} < {z_star:g})")
+    if lam < 0:
+        return Verdict(verdict=LOGNORMAL, rule="paper", assumption_3_3=True,
+                       reason=f"log-normal preferred (z = {z:.2f})")
+    if math.isnan(p_gof):
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=True,
+                       reason=f"TPL preferred (z = {z:.2f}) but p_gof was not computed (bootstrap of 0 replicates)")
+    if not (p_gof >= p_star):
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=True,
+                       reason=f"TPL preferred (z = {z:.2f}) but the power-law tail is rejected by the bootstrap (p_gof = {p_gof:.3f} < {p_star:g})")
+    return Verdict(verdict=TPL, rule="paper", assumption_3_3=True,
+                   reason=f"TPL preferred (z = {z:.2f}) and the tail passes the bootstrap (p_gof = {p_gof:.3f})")

@@ -1,0 +1,98 @@
+"""``ctwm audit`` wiring: formats, groups, --expect, plots, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ctwm_cli.tail import sample_power_law
+
+
+@pytest.fixture
+def grouped_trace(tmp_path):
+    rng = np.random.default_rng(0)
+    items, runs = [], []
+    for run, gen in (("pl", lambda: sample_power_law(2.2, 1.0, 1500, rng, True)),
+                     ("ln", lambda: np.ceil(rng.lognormal(1.0, 1.0, 1500)))):
+        counts = gen().astype(int)
+        for i, c in enumerate(counts):
+            items += [f"{run}-{i}"] * int(c)
+            runs += [run] * int(c)
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"item": items, "run": runs}), path)
+    return path
+
+
+def test_audit_json_carries_seed_and_full_result(run_cli, grouped_trace):
+    res = run_cli(["audit", grouped_trace, "--bootstrap", "20", "--seed", "5", "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 1
+    a = doc["audits"][0]
+    assert a["settings"]["seed"] == 5 and a["verdict"]["verdict"] in ("tpl-compatible", "lognormal-compatible", "inconclusive")
+    assert {c["second"] for c in a["comparisons"]} >= {"lognormal", "exponential", "power_law"}
+    assert "seed: 5" in res.err
+
+
+def test_audit_group_by_gives_one_row_per_group_and_csv(run_cli, grouped_trace):
+    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-B", "10", "--seed", "1", "--format", "csv"])
+    assert res.code == 0, res.err
+    lines = res.out.strip().splitlines()
+    assert len(lines) == 3 and lines[0].startswith("trace,n,")
+    assert "[ln]" in res.out and "[pl]" in res.out
+
+
+def test_expect_mismatch_exits_1_with_reason(run_cli, grouped_trace):
+    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-B", "10", "--seed", "1", "--expect", "lognormal-compatible"])
+    doc_verdicts = run_cli(["audit", grouped_trace, "--group-by", "run", "-B", "10", "--seed", "1", "--json"]).out
+    verdicts = {a["verdict"]["verdict"] for a in json.loads(doc_verdicts)["audits"]}
+    if verdicts == {"lognormal-compatible"}:
+        assert res.code == 0
+    else:
+        assert res.code == 1
+        assert "expected lognormal-compatible" in res.err and "Traceback" not in res.err
+
+
+def test_expect_match_exits_0(run_cli, tmp_path):
+    path = tmp_path / "flat.jsonl"
+    path.write_text("".join(json.dumps({"item": f"m{i}", "count": 3}) + "\n" for i in range(300)))
+    res = run_cli(["audit", path, "-B", "5", "--seed", "1", "--expect", "inconclusive"])
+    assert res.code == 0, res.err
+    assert "all counts are equal" in res.out
+
+
+def test_audit_table_and_plot(run_cli, grouped_trace, tmp_path):
+    out = tmp_path / "ccdf.png"
+    res = run_cli(["audit", grouped_trace, "-B", "10", "--seed", "2", "--plot", out])
+    assert res.code == 0, res.err
+    assert "Tail audit" in res.out and "verdict" in res.out and "Gini" in res.out
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args,code,text",
+    [
+        (["--expect", "maybe"], 2, "--expect must be one of"),
+        (["--bootstrap", "-1"], 2, "bootstrap must be >= 0"),
+        (["--plot", "x.gif"], 2, ".png, .svg or .pdf"),
+        (["--event", "evict"], 3, "no events of kind evict"),
+    ],
+)
+def test_audit_errors(run_cli, grouped_trace, args, code, text):
+    res = run_cli(["audit", grouped_trace, "-B", "5", *args])
+    assert res.code == code
+    assert text in res.err and "Traceback" not in res.err
+    assert len(res.err.strip().splitlines()) <= 2  # the error line (plus the seed line at most)
+
+
+def test_audit_reads_the_shipped_sample_with_no_options(run_cli):
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[1] / "sample_traces" / "tpl_events.parquet"
+    res = run_cli(["audit", sample, "-B", "20", "--seed", "3", "--json"])
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["audits"][0]["power_law"]["n_tail"] >= 100
