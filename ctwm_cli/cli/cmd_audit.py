@@ -36,7 +36,10 @@ def audit(
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
+    calibrate: Annotated[int, typer.Option("--calibrate", help="Calibrate the verdict with R replicates simulated from the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
+    level: Annotated[float, typer.Option("--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under the fitted log-normal.")] = 0.05,
     expect: Annotated[str | None, typer.Option("--expect", help="Exit 1 unless every audit's verdict is this one: tpl-compatible, lognormal-compatible or inconclusive.")] = None,
+    expect_rule: Annotated[str, typer.Option("--expect-rule", help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",
     plot: PlotOpt = None,
     item_col: ItemColOpt = None,
     step_col: StepColOpt = None,
@@ -60,6 +63,10 @@ def audit(
     fmt = resolve_format(fmt, as_json)
     if expect is not None and expect not in VERDICTS:
         raise UsageError(f"--expect must be one of {', '.join(VERDICTS)}, got {expect!r}")
+    if expect_rule not in ("paper", "calibrated"):
+        raise UsageError(f"--expect-rule must be paper or calibrated, got {expect_rule!r}")
+    if expect_rule == "calibrated" and calibrate < 1:
+        raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     check_plot_path(plot)
     cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
     counts = []
@@ -70,10 +77,11 @@ def audit(
         counts += item_counts(scan, event)
     seed = new_seed() if seed is None else seed
     announce_seed(seed)
-    with progress_bar("bootstrap replicates") as progress:
+    with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
         results = audit_many(
             counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
-            p_star=p_star, z_star=z_star, diagnostics=diagnostics, progress=progress,
+            p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
+            progress=progress, calibration_progress=cal_progress,
         )
     if plot:
         from ..plots.ccdf import plot_audit
@@ -84,12 +92,15 @@ def audit(
     payload = {"audits": [r.to_dict() for r in results]}
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results])
     if expect is not None:
-        failed = [r for r in results if r.verdict.verdict != expect]
+        def chosen(r):
+            return r.verdict if expect_rule == "paper" or r.calibration is None else r.calibration.verdict
+
+        failed = [r for r in results if chosen(r).verdict != expect]
         if failed:
-            first = failed[0]
+            first = chosen(failed[0])
             raise CheckFailed(
-                f"expected {expect}, {len(failed)} of {len(results)} audit(s) differ; "
-                f"{first.label}: {first.verdict.verdict} ({first.verdict.reason})"
+                f"expected {expect} ({expect_rule} rule), {len(failed)} of {len(results)} audit(s) differ; "
+                f"{failed[0].label}: {first.verdict} ({first.reason})"
             )
 
 
@@ -119,8 +130,14 @@ def _table(r) -> Group:
     t.add_row("Assumption 3.3", "holds" if v.assumption_3_3 else "fails")
     t.add_row("pure power law passes", fmt_num(r.power_law_pass))
     if r.calibration is not None:
-        cv = r.calibration.verdict
-        t.add_row("calibrated verdict", f"[{VERDICT_STYLE[cv.verdict]}]{cv.verdict}[/]  ({cv.reason})")
+        cal = r.calibration
+        cv = cal.verdict
+        t.add_row("calibrated verdict", f"[{VERDICT_STYLE[cv.verdict]}]{cv.verdict}[/]  (calibrated rule, level {cal.level:g}, R = {cal.replicates})")
+        t.add_row("calibrated reason", cv.reason)
+        conf = cal.confusion
+        t.add_row("paper rule on simulated data",
+                  f"log-normal: TPL {conf['lognormal']['tpl-compatible']:.1%}, LN {conf['lognormal']['lognormal-compatible']:.1%}; "
+                  f"TPL: TPL {conf['truncated_power_law']['tpl-compatible']:.1%}, LN {conf['truncated_power_law']['lognormal-compatible']:.1%}")
     if r.concentration is not None:
         k = r.concentration
         t.add_row("concentration", f"Gini {fmt_num(k.gini)}, skew {fmt_num(k.skewness)}, max/median {fmt_num(k.max_over_median)}, "

@@ -47,55 +47,80 @@ class TailFit(ToDict):
 # Upper incomplete gamma for any real s (closed-form TPL integrals)
 
 
-def _upper_gamma(s: float, z: float) -> float:
-    """Γ(s, z) for z > 0 and any real s (downward recurrence from s + m in (0, 1])."""
+def _log_upper_gamma(s: float, z: float) -> float:
+    """ln Γ(s, z) for 0 < z and any real s, without overflow.
+
+    For s > 0 it is ln(Q(s, z) Γ(s)). Otherwise the downward recurrence runs on the scaled
+    h(c) = Γ(c, z) z^{-c} e^{z}: h(c - 1) = (z·h(c) - 1)/(c - 1), from c = s + m in (0, 1]
+    (Γ(0, z) = E1(z)); then ln Γ(s, z) = ln h(s) + s ln z - z.
+    """
     if s > 0:
-        return float(special.gammaincc(s, z) * special.gamma(s))
+        q = float(special.gammaincc(s, z))
+        return math.log(q) + float(special.gammaln(s)) if q > 0 else -math.inf
     m = math.ceil(-s)
-    s0 = s + m
-    if s0 == 0.0:
-        g = float(special.exp1(z))
-    else:
-        g = float(special.gammaincc(s0, z) * special.gamma(s0))
-    cur = s0
-    for _ in range(m if s0 != 0.0 else m):
-        # Γ(cur - 1, z) = (Γ(cur, z) - z^{cur-1} e^{-z}) / (cur - 1)
-        if cur == s:
-            break
-        g = (g - math.exp((cur - 1.0) * math.log(z) - z)) / (cur - 1.0)
-        cur -= 1.0
-    return g
+    c = s + m
+    g0 = float(special.exp1(z)) if c == 0.0 else float(special.gammaincc(c, z) * special.gamma(c))
+    h = g0 * math.exp(z - c * math.log(z))
+    for _ in range(m):
+        h = (z * h - 1.0) / (c - 1.0)
+        c -= 1.0
+    return math.log(h) + s * math.log(z) - z if h > 0 else -math.inf
 
 
 # ---------------------------------------------------------------------------------------------
 # log-pmf / log-pdf of each family
 
 
-def _tpl_logz(alpha: float, lam: float, xmin: float, discrete: bool) -> float:
+def _tpl_log_remainder(alpha: float, lam: float, a: float) -> float:
+    """ln of the Euler–Maclaurin remainder Σ_{x>=a} x^-α e^{-λx} ≈ ∫_a^∞ f + f(a)/2 - f'(a)/12."""
+    loga = -alpha * math.log(a) - lam * a
+    if lam > 0:
+        log_int = (alpha - 1.0) * math.log(lam) + _log_upper_gamma(1.0 - alpha, lam * a)
+    elif alpha > 1:
+        log_int = (1.0 - alpha) * math.log(a) - math.log(alpha - 1.0)
+    else:
+        return math.inf
+    corr = 0.5 + (alpha / a + lam) / 12.0  # f(a)/2 - f'(a)/12, relative to f(a)
+    return float(np.logaddexp(log_int, loga + math.log(corr)))
+
+
+def _tpl_logz_grad(alpha: float, lam: float, xmin: float, discrete: bool) -> tuple[float, float, float]:
+    """(ln Z, ∂ln Z/∂α, ∂ln Z/∂λ). The directly summed part is differentiated exactly, the
+    closed-form remainder (a smooth scalar) by central differences."""
+    h = 1e-6
+
+    def fd(f):
+        v = f(alpha, lam)
+        da = (f(alpha + h, lam) - f(alpha - h, lam)) / (2 * h)
+        dl = (f(alpha, lam * (1 + h)) - f(alpha, lam * (1 - h))) / (2 * h * lam) if lam > 0 else 0.0
+        return v, da, dl
+
     if not discrete:
-        # ∫_{xmin}^∞ x^-α e^{-λx} dx = λ^{α-1} Γ(1-α, λ x_min)
         if lam <= 0:
-            return math.log(xmin ** (1 - alpha) / (alpha - 1)) if alpha > 1 else math.inf
-        g = _upper_gamma(1.0 - alpha, lam * xmin)
-        return (alpha - 1.0) * math.log(lam) + math.log(g) if g > 0 else math.inf
+            return fd(lambda a_, l_: (1 - a_) * math.log(xmin) - math.log(a_ - 1) if a_ > 1 else math.inf)
+        return fd(lambda a_, l_: (a_ - 1.0) * math.log(l_) + _log_upper_gamma(1.0 - a_, l_ * xmin))
     x = xmin + np.arange(_DIRECT_TERMS, dtype=np.float64)
-    logf = -alpha * np.log(x) - lam * x
+    lx = np.log(x)
+    logf = -alpha * lx - lam * x
     shift = float(logf[0])
-    total = float(np.exp(logf - shift).sum())
+    w = np.exp(logf - shift)
+    sw = float(w.sum())
+    log_d = shift + math.log(sw)
+    g_da = -float(np.dot(w, lx)) / sw
+    g_dl = -float(np.dot(w, x)) / sw
     a = xmin + _DIRECT_TERMS
-    za = lam * a
-    if za < 60.0:
-        # Euler–Maclaurin remainder: ∫_a^∞ f + f(a)/2 - f'(a)/12
-        loga = -alpha * math.log(a) - lam * a
-        fa = math.exp(loga - shift)
-        dfa = fa * (-alpha / a - lam)
-        if lam > 0:
-            g = _upper_gamma(1.0 - alpha, za)
-            integral = math.exp((alpha - 1.0) * math.log(lam) - shift) * g if g > 0 else 0.0
-        else:
-            integral = math.exp((1.0 - alpha) * math.log(a) - shift) / (alpha - 1.0) if alpha > 1 else math.inf
-        total += integral + 0.5 * fa - dfa / 12.0
-    return shift + math.log(total) if total > 0 and math.isfinite(total) else math.inf
+    if lam * a >= 60.0:  # the remainder is below e^-60 of the sum
+        return log_d, g_da, g_dl
+    log_r, r_da, r_dl = fd(lambda a_, l_: _tpl_log_remainder(a_, l_, a))
+    if not math.isfinite(log_r):
+        return math.inf, math.nan, math.nan
+    log_z = float(np.logaddexp(log_d, log_r))
+    wd, wr = math.exp(log_d - log_z), math.exp(log_r - log_z)
+    return log_z, wd * g_da + wr * r_da, wd * g_dl + wr * r_dl
+
+
+def _tpl_logz(alpha: float, lam: float, xmin: float, discrete: bool) -> float:
+    return _tpl_logz_grad(alpha, lam, xmin, discrete)[0]
 
 
 def tpl_logpmf(x: np.ndarray, alpha: float, lam: float, xmin: float, discrete: bool) -> np.ndarray:
@@ -183,7 +208,10 @@ def _safe(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], float]:
     return g
 
 
-def fit_truncated_power_law(values, counts, xmin: float, discrete: bool, pl: PowerLawFit) -> TailFit:
+def fit_truncated_power_law(values, counts, xmin: float, discrete: bool, pl: PowerLawFit,
+                            start: dict[str, float] | None = None) -> TailFit:
+    """MLE of (α, λ) over (α, ln λ) with the gradient. Starts: the power law's α with λ near
+    1/max and 1/mean, plus ``start`` when given (e.g. the observed fit, in a calibration replicate)."""
     n = float(counts.sum())
     slog = float(np.dot(counts, np.log(values)))
     sx = float(np.dot(counts, values))
@@ -191,35 +219,89 @@ def fit_truncated_power_law(values, counts, xmin: float, discrete: bool, pl: Pow
     def nll(theta):
         alpha, loglam = theta
         lam = math.exp(loglam)
-        return alpha * slog + lam * sx + n * _tpl_logz(alpha, lam, xmin, discrete)
+        lz, ga, gl = _tpl_logz_grad(alpha, lam, xmin, discrete)
+        f = alpha * slog + lam * sx + n * lz
+        if not math.isfinite(f):
+            return 1e300, np.zeros(2)
+        return f, np.array([slog + n * ga, lam * (sx + n * gl)])
 
     mean = sx / n
     starts = [[pl.alpha, math.log(1.0 / values[-1])], [max(pl.alpha - 0.5, 0.5), math.log(1.0 / mean)]]
-    theta, f, ok = _minimise(_safe(nll), starts, [_TPL_ALPHA_BOUNDS, _LOG_LAMBDA_BOUNDS])
-    ll = -f
-    params = {"alpha": float(theta[0]), "lambda": float(math.exp(theta[1]))}
+    if start is not None and start.get("lambda", 0) > 0:
+        starts.insert(0, [start["alpha"], math.log(start["lambda"])])
+    best_x, best_f, ok = None, math.inf, False
+    for x0 in starts:
+        with np.errstate(all="ignore"):
+            res = optimize.minimize(nll, np.asarray(x0, float), jac=True, method="L-BFGS-B",
+                                    bounds=[_TPL_ALPHA_BOUNDS, _LOG_LAMBDA_BOUNDS])
+        if np.isfinite(res.fun) and res.fun < best_f:
+            best_x, best_f, ok = res.x, float(res.fun), bool(res.success)
+    ll = -best_f if best_x is not None else -math.inf
+    params = {"alpha": float(best_x[0]), "lambda": float(math.exp(best_x[1]))} if best_x is not None else {}
     if not ll >= pl.loglik:  # nested: the power law (λ = 0) is in the family
         params, ll, ok = {"alpha": pl.alpha, "lambda": 0.0}, pl.loglik, True
     return TailFit(family="truncated_power_law", discrete=discrete, xmin=xmin, n_tail=int(n), params=params, loglik=float(ll), converged=ok)
 
 
-def fit_lognormal(values, counts, xmin: float, discrete: bool) -> TailFit:
+def _lognormal_nll_grad(theta, values, counts, xmin, discrete):
+    """Negative log-likelihood of the (discrete or continuous) truncated log-normal and its gradient
+    in (μ, ln σ)."""
+    mu, logsig = theta
+    sigma = math.exp(logsig)
+    lo_edge = xmin - 1.0 if discrete else xmin
+    c = (math.log(lo_edge) - mu) / sigma if lo_edge > 0 else -math.inf
+    log_sc = float(special.log_ndtr(-c))
+    # d/dμ and d/dσ of ln S_c, S_c = 1 - Φ(c)
+    h_c = math.exp(_log_phi(c) - log_sc) if math.isfinite(c) else 0.0
+    dsc_mu = h_c / sigma
+    dsc_sig = c * h_c / sigma if math.isfinite(c) else 0.0
+    if discrete:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = (np.log(values - 1.0) - mu) / sigma
+            b = (np.log(values) - mu) / sigma
+            logd = _log_diff_sf(a, b)
+            ra = np.where(np.isfinite(a), np.exp(_log_phi(a) - logd), 0.0)
+            rb = np.exp(_log_phi(b) - logd)
+            aa = np.where(np.isfinite(a), a * ra, 0.0)
+        ll = float(np.dot(counts, logd)) - counts.sum() * log_sc
+        g_mu = float(np.dot(counts, (ra - rb) / sigma)) - counts.sum() * dsc_mu
+        g_sig = float(np.dot(counts, (aa - b * rb) / sigma)) - counts.sum() * dsc_sig
+    else:
+        z = (np.log(values) - mu) / sigma
+        n = counts.sum()
+        ll = float(np.dot(counts, -np.log(values) - 0.5 * z * z)) - n * (logsig + 0.5 * math.log(2 * math.pi) + log_sc)
+        g_mu = float(np.dot(counts, z / sigma)) - n * dsc_mu
+        g_sig = float(np.dot(counts, z * z / sigma)) - n / sigma - n * dsc_sig
+    return -ll, np.array([-g_mu, -g_sig * sigma])
+
+
+def _log_phi(z):
+    return -0.5 * np.square(z) - 0.5 * math.log(2 * math.pi)
+
+
+def fit_lognormal(values, counts, xmin: float, discrete: bool, start: dict[str, float] | None = None) -> TailFit:
+    """MLE of (μ, σ) with the analytic gradient; ``start`` is tried first when given."""
     n = float(counts.sum())
     logs = np.log(values - 0.5 if discrete else values)
     m = float(np.dot(counts, logs) / n)
     s = float(math.sqrt(max(np.dot(counts, (logs - m) ** 2) / n, 1e-4)))
-
-    def nll(theta):
-        mu, logsig = theta
-        return -float(np.dot(counts, lognormal_logpmf(values, mu, math.exp(logsig), xmin, discrete)))
-
     lx = math.log(xmin)
     bounds = [(lx - 200.0, math.log(values[-1]) + 10.0), (math.log(0.01), math.log(100.0))]
     starts = [[m, math.log(s)], [lx - 2 * s * s, math.log(2 * s)]]
-    theta, f, ok = _minimise(_safe(nll), starts, bounds)
+    if start is not None:
+        starts.insert(0, [start["mu"], math.log(start["sigma"])])
+    best_x, best_f, ok = None, math.inf, False
+    for x0 in starts:
+        with np.errstate(all="ignore"):
+            res = optimize.minimize(_lognormal_nll_grad, np.asarray(x0, float), args=(values, counts, xmin, discrete),
+                                    jac=True, method="L-BFGS-B", bounds=bounds)
+        if np.isfinite(res.fun) and res.fun < best_f:
+            best_x, best_f, ok = res.x, float(res.fun), bool(res.success)
+    if best_x is None:
+        best_x = np.asarray(starts[0], float)
     return TailFit(
         family="lognormal", discrete=discrete, xmin=xmin, n_tail=int(n),
-        params={"mu": float(theta[0]), "sigma": float(math.exp(theta[1]))}, loglik=float(-f), converged=ok,
+        params={"mu": float(best_x[0]), "sigma": float(math.exp(best_x[1]))}, loglik=float(-best_f), converged=ok,
     )
 
 

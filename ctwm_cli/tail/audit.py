@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from . import alternatives as alt
 from .bootstrap import GofResult, _replicate_ks, gof_result, gof_tasks
 from .compare import Comparison, nested_power_law, vuong
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
-from .parallel import run_tasks
+from .parallel import run_tasks, single_blas_thread
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
 FAMILIES = ("truncated_power_law", "lognormal", "exponential", "stretched_exponential")
@@ -137,6 +138,8 @@ def audit(
     p_star: float = 0.10,
     z_star: float = 1.96,
     diagnostics: bool = True,
+    calibrate: int = 0,
+    level: float = 0.05,
     label: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> AuditResult:
@@ -148,7 +151,8 @@ def audit(
     """
     return audit_many(
         [counts], labels=[label], discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs,
-        min_tail=min_tail, p_star=p_star, z_star=z_star, diagnostics=diagnostics, progress=progress,
+        min_tail=min_tail, p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate,
+        level=level, progress=progress,
     )[0]
 
 
@@ -165,35 +169,51 @@ def audit_many(
     p_star: float = 0.10,
     z_star: float = 1.96,
     diagnostics: bool = True,
+    calibrate: int = 0,
+    level: float = 0.05,
     progress: ProgressCallback | None = None,
+    calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
     """Audit several count vectors (traces, or groups of one trace). The fits run in this process;
     the bootstrap replicates of every audit share one pool of ``jobs`` worker processes.
 
     With one vector its seed is ``seed`` itself; with several, each gets
-    :func:`derive_seed` (seed, label), recorded in its ``settings.seed``.
+    :func:`derive_seed` (seed, label), recorded in its ``settings.seed``. ``calibrate=R`` adds the
+    parametric-bootstrap calibration of the verdict (:mod:`ctwm_cli.tail.calibrate`) at ``level``.
     """
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
+    if calibrate < 0:
+        raise UsageError(f"calibrate must be >= 0, got {calibrate}")
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
-    prepared = []
-    for counts, label in zip(counts_list, labels, strict=True):
-        x = _as_values(counts, discrete)
-        if label is None and getattr(counts, "source", None) is not None:
-            group = getattr(counts, "group", None)
-            label = counts.source if group is None else f"{counts.source}[{group}]"
-        own_seed = seed if len(counts_list) == 1 else derive_seed(seed, label)
-        settings = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail,
-                                 p_star=p_star, z_star=z_star, seed=own_seed)
-        conc = None
-        if diagnostics:
-            from ..diagnostics import concentration
+    with single_blas_thread():
+        prepared = [_prepare(counts, label, len(counts_list), seed, discrete, xmin, bootstrap, min_tail, p_star,
+                             z_star, diagnostics) for counts, label in zip(counts_list, labels, strict=True)]
+    return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
+                calibration_progress=calibration_progress)
 
-            conc = concentration(x)
-        hist = Histogram.from_sample(x)
-        pl = fit_power_law(hist, discrete=discrete, xmin=xmin, min_tail=min_tail)
-        fits, comparisons = fit_alternatives(hist, pl, z_star=z_star) if pl is not None else ({}, [])
-        prepared.append((label, settings, conc, hist, pl, fits, comparisons))
+
+def _prepare(counts, label, n_audits, seed, discrete, xmin, bootstrap, min_tail, p_star, z_star, diagnostics):
+    """Fit one count vector (everything but the bootstrap)."""
+    x = _as_values(counts, discrete)
+    if label is None and getattr(counts, "source", None) is not None:
+        group = getattr(counts, "group", None)
+        label = counts.source if group is None else f"{counts.source}[{group}]"
+    own_seed = seed if n_audits == 1 else derive_seed(seed, label)
+    settings = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail,
+                             p_star=p_star, z_star=z_star, seed=own_seed)
+    conc = None
+    if diagnostics:
+        from ..diagnostics import concentration
+
+        conc = concentration(x)
+    hist = Histogram.from_sample(x)
+    pl = fit_power_law(hist, discrete=discrete, xmin=xmin, min_tail=min_tail)
+    fits, comparisons = fit_alternatives(hist, pl, z_star=z_star) if pl is not None else ({}, [])
+    return (label, settings, conc, hist, pl, fits, comparisons)
+
+
+def _run(prepared, *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
     # every bootstrap's tasks in one pool
     tasks, owner = [], []
     for k, (_, s, _, hist, pl, _, _) in enumerate(prepared):
@@ -209,6 +229,14 @@ def audit_many(
         mine = [c for c, o in zip(chunks, owner, strict=True) if o == k]
         gof = gof_result(pl, mine, s.bootstrap) if mine else None
         results.append(_assemble(label, s, conc, hist, pl, fits, comparisons, gof))
+    if calibrate:
+        from .calibrate import calibrate as run_calibration
+
+        results = [
+            dataclasses.replace(r, calibration=run_calibration(p[3], r, replicates=calibrate, level=level,
+                                                               jobs=jobs, progress=calibration_progress))
+            for r, p in zip(results, prepared, strict=True)
+        ]
     return results
 
 

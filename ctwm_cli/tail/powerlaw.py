@@ -95,7 +95,10 @@ def _mle_discrete(xmin: float, n: float, logsum: float) -> float:
 
 
 @_jit
-def _ks_discrete(values, counts, start, n_tail, alpha):
+def _ks_discrete(values, counts, start, n_tail, alpha, cap):
+    """KS distance at cutoff values[start]; stops early once it reaches ``cap`` (the candidate
+    cannot beat the best so far) or once no later point can raise it: for every x >= v - 1,
+    |F_emp(x) - F(x)| <= max(P_emp(X >= v), P(X >= v))."""
     xmin = values[start]
     lz0 = log_hurwitz_zeta(alpha, xmin)
     d = 0.0
@@ -106,9 +109,11 @@ def _ks_discrete(values, counts, start, n_tail, alpha):
         v = values[j]
         if v != prev_next:
             lz = log_hurwitz_zeta(alpha, v)
+        surv = math.exp(lz - lz0)
+        if max(1.0 - below / n_tail, surv) <= d:
+            break
         # left: F(v - 1) = P(X < v) against F_emp(v - 1) = below / n
-        f_left = -math.expm1(lz - lz0)
-        e = abs(below / n_tail - f_left)
+        e = abs(below / n_tail - (1.0 - surv))
         if e > d:
             d = e
         # right: F(v) = P(X <= v) = 1 - ζ(α, v + 1)/ζ0, ln ζ(α, v + 1) = lz + log1p(-v^-α/ζ(α, v))
@@ -117,18 +122,23 @@ def _ks_discrete(values, counts, start, n_tail, alpha):
         e = abs(below / n_tail + math.expm1(lz_next - lz0))
         if e > d:
             d = e
+        if d >= cap:
+            break
         lz = lz_next
         prev_next = v + 1.0
     return d
 
 
 @_jit
-def _ks_continuous(values, counts, start, n_tail, alpha):
+def _ks_continuous(values, counts, start, n_tail, alpha, cap):
     xmin = values[start]
     d = 0.0
     below = 0.0
     for j in range(start, values.size):
-        f = -math.expm1((1.0 - alpha) * math.log(values[j] / xmin))
+        surv = math.exp((1.0 - alpha) * math.log(values[j] / xmin))
+        if max(1.0 - below / n_tail, surv) <= d:
+            break
+        f = 1.0 - surv
         e = abs(below / n_tail - f)
         if e > d:
             d = e
@@ -136,6 +146,8 @@ def _ks_continuous(values, counts, start, n_tail, alpha):
         e = abs(below / n_tail - f)
         if e > d:
             d = e
+        if d >= cap:
+            break
     return d
 
 
@@ -174,9 +186,9 @@ def _scan(values, counts, min_tail, discrete, fixed):
             continue
         ncand += 1
         if discrete:
-            dd = _ks_discrete(values, counts, i, ntail[i], a)
+            dd = _ks_discrete(values, counts, i, ntail[i], a, best_d)
         else:
-            dd = _ks_continuous(values, counts, i, ntail[i], a)
+            dd = _ks_continuous(values, counts, i, ntail[i], a, best_d)
         if dd < best_d:
             best, best_d, best_a = i, dd, a
     return best, best_a, best_d, ncand
