@@ -1,4 +1,5 @@
-"""Trace readers: JSONL (plain, gzip, stdin), a Parquet file, or a Parquet dataset directory.
+"""Trace readers: JSONL (plain, gzip, stdin), a Parquet file, a Parquet dataset directory, or
+telemetry (OTLP JSON spans, a Mem0 history export; see :mod:`ctwm_cli.traces.telemetry`).
 
 Every reader yields Arrow tables in *canonical* form: the mapped columns renamed to the schema's
 names and cast to the schema's types, validated (no missing item, counts integral and >= 1).
@@ -27,7 +28,7 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from .schema import COLUMN_TYPES, INTEGER_COLUMNS, TEXT_COLUMNS, ColumnMap
 
 BLOCK_BYTES = 8 << 20
@@ -39,11 +40,12 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json")
 class TraceReader:
     """An open trace. Iterate :meth:`batches` once; ``columns_found`` fills in as it is read."""
 
-    def __init__(self, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str]):
+    def __init__(self, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str], optional: Sequence[str] = ()):
         self.source = source
         self.format = fmt
         self.columns = columns
-        self.keep = tuple(keep)
+        self.keep = tuple(dict.fromkeys([*keep, *optional]))
+        self._required_keep = tuple(keep)
         self.columns_found: list[str] = []
 
     # Which canonical fields exist, as {canonical: source}; known after the first batch.
@@ -64,7 +66,7 @@ class TraceReader:
                 self.columns_found.append(n)
 
     def _check_required(self, names: Sequence[str]) -> None:
-        missing = [c for c in (self.columns.item, *self.keep) if c not in names]
+        missing = [c for c in (self.columns.item, *self._required_keep) if c not in names]
         if missing:
             found = ", ".join(names) if names else "none"
             raise InputError(
@@ -73,37 +75,60 @@ class TraceReader:
             )
 
 
+INPUT_FORMATS = ("auto", "otel", "mem0")
+
+
 def open_trace(
     path: str | Path,
     columns: ColumnMap | None = None,
     *,
     keep: Sequence[str] = (),
+    optional: Sequence[str] = (),
+    input_format: str = "auto",
 ) -> TraceReader:
     """Open a trace by path (``-`` reads JSONL from standard input).
 
-    ``keep`` names extra source columns (e.g. a ``--group-by`` column) carried along as text.
+    ``keep`` names extra source columns (e.g. a ``--group-by`` column) carried along as text;
+    ``optional`` names extra columns carried along when present (null where absent).
+    ``input_format``: ``auto`` recognises OTLP JSON spans and Mem0 history exports by content
+    (JSON files only), ``otel`` / ``mem0`` force those readers (their rows are already canonical,
+    so column remapping does not apply to them).
     """
     columns = columns or ColumnMap()
+    if input_format not in INPUT_FORMATS:
+        raise UsageError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
     text = str(path)
     if text == "-":
-        return _JsonlReader("<stdin>", columns, keep, opener=lambda: sys.stdin.buffer)
+        if input_format != "auto":
+            raise UsageError(f"--input-format {input_format} needs a file, not standard input")
+        return _JsonlReader("<stdin>", columns, keep, optional, opener=lambda: sys.stdin.buffer)
     p = Path(text)
     if not p.exists():
         raise InputError(f"{text}: no such file or directory")
-    if p.is_dir():
-        return _ParquetReader(text, columns, keep, dataset=True)
     name = p.name.lower()
+    if input_format == "auto" and p.is_file() and name.endswith(JSONL_SUFFIXES):
+        from .telemetry import sniff_format
+
+        input_format = sniff_format(p, columns) or "auto"
+    if input_format != "auto":
+        if p.is_dir():
+            raise InputError(f"{text}: --input-format {input_format} reads a file, not a directory")
+        from .telemetry import TelemetryReader
+
+        return TelemetryReader(text, input_format, keep, optional)
+    if p.is_dir():
+        return _ParquetReader(text, columns, keep, optional, dataset=True)
     if name.endswith(PARQUET_SUFFIXES):
-        return _ParquetReader(text, columns, keep, dataset=False)
+        return _ParquetReader(text, columns, keep, optional, dataset=False)
     if name.endswith(JSONL_SUFFIXES):
         gz = name.endswith(".gz")
-        return _JsonlReader(text, columns, keep, opener=lambda: _open_binary(p, gz))
+        return _JsonlReader(text, columns, keep, optional, opener=lambda: _open_binary(p, gz))
     with p.open("rb") as fh:
         head = fh.read(4)
     if head == b"PAR1":
-        return _ParquetReader(text, columns, keep, dataset=False)
+        return _ParquetReader(text, columns, keep, optional, dataset=False)
     if head[:2] == b"\x1f\x8b":
-        return _JsonlReader(text, columns, keep, opener=lambda: _open_binary(p, True))
+        return _JsonlReader(text, columns, keep, optional, opener=lambda: _open_binary(p, True))
     raise InputError(
         f"{text}: unknown trace format (expected .jsonl, .jsonl.gz, .ndjson, .parquet, "
         f"a Parquet directory, or - for JSONL on stdin)"
@@ -196,8 +221,8 @@ def _kind(t: pa.DataType) -> str:
 
 
 class _ParquetReader(TraceReader):
-    def __init__(self, source: str, columns: ColumnMap, keep: Sequence[str], *, dataset: bool):
-        super().__init__(source, "parquet-dataset" if dataset else "parquet", columns, keep)
+    def __init__(self, source: str, columns: ColumnMap, keep: Sequence[str], optional: Sequence[str] = (), *, dataset: bool):
+        super().__init__(source, "parquet-dataset" if dataset else "parquet", columns, keep, optional)
         import pyarrow.dataset as ds
 
         try:
@@ -279,8 +304,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 class _JsonlReader(TraceReader):
-    def __init__(self, source: str, columns: ColumnMap, keep: Sequence[str], *, opener):
-        super().__init__(source, "jsonl", columns, keep)
+    def __init__(self, source: str, columns: ColumnMap, keep: Sequence[str], optional: Sequence[str] = (), *, opener):
+        super().__init__(source, "jsonl", columns, keep, optional)
         self._opener = opener
 
     def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:

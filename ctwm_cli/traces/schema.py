@@ -26,6 +26,13 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
 TEXT_COLUMNS = ("ts",)
 
 EVENT_KINDS = ("retrieve", "inject", "write", "update", "supersede", "archive", "evict", "maintain")
+#: Rows that carry no memory item (``ctwm health``; telemetry import): ``search`` marks a retrieval
+#: query (so queries returning nothing are visible), ``context`` carries the prompt size of a model
+#: call in ``tokens``, ``task_outcome`` carries a task's result in the ``outcome`` column.
+CONTEXT_EVENT_KINDS = ("search", "context", "task_outcome")
+#: Optional extra columns of an event trace used by ``ctwm health``: the task a row belongs to, a
+#: task's outcome, and (on ``supersede`` rows) the item that supersedes ``item``.
+HEALTH_COLUMNS = ("task", "outcome", "by")
 DEFAULT_EVENT = "retrieve"
 INTEGER_COLUMNS = frozenset({"step", "rank", "tokens", "count"})
 

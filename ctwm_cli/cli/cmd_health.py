@@ -1,0 +1,226 @@
+"""``ctwm health`` (memory-health metrics) and ``ctwm import otel|mem0`` (telemetry to Parquet)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..errors import CheckFailed
+from ..health import METRICS, health_of_trace, parse_check
+from ..plots import check_plot_path
+from ..traces.telemetry import import_telemetry
+from .options import (
+    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, PlotOpt, RunColOpt, StepColOpt,
+    column_map, resolve_format,
+)
+from .output import emit, fmt_num, message, progress_bar
+
+
+class InputFormat(str, Enum):
+    auto = "auto"
+    otel = "otel"
+    mem0 = "mem0"
+
+
+HEALTH_HELP = """Memory-health metrics of an agent's memory trace (the article's section 8).
+
+\b
+Trace: event rows (item, step, run, event, tokens, ts) plus optional columns task, outcome and by.
+Event kinds: write, update, supersede (item superseded by the item in `by`), archive, evict,
+retrieve, inject, maintain; and search (a retrieval query), context (tokens = prompt size of a
+model call), task_outcome (outcome = success/failure). OTLP JSON spans and Mem0 history exports are
+read directly (--input-format). The trace is one memory store; rows are processed in time order
+(ts if every row has one, else step); the live store grows on write and shrinks on supersede,
+archive and evict.
+
+\b
+Metrics (names usable in --fail-on):
+  context_usage            mean prompt tokens per step / --budget (steps with a context row)
+  memory_token_share       mean injected memory tokens per step (inject tokens, else retrieve) / --budget
+  memory_share_of_context  injected memory tokens / prompt tokens
+  steps_over_budget        share of steps whose prompt (else memory) tokens exceed --budget
+  maintenance_ratio        steps with a maintain row / all (run, step) steps; warning above 10%
+  net_new_per_task         change of the live store size over a task's rows, mean over tasks
+  retrieval_hit_rate       queries (steps with search/retrieve rows) that retrieved >= 1 item / queries;
+                           needs search rows
+  stale_hit_share          retrieve hits on items then superseded, archived or past valid_until / hits
+  failure_attribution      failed tasks that used (retrieve/inject) an entry stale at that moment
+                           or superseded/archived later / failed tasks; failures_attributed is the
+                           count. A task's outcome is the last non-null `outcome` of its rows (a
+                           task_outcome row or an outcome column): success/pass/ok/true/1 or
+                           failure/fail/error/false/0
+  revoked_share            items superseded or archived by the end / all memory items
+  growth_slope             OLS slope of the live store size per step (or second)
+  growth class             converging / linear / accelerating: OLS of the growth rate in (up to 20)
+                           equal time bins on time; the 95% interval of this trend above (below) 0
+                           and the last-quarter rate at least 25% above (below) the first-quarter
+                           rate -> accelerating (converging); a store that does not grow is
+                           converging; otherwise linear. growth_rate_change = last/first - 1
+  store_size               live store size at the end
+  success_rate, inflection_volume
+                           success rate of tasks, and the store size at task start where a continuous
+                           two-segment least-squares fit of success (0/1) on it bends
+  supersede_cycles, max_chain_length, superseded_but_retrieved
+                           cycles of the supersede graph (from `by` and the objects' supersedes),
+                           items on its longest chain, items retrieved after being superseded
+
+\b
+--objects: memory-object table (JSONL/Parquet): id, type, subject, content, source, created_at,
+last_hit_at, hit_count, confidence, decay, valid_until, supersedes, scope. Times are ISO 8601
+(compared with ts) or step numbers (compared with step).
+"""
+
+
+def health(
+    trace: Annotated[str, typer.Argument(metavar="TRACE", help="Event trace (.jsonl, .parquet, a Parquet directory, OTLP JSON, Mem0 history export).")],
+    objects: Annotated[str | None, typer.Option("--objects", help="Memory-object table (JSONL or Parquet) with valid_until, supersedes, created_at, type.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="Prompt budget in tokens for context usage and memory token share.")] = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option("--fail-on", metavar="METRIC>VALUE", help="Exit 1 if the condition holds (also <, >=, <=), e.g. stale_hit_share>0.05. Repeatable."),
+    ] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Use only the rows of this run.")] = None,
+    input_format: Annotated[InputFormat, typer.Option("--input-format", help="auto (sniff JSON content), otel (OTLP JSON spans) or mem0 (history export).")] = InputFormat.auto,
+    plot: PlotOpt = None,
+    task_col: Annotated[str | None, typer.Option("--task-col", help="Source column holding the task id [default: task].")] = None,
+    outcome_col: Annotated[str | None, typer.Option("--outcome-col", help="Source column holding a task's outcome [default: outcome].")] = None,
+    by_col: Annotated[str | None, typer.Option("--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    fmt = resolve_format(fmt, as_json)
+    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    checks = [parse_check(spec, list(METRICS)) for spec in fail_on or []]
+    check_plot_path(plot)
+    with progress_bar(f"reading {trace}") as progress:
+        report = health_of_trace(
+            trace, cmap, objects=objects, budget=budget, run=run, input_format=input_format.value, checks=checks,
+            extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, progress=progress,
+        )
+    for w in report.warnings:
+        message(f"warning: {w}")
+    if plot:
+        from ..plots.health import plot_health
+
+        message(f"figure: {plot_health(plot, report)}")
+    rows = [{"metric": k, "value": v, "definition": METRICS[k]} for k, v in report.metrics.items()]
+    rows.append({"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason})
+    emit("health", report.to_dict(), rows, fmt, tables=_tables(report))
+    failed = [c for c in report.checks if c.failed]
+    if failed:
+        raise CheckFailed("--fail-on: " + "; ".join(c.note for c in failed))
+
+
+def _tables(report) -> list[Table]:
+    m = report.metrics
+    t = Table(title=f"Memory health of {report.source}", title_justify="left", show_header=True)
+    t.add_column("metric", no_wrap=True)
+    t.add_column("value", justify="right")
+    t.add_column("detail")
+    c, r, f, g = report.context, report.retrieval, report.failures, report.growth
+    budget = f"budget {c.budget:,} tokens" if c.budget else "no --budget"
+    t.add_row("context_usage", fmt_num(m["context_usage"]), f"{budget}; {c.context_steps:,} steps with a context row, mean {fmt_num(c.context_tokens_mean)} tokens")
+    t.add_row("memory_token_share", fmt_num(m["memory_token_share"]), f"mean {fmt_num(c.memory_tokens_mean)} {c.memory_event or 'memory'} tokens per step (max {fmt_num(c.memory_tokens_max)})")
+    t.add_row("memory_share_of_context", fmt_num(m["memory_share_of_context"]), "injected memory tokens / prompt tokens")
+    t.add_row("steps_over_budget", fmt_num(m["steps_over_budget"]), f"of {c.steps:,} steps")
+    mt = report.maintenance
+    t.add_row("maintenance_ratio", fmt_num(m["maintenance_ratio"]), f"{mt.maintenance_steps:,} of {mt.steps:,} steps (warn > {mt.warn_above:.0%})")
+    ch = report.churn
+    t.add_row("net_new_per_task", fmt_num(m["net_new_per_task"]), f"{ch.tasks:,} tasks, median {fmt_num(ch.net_new_median)}; {ch.writes:,} writes, {ch.removals:,} removals")
+    t.add_row("retrieval_hit_rate", fmt_num(m["retrieval_hit_rate"]), f"{r.queries_with_hits:,} of {r.queries:,} queries retrieved something")
+    reasons = ", ".join(f"{k} {v:,}" for k, v in r.stale_by_reason.items()) or "none"
+    t.add_row("stale_hit_share", fmt_num(m["stale_hit_share"]), f"{r.stale_hits:,} of {r.hits:,} {r.hit_event or 'hit'} rows ({reasons})")
+    t.add_row("failure_attribution", fmt_num(m["failure_attribution"]), f"{f.failures_attributed:,} of {f.failed_tasks:,} failed tasks used a stale or since-revoked entry (share among successful tasks: {fmt_num(f.successes_with_revoked_use)})")
+    t.add_row("revoked_share", fmt_num(m["revoked_share"]), f"{f.revoked_items:,} of {f.memory_items:,} items superseded or archived; {f.expired_items:,} expired")
+    t.add_row("growth", g.classification, f"slope {fmt_num(g.slope)} items/{g.time_unit}; {g.reason}")
+    t.add_row("store_size", fmt_num(report.churn.final_size), f"started at {report.churn.initial_size:,}")
+    sc = report.success_curve
+    if sc is not None:
+        t.add_row("success_rate", fmt_num(sc.success_rate), f"{sc.tasks:,} tasks with an outcome")
+        knee = "–" if sc.inflection_volume is None else f"slope {fmt_num(sc.slope_before)} before, {fmt_num(sc.slope_after)} after"
+        t.add_row("inflection_volume", fmt_num(sc.inflection_volume), knee if sc.inflection_volume is not None else sc.reason)
+    k = report.contradictions
+    t.add_row("supersede_cycles", fmt_num(k.n_cycles), "; ".join(" -> ".join(cyc) for cyc in k.cycles[:3]) or "none")
+    t.add_row("max_chain_length", fmt_num(k.max_chain_length), f"{k.chains:,} chains over {k.items_in_chains:,} items")
+    t.add_row("superseded_but_retrieved", fmt_num(k.superseded_but_retrieved), f"{k.superseded_hits:,} hits; " + (", ".join(k.superseded_but_retrieved_items[:5]) or "none"))
+    tables = [t]
+    if report.checks or report.notes:
+        n = Table(show_header=False, box=None)
+        n.add_column("note")
+        for ck in report.checks:
+            n.add_row(f"check {ck.check}: {'FAILED' if ck.failed else 'ok'} ({ck.note})")
+        for note in report.notes:
+            n.add_row(f"note: {note}")
+        tables.append(n)
+    return tables
+
+
+import_app = typer.Typer(
+    name="import",
+    help="Convert agent-memory telemetry into a Parquet trace (ctwm commands also read these files directly).",
+    no_args_is_help=True,
+)
+
+OutOpt = Annotated[str, typer.Option("--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, task, outcome, by).")]
+
+
+@import_app.command("otel")
+def import_otel(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
+    output: OutOpt,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """OpenTelemetry GenAI spans (OTLP JSON) -> trace rows.
+
+    search_memory / retrieval -> a search row and one retrieve row per record id of
+    gen_ai.memory.records / gen_ai.retrieval.documents; create_memory -> write; update_memory ->
+    update; upsert_memory -> write (first time) or update; delete_memory -> archive; chat etc. with
+    gen_ai.usage.input_tokens -> context; the root or invoke_agent span's status (or a
+    ctwm.task.outcome attribute) -> task_outcome. run = gen_ai.conversation.id else trace id; task =
+    ctwm.task.id else trace id; step = inference spans of the run started before the span.
+    """
+    _import(file, "otel", output, resolve_format(fmt, as_json))
+
+
+@import_app.command("mem0")
+def import_mem0(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="Mem0 history export: JSON array, {\"results\": [...]} or JSON lines.")],
+    output: OutOpt,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mem0 history rows -> trace rows: ADD -> write, UPDATE -> update, DELETE -> archive.
+
+    ts = updated_at (UPDATE, DELETE) or created_at; step = dense rank of ts; run = run_id / user_id /
+    agent_id; task = task_id / task (also in metadata).
+    """
+    _import(file, "mem0", output, resolve_format(fmt, as_json))
+
+
+def _import(file: str, kind: str, output: str, fmt: Format) -> None:
+    res = import_telemetry(file, kind, output)
+    d = res.to_dict()
+    t = Table(title=f"{res.source} ({kind}) -> {res.output}", title_justify="left", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    what = "spans" if kind == "otel" else "history rows"
+    t.add_row(f"{what} read", f"{res.records:,} ({res.mapped:,} mapped to trace rows)")
+    t.add_row("trace rows", fmt_num(res.rows))
+    t.add_row("events", ", ".join(f"{k}: {v:,}" for k, v in res.events.items()))
+    t.add_row("runs / tasks", f"{res.runs:,} / {res.tasks:,}")
+    emit(f"import {kind}", d, [d], fmt, tables=[t])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("health", help=HEALTH_HELP)(health)
+    app.add_typer(import_app, name="import")

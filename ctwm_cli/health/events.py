@@ -1,0 +1,132 @@
+"""Load an event trace for ``ctwm health``: all rows, in time order, as plain Python columns."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+from ..progress import ProgressCallback
+from ..traces import open_trace
+from ..traces.objects import parse_timestamp
+from ..traces.readers import TraceReader
+from ..traces.schema import DEFAULT_EVENT, HEALTH_COLUMNS, ColumnMap
+
+#: Kinds processed first among rows at the same time (an item written at step t can be hit at t).
+_FIRST_AT_SAME_TIME = frozenset({"write"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EventLog:
+    """The rows of a trace sorted by time (stable: file order breaks ties, writes first)."""
+
+    source: str
+    format: str
+    item: list[str]
+    event: list[str]
+    step: list[int | None]
+    run: list[str | None]
+    tokens: list[int | None]
+    task: list[str | None]
+    outcome: list[str | None]
+    by: list[str | None]
+    time: list[float]
+    time_kind: str  # "timestamp" (seconds since the epoch), "step" or "row"
+    has_step: bool
+    has_tokens: bool
+    has_task: bool
+
+    def __len__(self) -> int:
+        return len(self.item)
+
+
+def load_events(
+    path: str,
+    columns: ColumnMap | None = None,
+    *,
+    time_kind: str | None = None,
+    run: str | None = None,
+    input_format: str = "auto",
+    extra_columns: Mapping[str, str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> EventLog:
+    """Read every row of ``path``. ``time_kind`` forces ``timestamp`` or ``step`` ordering
+    (default: timestamps when every row has a parseable ``ts``, else steps, else row order).
+    ``extra_columns`` maps ``task`` / ``outcome`` / ``by`` to the source columns holding them."""
+    extra = {c: c for c in HEALTH_COLUMNS}
+    for k, v in (extra_columns or {}).items():
+        if k not in extra:
+            raise UsageError(f"unknown health column {k!r} (known: {', '.join(HEALTH_COLUMNS)})")
+        if v:
+            extra[k] = v
+    reader = open_trace(path, columns, optional=tuple(extra.values()), input_format=input_format)
+    cols = _read_all(reader, extra, progress)
+    if "count" in reader.mapping and cols["count_present"]:
+        raise InputError(f"{reader.source}: a counts table has no events; ctwm health needs an event trace")
+    n = len(cols["item"])
+    if run is not None:
+        keep = [i for i in range(n) if cols["run"][i] == run]
+        if not keep:
+            found = sorted({r for r in cols["run"] if r is not None})[:10]
+            raise InputError(f"{reader.source}: no rows of run {run!r} (runs: {', '.join(found) or 'none'})")
+        cols = {k: ([v[i] for i in keep] if isinstance(v, list) else v) for k, v in cols.items()}
+        n = len(keep)
+    steps = cols["step"]
+    has_step = n > 0 and all(s is not None for s in steps)
+    ts_vals = [None if t is None else parse_timestamp(t) for t in cols["ts"]]
+    has_ts = n > 0 and all(t is not None for t in ts_vals)
+    if time_kind == "timestamp":
+        if not has_ts:
+            raise InputError(
+                f"{reader.source}: the memory-object times are ISO-8601 timestamps, so every trace row needs a ts "
+                "(ISO 8601); some are missing or unparseable"
+            )
+        kind, time = "timestamp", ts_vals
+    elif time_kind == "step":
+        if not has_step:
+            raise InputError(f"{reader.source}: the memory-object times are step numbers, so every trace row needs a step")
+        kind, time = "step", [float(s) for s in steps]
+    elif has_ts:
+        kind, time = "timestamp", ts_vals
+    elif has_step:
+        kind, time = "step", [float(s) for s in steps]
+    else:
+        kind, time = "row", [float(i) for i in range(n)]
+    events = [e if e is not None else DEFAULT_EVENT for e in cols["event"]]
+    prio = [0 if e in _FIRST_AT_SAME_TIME else 1 for e in events]
+    order = np.lexsort((np.arange(n), np.array(prio, dtype=np.int8), np.array(time, dtype=float))) if n else np.arange(0)
+    if np.array_equal(order, np.arange(n)):  # already in time order (the usual case): no copies
+        take = lambda xs: xs  # noqa: E731
+    else:
+        idx = order.tolist()
+        take = lambda xs: [xs[i] for i in idx]  # noqa: E731
+    return EventLog(
+        source=reader.source, format=reader.format, item=take(cols["item"]), event=take(events),
+        step=take(steps), run=take(cols["run"]), tokens=take(cols["tokens"]), task=take(cols["task"]),
+        outcome=take(cols["outcome"]), by=take(cols["by"]), time=take(time), time_kind=kind, has_step=has_step,
+        has_tokens=any(t is not None for t in cols["tokens"]), has_task=any(t is not None for t in cols["task"]),
+    )
+
+
+def _read_all(reader: TraceReader, extra: Mapping[str, str], progress: ProgressCallback | None) -> dict:
+    names = ("item", "event", "step", "run", "tokens", "ts", "task", "outcome", "by")
+    source = {k: extra.get(k, k) for k in names}
+    out: dict = {k: [] for k in names}
+    out["count_present"] = False
+    rows = 0
+    for batch in reader.batches():
+        m = batch.num_rows
+        rows += m
+        present = batch.column_names
+        if "count" in present:
+            out["count_present"] = True
+        for k in names:
+            src = source[k]
+            out[k].extend(batch.column(src).to_pylist() if src in present else [None] * m)
+        if progress is not None:
+            progress(rows, None)
+    if rows == 0:
+        raise InputError(f"{reader.source}: trace is empty (no rows)")
+    return out

@@ -1,0 +1,199 @@
+"""Memory-object tables: one row per memory object with the metadata ``ctwm health`` uses.
+
+Columns (all but ``id`` optional): ``id``, ``type`` (working / episodic / semantic / procedural),
+``subject``, ``content``, ``source``, ``created_at``, ``last_hit_at``, ``hit_count``, ``confidence``,
+``decay``, ``valid_until``, ``supersedes`` (a list of ids, one id, or a JSON list as text) and
+``scope``. Files: ``.jsonl`` / ``.ndjson`` / ``.json`` (JSON lines or one JSON array), optionally
+gzip'd, or ``.parquet``.
+
+A time (``created_at``, ``valid_until``, ``last_hit_at``) is either an ISO-8601 timestamp, compared
+with the event trace's ``ts``, or a number, compared with the trace's ``step``; one table uses one
+kind. ``valid_until`` null means "no expiry".
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..results import ToDict, result
+
+OBJECT_TYPES = ("working", "episodic", "semantic", "procedural")
+TIME_FIELDS = ("created_at", "valid_until", "last_hit_at")
+
+
+@result
+class MemoryObjects(ToDict):
+    """A memory-object table, indexed by id. Times are floats (seconds or steps, see ``time_kind``)."""
+
+    source: str
+    ids: tuple[str, ...]
+    types: Mapping[str, str | None]
+    created_at: Mapping[str, float | None]
+    valid_until: Mapping[str, float | None]
+    supersedes: Mapping[str, tuple[str, ...]]
+    confidence: Mapping[str, float | None]
+    hit_count: Mapping[str, int | None]
+    time_kind: str | None  # "timestamp" (ISO 8601, seconds since the epoch), "step", or None
+
+    def to_dict(self) -> dict:
+        by_type: dict[str, int] = {}
+        for t in self.types.values():
+            by_type[t or "unknown"] = by_type.get(t or "unknown", 0) + 1
+        return {
+            "source": self.source,
+            "objects": len(self.ids),
+            "by_type": dict(sorted(by_type.items())),
+            "with_valid_until": sum(v is not None for v in self.valid_until.values()),
+            "superseding": sum(bool(v) for v in self.supersedes.values()),
+            "time_kind": self.time_kind,
+        }
+
+
+def read_objects(path: str | Path) -> MemoryObjects:
+    """Read a memory-object table (JSONL, JSON array or Parquet)."""
+    p = Path(path)
+    source = str(path)
+    if not p.is_file():
+        raise InputError(f"{source}: no such file")
+    rows = _rows(p, source)
+    if not rows:
+        raise InputError(f"{source}: memory-object table is empty")
+    ids: list[str] = []
+    types, created, valid, sup, conf, hits = {}, {}, {}, {}, {}, {}
+    kinds: set[str] = set()
+    for i, (where, row) in enumerate(rows):
+        oid = row.get("id")
+        if oid is None or oid == "":
+            raise InputError(f"{source}: {where}: missing value in column 'id'")
+        oid = str(oid)
+        if oid in types:
+            raise InputError(f"{source}: {where}: duplicate object id {oid!r}")
+        ids.append(oid)
+        typ = row.get("type")
+        types[oid] = None if typ is None else str(typ)
+        times = {}
+        for f in TIME_FIELDS:
+            value, kind = _time(row.get(f), f, source, where)
+            if kind:
+                kinds.add(kind)
+            times[f] = value
+        created[oid], valid[oid] = times["created_at"], times["valid_until"]
+        sup[oid] = _id_list(row.get("supersedes"), source, where)
+        conf[oid] = _number(row.get("confidence"), "confidence", source, where)
+        h = _number(row.get("hit_count"), "hit_count", source, where)
+        hits[oid] = None if h is None else int(h)
+    if len(kinds) > 1:
+        raise InputError(f"{source}: times mix ISO-8601 timestamps and step numbers; use one kind")
+    return MemoryObjects(
+        source=source, ids=tuple(ids), types=types, created_at=created, valid_until=valid, supersedes=sup,
+        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None),
+    )
+
+
+def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
+    name = p.name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            try:
+                table = pq.read_table(str(p))
+            except Exception as exc:  # noqa: BLE001 - any Arrow/OS error means "not readable"
+                raise InputError(f"{source}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+            return [(f"row {i + 1}", r) for i, r in enumerate(table.to_pylist())]
+        with gzip.open(p, "rb") if name.endswith(".gz") else p.open("rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{source}: cannot read ({exc})") from None
+    text = raw.decode("utf-8-sig", errors="replace")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: malformed JSON ({exc.msg})") from None
+        out = []
+        for i, r in enumerate(data):
+            if not isinstance(r, dict):
+                raise InputError(f"{source}: element {i + 1}: expected a JSON object")
+            out.append((f"element {i + 1}", r))
+        return out
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: line {i}: malformed JSON ({exc.msg})") from None
+        if not isinstance(r, dict):
+            raise InputError(f"{source}: line {i}: expected a JSON object, got {type(r).__name__}")
+        out.append((f"line {i}", r))
+    return out
+
+
+def parse_timestamp(value: str) -> float | None:
+    """Seconds since the epoch of an ISO-8601 text (``Z`` allowed; naive means UTC), else None."""
+    try:
+        t = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.timezone.utc)
+    return t.timestamp()
+
+
+def _time(value: Any, field: str, source: str, where: str) -> tuple[float | None, str | None]:
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, _dt.datetime):
+        v = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+        return v.timestamp(), "timestamp"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise InputError(f"{source}: {where}: column {field!r} must be a time, got {value!r}")
+        return float(value), "step"
+    if isinstance(value, str):
+        ts = parse_timestamp(value)
+        if ts is not None:
+            return ts, "timestamp"
+        try:
+            return float(value), "step"
+        except ValueError:
+            pass
+    raise InputError(f"{source}: {where}: column {field!r} must be an ISO-8601 time or a step, got {value!r}")
+
+
+def _number(value: Any, field: str, source: str, where: str) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{source}: {where}: column {field!r} must be a number, got {value!r}") from None
+    return float(value)
+
+
+def _id_list(value: Any, source: str, where: str) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        s = value.strip()
+        if s.startswith("["):
+            try:
+                value = json.loads(s)
+            except json.JSONDecodeError:
+                raise InputError(f"{source}: {where}: column 'supersedes' holds malformed JSON") from None
+        else:
+            return (s,)
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value if v is not None and v != "")
+    raise InputError(f"{source}: {where}: column 'supersedes' must be a list of ids, got {type(value).__name__}")

@@ -1,0 +1,181 @@
+"""Telemetry import: the OTel and Mem0 example files map to the events worked out by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.traces import item_counts, open_trace, scan_trace
+from ctwm_cli.traces.telemetry import any_value, import_telemetry, mem0_rows, otel_rows, sniff_format
+
+HERE = Path(__file__).resolve().parent.parent / "sample_traces" / "telemetry"
+OTEL = HERE / "otel_spans.json"
+MEM0 = HERE / "mem0_history.json"
+A = "5b8efff798038103d269b633813fc60c"
+B = "0af7651916cd43dd8448eb211c80319c"
+
+# Worked out by hand from the span list in sample_traces/telemetry/generate.py (see its README):
+# inference spans of conv-1 start at t0+2, +5, +102, +106, so a span's step is the number of them
+# that started before it. (event, item, step, task, rank, score, tokens, outcome)
+OTEL_EXPECTED = [
+    ("search", "query:a000000000000002", 0, A, None, None, None, None),
+    ("retrieve", "mem_a", 0, A, 1, 0.9, None, None),
+    ("retrieve", "mem_b", 0, A, 2, 0.5, None, None),
+    ("context", "model:gpt-4o", 0, A, None, None, 1200, None),
+    ("write", "mem_c", 1, A, None, None, None, None),
+    ("search", "query:a000000000000005", 1, A, None, None, None, None),
+    ("context", "model:gpt-4o", 1, A, None, None, 1500, None),
+    ("update", "mem_a", 2, A, None, None, None, None),  # records given as a JSON string
+    ("search", "query:b000000000000002", 2, B, None, None, None, None),
+    ("retrieve", "doc_1", 2, B, 1, 0.8, None, None),  # gen_ai.retrieval.documents
+    ("context", "model:gpt-4o", 2, B, None, None, 900, None),
+    ("update", "mem_c", 3, B, None, None, None, None),  # upsert of a known id
+    ("write", "mem_d", 3, B, None, None, None, None),  # upsert of a new id
+    ("archive", "mem_b", 3, B, None, None, None, None),  # delete_memory
+    ("search", "query:b000000000000006", 3, B, None, None, None, None),
+    ("retrieve", "mem_b", 3, B, 1, 0.7, None, None),
+    ("context", "model:gpt-4o", 3, B, None, None, 1000, None),
+    ("task_outcome", f"task:{A}", 2, A, None, None, None, "success"),  # root span status OK, ends t0+10
+    ("task_outcome", f"task:{B}", 4, B, None, None, None, "failure"),  # root span status ERROR
+]
+
+
+def _tuples(rows):
+    return [
+        (r["event"], r["item"], r["step"], r.get("task"), r.get("rank"), r.get("score"), r.get("tokens"), r.get("outcome"))
+        for r in rows
+    ]
+
+
+def test_otel_example_imports_to_the_expected_events():
+    rows, spans, mapped = otel_rows(OTEL)
+    assert _tuples(rows) == OTEL_EXPECTED
+    assert spans == 15 and mapped == 14  # execute_tool is not a memory operation
+    assert {r["run"] for r in rows} == {"conv-1"}
+    assert rows[0]["ts"] == "2026-01-01T00:00:01.000000Z"
+    assert rows[-1]["ts"] == "2026-01-01T00:01:50.000000Z"  # the failed task's root span ends at t0+110
+
+
+def test_mem0_example_imports_to_the_expected_events():
+    rows, n, mapped = mem0_rows(MEM0)
+    got = [(r["event"], r["item"], r["step"], r["run"], r["ts"]) for r in rows]
+    assert got == [
+        ("write", "m1", 0, "alice", "2026-01-01T10:00:00+00:00"),
+        ("write", "m2", 0, "alice", "2026-01-01T10:00:00+00:00"),  # same time, same step
+        ("update", "m1", 1, "alice", "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
+        ("write", "m3", 2, "alice", "2026-01-03T08:00:00+00:00"),
+        ("archive", "m2", 3, "alice", "2026-01-04T12:00:00+00:00"),  # DELETE
+    ]
+    assert (n, mapped) == (5, 5)
+
+
+def test_any_value_decodes_typed_otlp_values():
+    v = {"kvlistValue": {"values": [
+        {"key": "n", "value": {"intValue": "12345678901234"}},
+        {"key": "xs", "value": {"arrayValue": {"values": [{"doubleValue": 0.5}, {"boolValue": True}, {"stringValue": "s"}]}}},
+    ]}}
+    assert any_value(v) == {"n": 12345678901234, "xs": [0.5, True, "s"]}
+
+
+def test_open_trace_sniffs_telemetry_and_the_audit_counts_see_it():
+    assert sniff_format(OTEL) == "otel" and sniff_format(MEM0) == "mem0"
+    reader = open_trace(OTEL)
+    assert reader.format == "otel"
+    scan = scan_trace(reader)
+    assert scan.events == {"archive": 1, "context": 4, "retrieve": 4, "search": 4, "task_outcome": 2, "update": 2, "write": 2}
+    (counts,) = item_counts(scan)
+    assert dict(zip(counts.items.to_pylist(), counts.counts.tolist(), strict=True)) == {"mem_b": 2, "doc_1": 1, "mem_a": 1}
+    assert scan_trace(open_trace(MEM0)).events == {"archive": 1, "update": 1, "write": 3}
+
+
+def test_plain_jsonl_traces_are_not_mistaken_for_telemetry(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"item": "a", "memory_id": "x", "event": "retrieve"}\n')
+    assert sniff_format(p) is None
+    assert open_trace(p).format == "jsonl"
+
+
+def test_otlp_json_lines_read_like_one_document(tmp_path):
+    doc = json.loads(OTEL.read_text())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    lines = []
+    for i in (0, 7):  # file exporter: one ExportTraceServiceRequest per line, here one per trace
+        part = json.loads(json.dumps(doc))
+        part["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[i : i + 7] if i == 0 else spans[7:]
+        lines.append(json.dumps(part))
+    p = tmp_path / "spans.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    rows, n, _ = otel_rows(p)
+    assert n == 15 and _tuples(rows) == OTEL_EXPECTED
+    assert open_trace(p).format == "otel"
+
+
+def test_import_writes_a_parquet_trace_that_reads_back(tmp_path, run_cli):
+    out = tmp_path / "otel.parquet"
+    res = run_cli(["import", "otel", str(OTEL), "-o", str(out), "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["rows"] == len(OTEL_EXPECTED) and doc["tasks"] == 2 and doc["runs"] == 1
+    table = pq.read_table(out)
+    assert _tuples(table.to_pylist()) == OTEL_EXPECTED
+    reader = open_trace(out, optional=("task", "outcome"))
+    batch = next(iter(reader.batches()))
+    assert batch.column("outcome").to_pylist()[-2:] == ["success", "failure"]
+    res = run_cli(["import", "mem0", str(MEM0), "-o", str(tmp_path / "m.parquet")])
+    assert res.code == 0 and "mem0" in res.out
+
+
+def test_import_rejects_a_non_parquet_output(tmp_path, run_cli):
+    res = run_cli(["import", "otel", str(OTEL), "-o", str(tmp_path / "x.csv")])
+    assert res.code == 2 and "must end in .parquet" in res.err
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}', "spans\\[0\\]: missing or malformed startTimeUnixNano"),
+        ('{"resourceSpans": []}', "no spans found"),
+    ],
+)
+def test_otel_errors_name_the_span(tmp_path, text, match):
+    p = tmp_path / "bad.json"
+    p.write_text(text)
+    with pytest.raises(InputError, match=match):
+        otel_rows(p)
+
+
+@pytest.mark.parametrize(
+    ("rows", "match"),
+    [
+        ([{"event": "ADD"}], "history row 1: missing memory_id"),
+        ([{"memory_id": "m", "event": "ADD"}, {"memory_id": "m", "event": "MERGE"}], "history row 2: event must be ADD"),
+        ([{"memory_id": "m", "event": "NONE"}], "no ADD/UPDATE/DELETE rows"),
+    ],
+)
+def test_mem0_errors_name_the_row(tmp_path, rows, match):
+    p = tmp_path / "h.json"
+    p.write_text(json.dumps(rows))
+    with pytest.raises(InputError, match=match):
+        mem0_rows(p)
+
+
+def test_mem0_accepts_results_wrapper_and_json_lines(tmp_path):
+    rows = json.loads(MEM0.read_text())
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps({"results": rows}))
+    b = tmp_path / "b.jsonl"
+    b.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert mem0_rows(a)[0] == mem0_rows(MEM0)[0] == mem0_rows(b)[0]
+
+
+def test_forced_input_format_checks(tmp_path):
+    with pytest.raises(UsageError, match="--input-format must be one of"):
+        open_trace(OTEL, input_format="zipkin")
+    with pytest.raises(UsageError, match="needs a file"):
+        open_trace("-", input_format="otel")
+    with pytest.raises(UsageError, match="format must be one of"):
+        import_telemetry(OTEL, "zipkin")
