@@ -1,0 +1,61 @@
+"""Speed of the replay engine.
+
+1. Steps per second of ``ctwm`` at a 512-token budget, with serialisation, exact token counting
+   and the prompt-only reader (target: >= 2,000/s), per encoding; reference in the same run: the
+   same replay with every whole prompt encoded as well (``verify_tokens``), i.e. what counting
+   without the per-line cache costs.
+2. Wall time of a full ``ctwm replay compare`` (full, flat, graph, ctwm x 3 seeds x 2,000 steps,
+   1,000 bootstrap replicates, files written) (target: < 60 s), with the time per policy.
+
+    /work/venv/bin/python benchmarks/bench_replay.py [--steps 10000] [--size 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+from ctwm_cli.memory.tokens import token_counter
+from ctwm_cli.replay import ReplayConfig, episode, replay_compare, run_episode
+from ctwm_cli.replay.runner import Arm
+
+
+def steps_per_second(cfg: ReplayConfig, arm: Arm, ep) -> tuple[float, float]:
+    started = time.perf_counter()
+    log = run_episode(ep, arm, cfg)
+    wall = time.perf_counter() - started
+    return len(ep.tids) / wall, float(log.tokens.mean())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=10_000, help="steps of the single-episode measurement")
+    ap.add_argument("--size", type=int, default=500)
+    args = ap.parse_args()
+    token_counter("cl100k_base")  # load the vocabulary outside the timings
+    print(f"1. ctwm steps/s at budget 512 (scale-free, |V|={args.size}, random walk, {args.steps:,} steps, cl100k_base)")
+    cfg = ReplayConfig(size=args.size, steps=args.steps, seeds=(1,), budget=512)
+    ep = episode(cfg, 1)
+    for enc in ("compact", "verbose"):
+        arm = Arm(memory="ctwm", encoding=enc, tau=1.0)
+        fast, tok = steps_per_second(cfg, arm, ep)
+        ref, _ = steps_per_second(ReplayConfig(size=args.size, steps=args.steps, seeds=(1,), budget=512,
+                                               verify_tokens=True), arm, ep)
+        print(f"   {enc:8s} {fast:9,.0f} steps/s  (mean prompt {tok:6.1f} tokens; target >= 2,000: "
+              f"{'met' if fast >= 2000 else 'NOT met'})  reference with whole-prompt encoding: {ref:8,.0f} steps/s "
+              f"-> per-line cache x{fast / ref:.2f}")
+    print("2. ctwm replay compare: full, flat, graph, ctwm x 3 seeds x 2,000 steps (|V|=500, files written)")
+    cfg = ReplayConfig(size=500, steps=2000, seeds=(42, 43, 44), bootstrap=1000)
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        res = replay_compare(cfg, out=f"{tmp}/run", seed=42)
+        wall = time.perf_counter() - started
+    print(f"   wall {wall:.1f} s (target < 60 s: {'met' if wall < 60 else 'NOT met'}); library call {res.seconds:.1f} s")
+    for a in res.arms:
+        print(f"   {a.arm:22s} tokens/step {a.tokens_mean:9.1f}  tail error {a.tail_error:.3f}  "
+              f"overall error {a.overall_error:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,514 @@
+"""Memory policies over one episodic store: ``full``, ``flat``, ``graph`` and ``ctwm`` (paper Section 5.4).
+
+Every policy reads the same :class:`EpisodicMemory` — the transitions ``e_0 .. e_{t-1}`` written
+so far (a :class:`~ctwm_cli.memory.store.TransitionStore` that never evicts, plus episodic
+indexes) — and answers, for the current state ``s_t`` and action ``a_t``:
+
+1. :meth:`MemoryPolicy.retrieve` — the deterministic retrieval map ρ: a ranked list of stored
+   transition ids with scores. It does not depend on the encoding (paper Theorem A.7).
+2. :meth:`MemoryPolicy.render` — the prompt under an encoding and the token budget: which
+   retrieved items get a line, which are summarised, and the exact token count.
+
+Policies:
+
+``full`` (Full History)
+    Every past step, oldest first, one line each. No retrieval and no budget.
+``flat`` (Flat Retrieval)
+    BM25 (k1 = 1.2, b = 0.75, Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``) over the stored
+    distinct transitions, each a document of the words of its source place and entities, its
+    action name and its destination place and entities; the query is the current state's place,
+    entities and the action's name. Top ``k``; ties to the smaller transition id.
+``graph`` (Graph Memory, AriGraph-style)
+    A semantic graph of the observed states (an edge per stored transition) with episodic lookup:
+    tier 3 = stored outcomes of ``(s_t, a_t)``, tier 2 = other stored transitions from ``s_t``,
+    tier 1 = neighbourhood expansion, transitions from the observed neighbours of ``s_t``
+    (successors and predecessors). Score = tier + half the Jaccard similarity of the words of the
+    transition's destination and of the current state (semantic relevance). Top ``k``.
+``ctwm`` (Core–Tail World Model)
+    The same candidate pool, ranked by relevance and transition support: score = tier + the
+    empirical outcome share ``n(e) / n(src(e), a(e))``; the best ``max_candidates`` are the M
+    ranked items (ρ). The first
+    ``core`` ranks are the core; the token budget left after the fixed lines and the minimal tail
+    line is split by b(r; τ) with :func:`ctwm_cli.allocation.allocate` (core ranks and one tail
+    group, largest remainder). A core item gets its line when its line fits in the slots of its
+    rank plus those left unused by better ranks; a core item that does not fit joins the tail.
+    Unused core slots are not spent (the prompt is shorter). The tail is always serialised as a
+    summary: its item count, then dominant transitions (seen at least twice, most seen first) and
+    rare exceptions (seen once, best rank first), listed while they fit in the tail's slots.
+    Nothing is dropped silently: every candidate is either a core line or counted in the summary.
+
+Rendering under the budget: ``flat`` and ``graph`` add lines in rank order and stop at the first
+line that does not fit. A budget smaller than a prompt's fixed lines (header, output contract,
+minimal tail line) raises :class:`~ctwm_cli.errors.UsageError`. Ties in every ranking go to the
+smaller transition id.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import UsageError
+from ..results import ToDict, result
+from .encodings import Encoding
+from .store import TransitionStore
+from .tokens import TokenCounter
+
+MEMORY_POLICIES = ("full", "flat", "graph", "ctwm")
+DEFAULT_BUDGET = 512
+DEFAULT_K = 8
+DEFAULT_CORE = 8
+DEFAULT_TAU = 1.0
+DEFAULT_MAX_CANDIDATES = 64
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@result
+class Retrieval(ToDict):
+    """ρ at one step: ranked transition ids (rank 1 first) and their scores."""
+
+    tids: tuple[int, ...]
+    scores: tuple[float, ...]
+
+
+@result
+class Prompt(ToDict):
+    """A rendered prompt and where each retrieved item went."""
+
+    lines: tuple[str, ...]
+    tokens: int  # exact count of the whole prompt, header and output contract included
+    injected: tuple[int, ...]  # tids with their own line, in prompt order
+    injected_rank: tuple[int, ...]  # their retrieval rank (history: line number)
+    injected_tokens: tuple[int, ...]
+    summarised: tuple[int, ...]  # tids listed in the tail summary
+    summarised_rank: tuple[int, ...]
+    tail_count: int  # items in the tail (listed or only counted)
+    mentions_state: bool  # some line or summary entry is a transition from s_t
+    mentions_transition: bool  # some line or summary entry is an outcome of (s_t, a_t)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
+class EpisodicMemory:
+    """The transitions written so far, with the indexes every policy reads."""
+
+    def __init__(self, world):
+        n = world.n_transitions
+        self.world = world
+        self.store = TransitionStore(max(n, 1), n, world.size, eviction="lfu")  # never evicts
+        self.freq = self.store.freq
+        self.src = world.tid_src.tolist()
+        self.dst = world.tid_dst.tolist()
+        self.gact = world.tid_action.tolist()  # global action id
+        self.act_ptr = world.act_ptr.tolist()
+        self.last = [-1] * n
+        self.out: list[list[int]] = [[] for _ in range(world.size)]  # stored tids with src == v
+        self.into: list[list[int]] = [[] for _ in range(world.size)]  # stored tids with dst == v
+        self.by_action: dict[int, list[int]] = {}  # global action -> stored outcome tids
+        self.action_count: dict[int, int] = {}
+        self.history: list[int] = []
+        self.listeners: list[Any] = []
+
+    def write(self, tid: int, step: int) -> None:
+        s, d = self.src[tid], self.dst[tid]
+        new = self.freq[tid] == 0
+        self.store.write(tid, s, d)
+        self.last[tid] = step
+        self.history.append(tid)
+        g = self.gact[tid]
+        self.action_count[g] = self.action_count.get(g, 0) + 1
+        if new:
+            self.out[s].append(tid)
+            self.into[d].append(tid)
+            self.by_action.setdefault(g, []).append(tid)
+            for fn in self.listeners:
+                fn(tid)
+
+    def degree(self, v: int) -> int:
+        """Distinct stored transitions touching state ``v`` (its degree in the memory graph)."""
+        return len(self.store.by_state[v])
+
+    def has_state(self, v: int) -> bool:
+        return bool(self.out[v])
+
+    def has_action(self, g: int) -> bool:
+        return g in self.by_action
+
+
+class MemoryPolicy:
+    """Base class: ``retrieve`` (ρ, encoding-free) and ``render`` (prompt under an encoding)."""
+
+    name = "policy"
+    kind = "ranked"
+
+    def __init__(self, memory: EpisodicMemory, *, budget: int | None = DEFAULT_BUDGET, k: int = DEFAULT_K):
+        self.memory = memory
+        self.budget = budget
+        self.k = k
+
+    def retrieve(self, state: int, action: int) -> Retrieval:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
+        """Ranked lines in order while they fit (``flat``, ``graph``)."""
+        mem = self.memory
+        head = enc.header(state, action, self.kind)
+        foot = enc.footer(self.kind)
+        fixed = counter.lines(head) + counter.lines(foot)
+        room = self.budget - fixed
+        if room < 0:
+            raise UsageError(f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens); raise --budget")
+        lines = list(head)
+        inj, ranks, toks = [], [], []
+        freq, last = mem.freq, mem.last
+        for r, (tid, score) in enumerate(zip(retrieval.tids, retrieval.scores, strict=True), 1):
+            parts = enc.item_parts(r, tid, score, freq[tid], mem.degree(mem.src[tid]), last[tid])
+            n = counter.fragments(parts)
+            if n > room:
+                break
+            room -= n
+            lines.append("".join(parts))
+            inj.append(tid)
+            ranks.append(r)
+            toks.append(n)
+        lines.extend(foot)
+        return _prompt(self, lines, self.budget - room, inj, ranks, toks, [], [], 0, state, action)
+
+
+def _prompt(policy, lines, tokens, inj, ranks, toks, summ, summ_rank, tail_count, state, action) -> Prompt:
+    mem = policy.memory
+    g = mem.act_ptr[state] + action
+    src, gact = mem.src, mem.gact
+    ms = mt = False
+    for t in (*inj, *summ):
+        if src[t] == state:
+            ms = True
+            if gact[t] == g:
+                mt = True
+                break
+    return Prompt(lines=tuple(lines), tokens=int(tokens), injected=tuple(inj), injected_rank=tuple(ranks),
+                  injected_tokens=tuple(toks), summarised=tuple(summ), summarised_rank=tuple(summ_rank),
+                  tail_count=int(tail_count), mentions_state=ms, mentions_transition=mt)
+
+
+class FullHistory(MemoryPolicy):
+    name = "full"
+    kind = "history"
+
+    def __init__(self, memory: EpisodicMemory, **_: Any):
+        super().__init__(memory, budget=None)
+        self._lines: list[str] = []
+        self._tokens: list[int] = []
+        self._enc_name: str | None = None
+        self._total = 0
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        return Retrieval(tids=(), scores=())
+
+    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
+        mem = self.memory
+        if self._enc_name != enc.name:
+            self._lines, self._tokens, self._total, self._enc_name = [], [], 0, enc.name
+        hist = mem.history
+        for step in range(len(self._lines), len(hist)):  # history lines never change: extend
+            line = enc.history(step, hist[step])
+            n = counter.line(line)
+            self._lines.append(line)
+            self._tokens.append(n)
+            self._total += n
+        head = enc.header(state, action, self.kind)
+        foot = enc.footer(self.kind)
+        tokens = counter.lines(head) + self._total + counter.lines(foot)
+        m = len(hist)
+        return _prompt(self, [*head, *self._lines, *foot], tokens, hist, range(1, m + 1), self._tokens, [], [], 0,
+                       state, action)
+
+
+class FlatRetrieval(MemoryPolicy):
+    name = "flat"
+
+    def __init__(self, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K, **_: Any):
+        super().__init__(memory, budget=budget, k=k)
+        w = memory.world
+        self.vocab: dict[str, int] = {}
+        words = [self._ids(w.places[v].split() + list(w.entities[v])) for v in range(w.size)]
+        names = [self._ids(n.replace("->", " ").replace("-", " ").split()) for n in w.action_names]
+        self.state_words = words
+        self.action_words = names
+        self.doc: list[dict[int, int]] = []
+        self.doclen: list[int] = []
+        for tid in range(w.n_transitions):
+            tf: dict[int, int] = {}
+            for term in (*words[memory.src[tid]], *names[memory.gact[tid]], *words[memory.dst[tid]]):
+                tf[term] = tf.get(term, 0) + 1
+            self.doc.append(tf)
+            self.doclen.append(sum(tf.values()))
+        self.postings: dict[int, list[int]] = {}
+        self.n_docs = 0
+        self.total_len = 0
+        memory.listeners.append(self._index)
+
+    def _ids(self, words: list[str]) -> list[int]:
+        return [self.vocab.setdefault(x, len(self.vocab)) for x in words]
+
+    def _index(self, tid: int) -> None:
+        self.n_docs += 1
+        self.total_len += self.doclen[tid]
+        for term in self.doc[tid]:
+            self.postings.setdefault(term, []).append(tid)
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        if self.n_docs == 0:
+            return Retrieval(tids=(), scores=())
+        mem = self.memory
+        g = mem.act_ptr[state] + action
+        query = set(self.state_words[state]) | set(self.action_words[g])
+        n = self.n_docs
+        avgdl = self.total_len / n
+        doc, doclen = self.doc, self.doclen
+        scores: dict[int, float] = {}
+        for term in query:
+            post = self.postings.get(term)
+            if not post:
+                continue
+            df = len(post)
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            for tid in post:
+                tf = doc[tid][term]
+                part = idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * doclen[tid] / avgdl))
+                scores[tid] = scores.get(tid, 0.0) + part
+        top = heapq.nsmallest(self.k, scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return Retrieval(tids=tuple(t for t, _ in top), scores=tuple(float(s) for _, s in top))
+
+
+def _pool(mem: EpisodicMemory, state: int, g: int) -> tuple[list[int], list[int], list[int]]:
+    """Candidates by tier: outcomes of (s, a) [3]; other transitions from s [2]; transitions from
+    the observed neighbours of s (successors and predecessors) [1]. The tiers are disjoint."""
+    gact, src, dst = mem.gact, mem.src, mem.dst
+    own = mem.out[state]
+    t3 = mem.by_action.get(g, [])
+    t2 = [t for t in own if gact[t] != g] if len(t3) < len(own) else []
+    neigh = {dst[t] for t in own}
+    neigh.update(src[t] for t in mem.into[state])
+    neigh.discard(state)
+    out = mem.out
+    t1 = [t for v in sorted(neigh) for t in out[v]]
+    return t3, t2, t1
+
+
+def _top(scored: list[tuple[float, int]], limit: int) -> list[tuple[float, int]]:
+    """The ``limit`` smallest (-score, tid) pairs, sorted: best score first, ties to the smaller id."""
+    return heapq.nsmallest(limit, scored) if len(scored) > limit else sorted(scored)
+
+
+class GraphMemory(MemoryPolicy):
+    name = "graph"
+
+    def __init__(self, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K,
+                 max_candidates: int = DEFAULT_MAX_CANDIDATES, **_: Any):
+        super().__init__(memory, budget=budget, k=k)
+        self.max_candidates = max_candidates
+        self.mask = memory.world.word_mask
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        mem = self.memory
+        g = mem.act_ptr[state] + action
+        q = self.mask[state]
+        mask, dst = self.mask, mem.dst
+        scored = []
+        for tier, tids in zip((3.0, 2.0, 1.0), _pool(mem, state, g), strict=True):
+            for t in tids:
+                m = mask[dst[t]]
+                union = (m | q).bit_count()
+                sim = (m & q).bit_count() / union if union else 0.0
+                scored.append((-(tier + 0.5 * sim), t))
+        top = _top(scored, min(self.k, self.max_candidates))
+        return Retrieval(tids=tuple(t for _, t in top), scores=tuple(-s for s, _ in top))
+
+
+class CoreTail(MemoryPolicy):
+    name = "ctwm"
+    kind = "core"
+
+    def __init__(self, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, core: int = DEFAULT_CORE,
+                 tau: float = DEFAULT_TAU, max_candidates: int = DEFAULT_MAX_CANDIDATES, **_: Any):
+        super().__init__(memory, budget=budget)
+        self.core = core
+        self.tau = tau
+        self.max_candidates = max_candidates
+        self._alloc: dict[tuple[int, int], tuple[list[int], int]] = {}
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        mem = self.memory
+        g = mem.act_ptr[state] + action
+        freq, gact, count = mem.freq, mem.gact, mem.action_count
+        scored = []
+        for tier, tids in zip((3.0, 2.0, 1.0), _pool(mem, state, g), strict=True):
+            scored.extend((-(tier + freq[t] / count[gact[t]]), t) for t in tids)
+        top = _top(scored, self.max_candidates)
+        return Retrieval(tids=tuple(t for _, t in top), scores=tuple(-s for s, _ in top))
+
+    def slots(self, m: int, room: int) -> tuple[list[int], int]:
+        """Token slots of the core ranks and of the tail over ``m`` ranked items (cached)."""
+        key = (m, room)
+        got = self._alloc.get(key)
+        if got is None:
+            got = allocation_slots(m, self.tau, self.core, room)
+            if len(self._alloc) > 100_000:
+                self._alloc.clear()
+            self._alloc[key] = got
+        return got
+
+    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
+        tids = retrieval.tids
+        m = len(tids)
+        k = min(self.core, m)
+        head = enc.header(state, action, self.kind)
+        foot = enc.footer(self.kind)
+        fixed = counter.lines(head) + counter.lines(foot)
+        min_tail = counter.fragments(enc.tail_parts(m, [], [])) if m else 0  # the tail line is never left out
+        if m > k:
+            packed = self._pack(retrieval, enc, counter, self._room(fixed + min_tail))
+        else:  # no tail by rank; if a core line does not fit, it spills and the tail line is needed
+            packed = self._pack(retrieval, enc, counter, self._room(fixed))
+            if packed[4]:
+                packed = self._pack(retrieval, enc, counter, self._room(fixed + min_tail))
+        lines_core, inj, ranks, toks, spilled, tail_slots, used = packed
+        lines = [*head, *lines_core]
+        summ: list[int] = []
+        summ_rank: list[int] = []
+        tail_tokens = 0
+        tail_ranks = spilled + list(range(k, m))
+        if tail_ranks:
+            line, summ, summ_rank, tail_tokens = self._tail(tail_ranks, tids, enc, counter, min_tail + tail_slots)
+            lines.append(line)
+        lines.extend(foot)
+        tokens = fixed + used + tail_tokens
+        return _prompt(self, lines, tokens, inj, ranks, toks, summ, summ_rank, len(tail_ranks), state, action)
+
+    def _room(self, fixed: int) -> int:
+        room = self.budget - fixed
+        if room < 0:
+            raise UsageError(
+                f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens, with the minimal "
+                "tail summary when there is a tail); raise --budget"
+            )
+        return room
+
+    def _pack(self, retrieval: Retrieval, enc: Encoding, counter: TokenCounter, room: int):
+        """Core lines by cumulative slots: rank r's line goes in if it fits in the slots of ranks
+        1..r not yet used; otherwise rank r spills to the tail."""
+        mem = self.memory
+        tids, scores = retrieval.tids, retrieval.scores
+        m = len(tids)
+        lines: list[str] = []
+        inj, ranks, toks, spilled = [], [], [], []
+        if not m:
+            return lines, inj, ranks, toks, spilled, 0, 0
+        core_slots, tail_slots = self.slots(m, room)
+        freq, last, src = mem.freq, mem.last, mem.src
+        avail = used = 0
+        for r in range(len(core_slots)):
+            avail += core_slots[r]
+            tid = tids[r]
+            parts = enc.item_parts(r + 1, tid, scores[r], freq[tid], mem.degree(src[tid]), last[tid])
+            n = counter.fragments(parts)
+            if n <= avail:
+                avail -= n
+                used += n
+                lines.append("".join(parts))
+                inj.append(tid)
+                ranks.append(r + 1)
+                toks.append(n)
+            else:
+                spilled.append(r)
+        return lines, inj, ranks, toks, spilled, tail_slots, used
+
+    def _tail(self, tail_ranks: list[int], tids, enc: Encoding, counter: TokenCounter, allowed: int):
+        """The tail-summary line within ``allowed`` tokens: dominant transitions (seen >= 2 times,
+        most seen first, ties by rank), then rare exceptions (seen once, by rank), while they fit.
+        Costs are exact: the line's fragments meet at pre-tokeniser boundaries."""
+        freq = self.memory.freq
+        c = counter.fragments
+        dominant = sorted((r for r in tail_ranks if freq[tids[r]] >= 2), key=lambda r: (-freq[tids[r]], r))
+        rare = sorted(r for r in tail_ranks if freq[tids[r]] < 2)
+        count = len(tail_ranks)
+        empty = enc.tail_parts(count, [], [])
+        spend = c(empty)
+        groups: tuple[list[str], list[str]] = ([], [])
+        listed: list[int] = []
+        for gi, (group, term) in enumerate(((dominant, ";"), (rare, ""))):
+            out = groups[gi]
+            closing = c([f" {enc.NONE}{term}"])  # what the group's last fragment costs now
+            full = False
+            for r in group:
+                entry = enc.tail_entry(tids[r], freq[tids[r]])
+                if out:  # the previous last entry gets a comma; the new one closes the group
+                    delta = c([f" {out[-1]},", f" {entry}{term}"]) - closing
+                else:
+                    delta = c([f" {entry}{term}"]) - closing
+                if spend + delta > allowed:
+                    full = True
+                    break
+                spend += delta
+                closing = c([f" {entry}{term}"])
+                out.append(entry)
+                listed.append(r)
+            if full:
+                break
+        parts = enc.tail_parts(count, *groups)
+        return "".join(parts), [tids[r] for r in listed], [r + 1 for r in listed], spend
+
+
+def allocation_slots(m: int, tau: float, core: int, budget: int) -> tuple[list[int], int]:
+    """Token slots of ranks 1..min(core, m) and of the tail group for ``m`` ranked items.
+
+    ``m > core``: :func:`ctwm_cli.allocation.allocate` (b(r; τ) over m ranks, core K, the tail
+    pooled, largest remainder). ``m <= core`` (no tail): the budget apportioned over the m ranks by
+    b(r; τ) with :func:`ctwm_cli.allocation.largest_remainder`.
+    """
+    from ..allocation import allocate, largest_remainder, rank_shares
+
+    if budget <= 0:
+        return [0] * min(core, m), 0
+    if m > core:
+        a = allocate(m, tau, core=core, budget=budget)
+        return a.core_slots.tolist(), int(a.tail_slots)
+    q = np.minimum.accumulate(budget * rank_shares(m, tau))
+    return largest_remainder(q, budget).tolist(), 0
+
+
+def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K,
+                core: int = DEFAULT_CORE, tau: float = DEFAULT_TAU,
+                max_candidates: int = DEFAULT_MAX_CANDIDATES) -> MemoryPolicy:
+    """The memory policy called ``name`` (one of :data:`MEMORY_POLICIES`) over ``memory``."""
+    check_policy_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
+    if name == "full":
+        return FullHistory(memory)
+    if name == "flat":
+        return FlatRetrieval(memory, budget=budget, k=k)
+    if name == "graph":
+        return GraphMemory(memory, budget=budget, k=k, max_candidates=max_candidates)
+    if name == "ctwm":
+        return CoreTail(memory, budget=budget, core=core, tau=tau, max_candidates=max_candidates)
+    raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
+
+
+def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:
+    from ..allocation.rank import check_tau
+
+    if budget < 1:
+        raise UsageError(f"budget must be >= 1, got {budget}")
+    if k < 1:
+        raise UsageError(f"k must be >= 1, got {k}")
+    if core < 1:
+        raise UsageError(f"core must be >= 1, got {core}")
+    if max_candidates < 1:
+        raise UsageError(f"max_candidates must be >= 1, got {max_candidates}")
+    check_tau(tau, "tau")

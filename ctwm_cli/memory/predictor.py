@@ -1,0 +1,175 @@
+"""Predictors: the frozen model that reads a prompt and predicts the next state ŝ_{t+1}.
+
+``reader`` (default, deterministic, no network)
+    Sees **only the prompt text**. It parses the current state and action from the header and every
+    serialised transition ``s<i> -> a<j> -> s<k>`` (either encoding, with its count hint if any:
+    ``hint=x3``, ``count 3``, ``x3``, ``seen 3 times``; a history line counts 1). Then:
+
+    1. among the memory lines (not the tail summary) whose source and action are the current ones,
+       the destination with the largest summed count; ties go to the one written first.
+       ``evidence-rank`` is that line's retrieval rank (``history`` for a history line);
+    2. else the same over the tail summary's entries (``evidence-rank=tail``);
+    3. else a stated guess: the first state the prompt shows leading into the current one (the
+       world's edges are walkable both ways, so it is a neighbour) that is not an outcome of another
+       of the current state's actions (each neighbour belongs to one action), else the current state
+       itself (``evidence-rank=guess``; never right, as the world has no self-loops).
+
+    Confidence: ``high`` when the chosen outcome holds >= 75% of at least 3 counted observations,
+    ``medium`` when >= 50%, else ``low`` (always ``low`` for a guess). What an encoding or an
+    allocation leaves out of the prompt is therefore really unavailable to it.
+``endpoint``
+    An OpenAI-compatible chat-completions model, using the Appendix C output contract: it must
+    answer ``next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>``.
+    Invalid answers are retried with a corrective message (``retries`` times), then
+    :class:`~ctwm_cli.world.endpoint.EndpointError`. The HTTP client (key lookup, transport
+    retries, back-off) is the one of the endpoint agent policy.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import UsageError
+from ..results import ToDict, result
+
+PREDICTORS = ("reader", "endpoint")
+_CUR = re.compile(r"^Current state: s(\d+)", re.M)
+_ACT = re.compile(r"^Action: a(\d+)", re.M)
+_TRIPLE = re.compile(
+    r"(?:rank (\d+): )?s(\d+)(?: \([^)]*\))? -> a(\d+)(?: \([^)]*\))? -> s(\d+)(?: \([^)]*\))?"
+    r"(?:; hint=x(\d+)|; rank (\d+), score [^,]*, count (\d+)| x(\d+)| seen (\d+) times)?"
+)
+_ANSWER = re.compile(r"next-state\s*=\s*s?(\d+)(?:\s*;\s*confidence\s*=\s*(\w+))?(?:\s*;\s*evidence-rank\s*=\s*(\w+))?", re.I)
+SYSTEM_PROMPT = (
+    "You predict the next state of a text world from the memories in the prompt. Reply with exactly one line: "
+    "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"
+)
+
+
+@result
+class Prediction(ToDict):
+    """ŝ_{t+1} with the Appendix C fields."""
+
+    state: int
+    confidence: str
+    evidence: str  # a rank, "history", "tail" or "guess"
+
+
+class Predictor:
+    name = "predictor"
+
+    def predict(self, text: str) -> Prediction:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+
+class PromptReader(Predictor):
+    """The deterministic prompt-only reader (see the module docstring)."""
+
+    name = "reader"
+
+    def predict(self, text: str) -> Prediction:
+        cur_m, act_m = _CUR.search(text), _ACT.search(text)
+        if cur_m is None or act_m is None:
+            raise UsageError("the prompt has no 'Current state: s<id>' or 'Action: a<index>' line")
+        cur, act = cur_m.group(1), act_m.group(1)
+        tail_at = text.find("\nTail summary")
+        core: dict[str, list] = {}  # dst -> [support, first index, rank]
+        tail: dict[str, list] = {}
+        near: list[str] = []
+        other: set[str] = set()  # outcomes of the current state's other actions
+        for i, m in enumerate(_TRIPLE.finditer(text)):
+            r1, s, a, d, c1, r2, c2, c3, c4 = m.groups()
+            if s == cur and a == act:
+                c = int(c1 or c2 or c3 or c4 or 1)
+                box = tail if 0 <= tail_at < m.start() else core
+                got = box.get(d)
+                if got is None:
+                    box[d] = [c, i, r1 or r2 or "history"]
+                else:
+                    got[0] += c
+            elif d == cur and s != cur:
+                near.append(s)
+            elif s == cur:
+                other.add(d)
+        for box, label in ((core, None), (tail, "tail")):
+            if box:
+                best, (sup, _, rank) = min(box.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
+                total = sum(v[0] for v in box.values())
+                share = sup / total
+                conf = "high" if share >= 0.75 and total >= 3 else "medium" if share >= 0.5 else "low"
+                return Prediction(state=int(best), confidence=conf, evidence=label or rank)
+        near = [v for v in near if v not in other]
+        return Prediction(state=int(near[0] if near else cur), confidence="low", evidence="guess")
+
+
+class EndpointPredictor(Predictor):
+    """A chat-completions model answering the Appendix C output contract."""
+
+    name = "endpoint"
+
+    def __init__(self, *, base_url: str | None = None, model: str | None = None, timeout: float = 30.0,
+                 retries: int = 2, api_key_env: str | None = None, backoff: float = 0.5):
+        from ..world.endpoint import EndpointPolicy
+
+        # the endpoint agent policy's HTTP client: key lookup, transport retries, back-off, usage counts
+        self.client = EndpointPolicy(base_url=base_url, model=model, timeout=timeout, retries=retries,
+                                     api_key_env=api_key_env, backoff=backoff)
+        self.retries = int(retries)
+        self.invalid_answers = 0
+
+    def predict(self, text: str) -> Prediction:
+        from ..world.endpoint import EndpointError
+
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+        last = ""
+        for _attempt in range(self.retries + 1):
+            content = self.client.complete(messages)
+            got = parse_answer(content)
+            if got is not None:
+                return got
+            self.invalid_answers += 1
+            last = content
+            messages = [*messages, {"role": "assistant", "content": content},
+                        {"role": "user", "content": "That is not valid. Reply with exactly one line: "
+                                                    "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"}]
+        snippet = " ".join(last.split())[:80]
+        raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid next-state after "
+                            f"{self.retries + 1} attempt(s); last answer: {snippet!r}")
+
+    @property
+    def api_prompt_tokens(self) -> int:
+        return self.client.prompt_tokens
+
+    def stats(self) -> dict[str, Any]:
+        return {"calls": self.client.calls, "invalid_answers": self.invalid_answers,
+                "api_prompt_tokens": self.client.prompt_tokens}
+
+
+def parse_answer(content: str) -> Prediction | None:
+    """The Appendix C answer ``next-state=...; confidence=...; evidence-rank=...`` or ``None``."""
+    m = _ANSWER.search(content)
+    if m is None:
+        return None
+    conf = (m.group(2) or "low").lower()
+    return Prediction(state=int(m.group(1)), confidence=conf if conf in ("low", "medium", "high") else "low",
+                      evidence=(m.group(3) or "unstated").lower())
+
+
+def make_predictor(name: str, params: dict[str, Any] | None = None) -> Predictor:
+    """The predictor called ``name`` (``reader`` or ``endpoint``; the latter needs base_url and model)."""
+    if name == "reader":
+        if params:
+            raise UsageError(f"the reader predictor takes no parameters, got {', '.join(params)}")
+        return PromptReader()
+    if name == "endpoint":
+        p = dict(params or {})
+        if not p.get("base_url"):
+            raise UsageError("the endpoint predictor needs --base-url (an OpenAI-compatible server)")
+        if not p.get("model"):
+            raise UsageError("the endpoint predictor needs --model")
+        return EndpointPredictor(**p)
+    raise UsageError(f"unknown predictor {name!r} (choose from: {', '.join(PREDICTORS)})")

