@@ -118,3 +118,27 @@ def test_continuous_fit_is_the_hill_estimator():
 def test_degenerate_histograms_give_no_fit():
     assert fit_power_law(Histogram.from_sample(np.full(500, 7.0))) is None
     assert fit_power_law(Histogram.from_sample(np.arange(1, 50, dtype=float))) is None  # < 100 points
+
+
+@pytest.mark.parametrize("alpha,xmin", [(1.7, 3.0), (3.5, 1.0)])
+def test_histogram_sampler_matches_exact_pmf(alpha, xmin):
+    from ctwm_cli.tail.powerlaw import power_law_table, sample_power_law_hist
+
+    rng = np.random.default_rng(4)
+    table = power_law_table(alpha, xmin)
+    ks = np.arange(xmin, xmin + 40)
+    counts, rest, total = np.zeros(ks.size), 0, 0
+    for _ in range(20):
+        v, c = sample_power_law_hist(alpha, xmin, 20_000, rng, table)
+        assert np.all(np.diff(v) > 0) and v[0] >= xmin
+        inside = v < ks[-1] + 1
+        counts += np.bincount((v[inside] - xmin).astype(int), weights=c[inside], minlength=ks.size)
+        rest += int(c[~inside].sum())
+        total += int(c.sum())
+    assert total == 400_000
+    p = np.exp(-alpha * np.log(ks) - log_hurwitz_zeta(alpha, xmin))
+    observed = np.concatenate([counts, [rest]])
+    expected = np.concatenate([p, [1 - p.sum()]]) * total
+    keep = expected > 5
+    stat = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert stats.chi2.sf(stat, keep.sum() - 1) > 1e-3

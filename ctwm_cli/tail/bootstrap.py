@@ -18,7 +18,7 @@ import numpy as np
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .parallel import run_tasks
-from .powerlaw import Histogram, PowerLawFit, _scan, sample_power_law
+from .powerlaw import Histogram, PowerLawFit, _scan, power_law_table, sample_power_law, sample_power_law_hist
 
 
 @result
@@ -44,13 +44,16 @@ class GofResult(ToDict):
 def _replicate_ks(task) -> np.ndarray:
     (seeds, body_values, body_counts, n, n_tail, alpha, xmin, discrete, min_tail, fixed) = task
     p_body = body_counts / body_counts.sum() if body_counts.size else body_counts
+    table = power_law_table(alpha, xmin) if discrete else None
     out = np.empty(len(seeds))
     for k, ss in enumerate(seeds):
         rng = np.random.default_rng(ss)
         nt = int(rng.binomial(n, n_tail / n))
         hb = rng.multinomial(n - nt, p_body) if body_values.size and nt < n else np.zeros(0, dtype=np.int64)
-        tail = sample_power_law(alpha, xmin, nt, rng, discrete)
-        tv, tc = np.unique(tail, return_counts=True)
+        if discrete:
+            tv, tc = sample_power_law_hist(alpha, xmin, nt, rng, table)
+        else:
+            tv, tc = np.unique(sample_power_law(alpha, xmin, nt, rng, False), return_counts=True)
         keep = hb > 0
         values = np.concatenate([body_values[keep] if hb.size else body_values[:0], tv])
         counts = np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.float64)

@@ -36,7 +36,12 @@ class Histogram(ToDict):
 
     @classmethod
     def from_sample(cls, x: np.ndarray) -> Histogram:
-        v, c = np.unique(np.asarray(x, dtype=np.float64), return_counts=True)
+        x = np.asarray(x, dtype=np.float64)
+        if x.size and x.min() >= 0 and x.max() <= 8 * x.size and np.all(x == np.floor(x)):
+            c = np.bincount(x.astype(np.int64))  # small non-negative integers: no sort needed
+            v = np.flatnonzero(c)
+            return cls(values=v.astype(np.float64), counts=c[v].astype(np.int64))
+        v, c = np.unique(x, return_counts=True)
         return cls(values=v, counts=c.astype(np.int64))
 
     @property
@@ -281,3 +286,32 @@ def sample_power_law(alpha: float, xmin: float, size: int, rng: np.random.Genera
         out[filled : filled + got.size] = got
         filled += got.size
     return out
+
+
+TABLE_SIZE = 1024
+
+
+def power_law_table(alpha: float, xmin: float, size: int = TABLE_SIZE) -> np.ndarray:
+    """P(X = x_min + k) for k < size, then P(X >= x_min + size), for the discrete power law."""
+    lz0 = log_hurwitz_zeta(alpha, xmin)
+    k = xmin + np.arange(size, dtype=np.float64)
+    p = np.exp(-alpha * np.log(k) - lz0)
+    rest = math.exp(log_hurwitz_zeta(alpha, xmin + size) - lz0)
+    return np.concatenate([p, [rest]])
+
+
+def sample_power_law_hist(alpha: float, xmin: float, size: int, rng: np.random.Generator,
+                          table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A discrete power-law sample as its histogram (values, counts), exactly: multinomial counts over
+    the first cells of ``table``, and draws from the same law conditioned on X >= x_min + cells
+    (a power law with that cutoff) for the rest. Costs O(cells + rest) instead of O(size)."""
+    cells = table.size - 1
+    c = rng.multinomial(size, table)
+    head = c[:cells]
+    keep = head > 0
+    values = xmin + np.flatnonzero(keep).astype(np.float64)
+    counts = head[keep]
+    if c[cells]:
+        rv, rc = np.unique(sample_power_law(alpha, xmin + cells, int(c[cells]), rng, True), return_counts=True)
+        values, counts = np.concatenate([values, rv]), np.concatenate([counts, rc])
+    return values, counts
