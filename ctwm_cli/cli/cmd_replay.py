@@ -50,7 +50,7 @@ VerifyOpt = Annotated[bool, typer.Option("--verify-tokens", help="Also encode ev
 
 replay_app = typer.Typer(
     help=(
-        "Memory policies (full, flat, graph, ctwm) and prompt encodings (verbose, compact) replayed on the same "
+        "Memory policies (full, flat, graph, ctwm, tiered) and prompt encodings (verbose, compact) replayed on the same "
         "Synthetic Graph World episodes: prompt tokens, coverage, tail error, paired deltas with bootstrap CIs. "
         "Without a subcommand: compare the encodings of one memory policy."
     ),
@@ -187,7 +187,7 @@ def replay(
 
 @replay_app.command("compare")
 def compare(
-    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies (full, flat, graph, ctwm).")] = "full,flat,graph,ctwm",
+    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered).")] = "full,flat,graph,ctwm",
     encoding: Annotated[EncodingName, typer.Option("--encoding", help="Prompt encoding of every policy.")] = EncodingName["compact"],  # type: ignore[valid-type]
     baseline: Annotated[str, typer.Option("--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
     family: FamilyOpt = Family["scale-free"],

@@ -6,6 +6,7 @@ from .policies import MEMORY_POLICIES, EpisodicMemory, MemoryPolicy, Prompt, Ret
 from .predictor import PREDICTORS, Prediction, PromptReader, make_predictor
 from .retrievers import RETRIEVER_EVICTION, RETRIEVERS, Retriever, make_retriever, make_store
 from .store import EVICTION_RULES, TransitionStore, UniformStream
+from .tiered import TIERED_DEFAULTS, TIERS, MemoryEntry, TieredMemory
 from .tokens import TOKENIZERS, TokenCounter, count_tokens, token_counter
 
 __all__ = [
@@ -15,6 +16,8 @@ __all__ = [
     "PREDICTORS",
     "RETRIEVERS",
     "RETRIEVER_EVICTION",
+    "TIERED_DEFAULTS",
+    "TIERS",
     "TOKENIZERS",
     "EpisodicMemory",
     "MemoryPolicy",
@@ -22,7 +25,9 @@ __all__ = [
     "Prompt",
     "PromptReader",
     "Retrieval",
+    "MemoryEntry",
     "Retriever",
+    "TieredMemory",
     "TokenCounter",
     "TransitionStore",
     "UniformStream",

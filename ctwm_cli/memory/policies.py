@@ -1,4 +1,5 @@
-"""Memory policies over one episodic store: ``full``, ``flat``, ``graph`` and ``ctwm`` (paper Section 5.4).
+"""Memory policies over one episodic store: ``full``, ``flat``, ``graph`` and ``ctwm`` (paper Section 5.4),
+and ``tiered`` (the second source document; in :mod:`ctwm_cli.memory.tiered`).
 
 Every policy reads the same :class:`EpisodicMemory` — the transitions ``e_0 .. e_{t-1}`` written
 so far (a :class:`~ctwm_cli.memory.store.TransitionStore` that never evicts, plus episodic
@@ -57,7 +58,7 @@ from .encodings import Encoding
 from .store import TransitionStore
 from .tokens import TokenCounter
 
-MEMORY_POLICIES = ("full", "flat", "graph", "ctwm")
+MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered")
 DEFAULT_BUDGET = 512
 DEFAULT_K = 8
 DEFAULT_CORE = 8
@@ -486,8 +487,9 @@ def allocation_slots(m: int, tau: float, core: int, budget: int) -> tuple[list[i
 
 def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K,
                 core: int = DEFAULT_CORE, tau: float = DEFAULT_TAU,
-                max_candidates: int = DEFAULT_MAX_CANDIDATES) -> MemoryPolicy:
-    """The memory policy called ``name`` (one of :data:`MEMORY_POLICIES`) over ``memory``."""
+                max_candidates: int = DEFAULT_MAX_CANDIDATES, tiered: dict[str, Any] | None = None) -> MemoryPolicy:
+    """The memory policy called ``name`` (one of :data:`MEMORY_POLICIES`) over ``memory``; ``tiered``
+    overrides the parameters of the ``tiered`` policy (see :mod:`ctwm_cli.memory.tiered`)."""
     check_policy_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
     if name == "full":
         return FullHistory(memory)
@@ -497,6 +499,10 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
         return GraphMemory(memory, budget=budget, k=k, max_candidates=max_candidates)
     if name == "ctwm":
         return CoreTail(memory, budget=budget, core=core, tau=tau, max_candidates=max_candidates)
+    if name == "tiered":
+        from .tiered import TieredMemory
+
+        return TieredMemory(memory, budget=budget, k=k, params=tiered)
     raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
 
 

@@ -17,6 +17,7 @@ prompts drive the agent would show it as live minus replay.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,6 +101,16 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
     return manifest, steps
 
 
+def _entry_id(name: str) -> int:
+    m = _ENTRY.match(name)
+    if m is None:
+        raise KeyError(name)
+    return int(m.group(1))
+
+
+_ENTRY = re.compile(r"[a-z]+(\d+):")
+
+
 def _config(raw: dict[str, Any], predictor: str | None, predictor_params: dict[str, Any] | None) -> ReplayConfig:
     fields = {f for f in ReplayConfig.__dataclass_fields__}
     try:
@@ -159,7 +170,10 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
         tid_of = {item: t for t, item in enumerate(world.items)}
         try:
             tids = np.asarray([tid_of[cols["item"][i]] for i in idx], dtype=np.int64)
-            recorded = [tuple(tid_of[x] for x in cols["retrieved"][i]) for i in idx]
+            if memory == "tiered":  # entries "<tier><id>:...": ids are fixed by the trajectory, not the encoding
+                recorded = [tuple(_entry_id(x) for x in cols["retrieved"][i]) for i in idx]
+            else:
+                recorded = [tuple(tid_of[x] for x in cols["retrieved"][i]) for i in idx]
         except KeyError as exc:
             raise InputError(f"{rd / STEPS_FILE}: run {name} names transition {exc.args[0]} that the rebuilt world "
                              "does not have (different version or configuration)") from None

@@ -13,6 +13,13 @@
 
 ``ctwm audit``, ``ctwm inspect`` and ``ctwm simulate --trace`` read it as is (``--group-by run``).
 
+When a run's policy keeps its own store (``tiered``), its items are the store's entries
+(``sem17:s12-a2->s40``), and the trace also holds the store's events (``write``, ``update``,
+``supersede``, ``archive``, ``maintain``), a ``search`` and a ``context`` row per step of every run,
+and the columns ``task`` (``<run>/<step>``), ``outcome`` (of the step's prediction, on ``context``
+rows) and ``by`` (the entry that superseded or replaced one): what ``ctwm health`` reads
+(see :func:`trace_table`).
+
 **Step log** — one row per run and step: run, memory, encoding, tau, seed, step, state, action,
 next_state, item (e_t), prediction, correct, confidence, evidence, prompt_tokens, tail_state,
 state_evidence, state_covered, transition_evidence, transition_covered, injected, summarised,
@@ -99,16 +106,34 @@ def _events(log) -> tuple[np.ndarray, ...]:
     return tuple(c[order] for c in cols)
 
 
-def trace_table(logs: Sequence, episodes: Sequence, names: Sequence[str]):
-    """All runs' events as one Arrow table in the trace schema."""
+MEMORY_EVENT_KINDS = ("write", "update", "supersede", "archive", "maintain")
+
+
+def _item_array(log, ep):
     import pyarrow as pa
 
+    return pa.array(log.item_names if log.item_names is not None else ep.world.items, type=pa.string())
+
+
+def trace_table(logs: Sequence, episodes: Sequence, names: Sequence[str]):
+    """All runs' events as one Arrow table in the trace schema.
+
+    When some run's policy keeps its own store (``tiered``), every run also gets, per step, a
+    ``search`` row (the retrieval query) and a ``context`` row (``tokens`` = prompt tokens,
+    ``outcome`` = success or failure of the step's prediction), the tiered runs their store events
+    (``write``, ``update``, ``supersede``, ``archive``, ``maintain``, with ``by`` naming the entry that
+    superseded or replaced one), and the table three more columns: ``task`` (``<run>/<step>``: a step
+    is a task), ``outcome`` and ``by`` — what ``ctwm health`` reads.
+    """
+    import pyarrow as pa
+
+    extended = any(log.memory_events is not None for log in logs)
     tables = []
-    for log, ep, name in zip(logs, episodes, names, strict=True):
+    for run_no, (log, ep, name) in enumerate(zip(logs, episodes, names, strict=True)):
         tid, step, rank, score, tok, tok_ok, score_ok, kind = _events(log)
-        items = pa.array(ep.world.items, type=pa.string())
+        items = _item_array(log, ep)
         m = tid.size
-        tables.append(pa.table({
+        cols = {
             "item": items.take(pa.array(tid)),
             "step": pa.array(step, type=pa.int64()),
             "run": pa.array([name], type=pa.string()).take(pa.array(np.zeros(m, dtype=np.int32))),
@@ -116,8 +141,84 @@ def trace_table(logs: Sequence, episodes: Sequence, names: Sequence[str]):
             "rank": pa.array(rank, type=pa.int64()),
             "score": pa.array(score, type=pa.float64(), mask=~score_ok),
             "tokens": pa.array(tok, type=pa.int64(), mask=~tok_ok),
-        }))
-    return pa.concat_tables(tables) if tables else None
+        }
+        if extended:
+            cols["by"] = pa.nulls(m, type=pa.string())
+            cols["outcome"] = pa.nulls(m, type=pa.string())
+            tables.append(_with_task(pa.table(cols), name, run_no))
+            tables.append(_step_rows(log, name, run_no))
+            if log.memory_events:
+                tables.append(_memory_rows(log, items, name, run_no))
+        else:
+            tables.append(pa.table(cols))
+    if not tables:
+        return None
+    out = pa.concat_tables(tables)
+    if extended:  # per run: step, then retrieve/inject/search/context before the store's events of the step
+        order = np.lexsort((np.asarray(out.column("_seq")), np.asarray(out.column("_group")),
+                            np.asarray(out.column("step")), np.asarray(out.column("_run"))))
+        out = out.take(pa.array(order)).drop_columns(["_seq", "_group", "_run"])
+    return out
+
+
+def _with_task(table, name: str, run_no: int, group: int = 0, seq_offset: int = 0):
+    """Add ``task`` (``<run>/<step>``) and the sort keys ``_seq``, ``_group``, ``_run``."""
+    import pyarrow as pa
+
+    m = table.num_rows
+    task = pa.array([f"{name}/{s}" for s in table.column("step").to_pylist()], type=pa.string())
+    return (table.append_column("task", task)
+            .append_column("_seq", pa.array(np.arange(m, dtype=np.int64) + seq_offset))
+            .append_column("_group", pa.array(np.full(m, group, dtype=np.int8)))
+            .append_column("_run", pa.array(np.full(m, run_no, dtype=np.int64))))
+
+
+def _step_rows(log, name: str, run_no: int):
+    """A ``search`` and a ``context`` row per step."""
+    import pyarrow as pa
+
+    n = log.tokens.size
+    steps = np.repeat(np.arange(n, dtype=np.int64), 2)
+    kinds = np.tile(np.array([0, 1], dtype=np.int8), n)
+    tokens = np.repeat(log.tokens.astype(np.int64), 2)
+    outcome = np.where(log.correct, "success", "failure")
+    table = pa.table({
+        "item": pa.array(["query", "prompt"], type=pa.string()).take(pa.array(kinds)),
+        "step": pa.array(steps),
+        "run": pa.array([name] * (2 * n), type=pa.string()),
+        "event": pa.array(["search", "context"], type=pa.string()).take(pa.array(kinds)),
+        "rank": pa.nulls(2 * n, type=pa.int64()),
+        "score": pa.nulls(2 * n, type=pa.float64()),
+        "tokens": pa.array(tokens, type=pa.int64(), mask=kinds == 0),
+        "by": pa.nulls(2 * n, type=pa.string()),
+        "outcome": pa.array(np.repeat(outcome, 2).tolist(), type=pa.string(), mask=kinds == 0),
+    })
+    # group 0 with the retrieve/inject rows, after them in the step (their _seq is shifted past)
+    return _with_task(table, name, run_no, seq_offset=1 << 40)
+
+
+def _memory_rows(log, items, name: str, run_no: int):
+    """The store's events, in the order they happened within each step."""
+    import pyarrow as pa
+
+    ev = log.memory_events
+    m = len(ev)
+    step = np.fromiter((e[0] for e in ev), dtype=np.int64, count=m)
+    kind = np.fromiter((MEMORY_EVENT_KINDS.index(e[1]) for e in ev), dtype=np.int8, count=m)
+    eid = np.fromiter((e[2] for e in ev), dtype=np.int64, count=m)
+    by = np.fromiter((e[3] for e in ev), dtype=np.int64, count=m)
+    table = pa.table({
+        "item": items.take(pa.array(eid)),
+        "step": pa.array(step),
+        "run": pa.array([name] * m, type=pa.string()),
+        "event": pa.array(list(MEMORY_EVENT_KINDS), type=pa.string()).take(pa.array(kind)),
+        "rank": pa.nulls(m, type=pa.int64()),
+        "score": pa.nulls(m, type=pa.float64()),
+        "tokens": pa.nulls(m, type=pa.int64()),
+        "by": pa.array([log.item_names[b] if b >= 0 else None for b in by.tolist()], type=pa.string()),
+        "outcome": pa.nulls(m, type=pa.string()),
+    })
+    return _with_task(table, name, run_no, group=1)
 
 
 def steps_table(logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray], names: Sequence[str]):
@@ -130,7 +231,8 @@ def steps_table(logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray],
         items = pa.array(ep.world.items, type=pa.string())
         flat = np.fromiter((t for r in log.retrieved for t in r), dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum([len(r) for r in log.retrieved])]).astype(np.int32)
-        retrieved = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), items.take(pa.array(flat)))
+        retrieved = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()),
+                                             _item_array(log, ep).take(pa.array(flat)))
         rep = lambda v, typ: pa.array([v], type=typ).take(pa.array(np.zeros(n, dtype=np.int32)))  # noqa: E731
         tables.append(pa.table({
             "run": rep(name, pa.string()),
@@ -179,5 +281,8 @@ def write_outputs(outdir: Path, command: str, logs: Sequence, episodes: Sequence
     files[STEPS_FILE] = write_parquet(steps_table(logs, episodes, tails, names), outdir / STEPS_FILE)
     doc = {"tool": "ctwm", "version": __version__, "command": command, **jsonable(manifest),
            "trace_schema": 1, "files": files, "runs": names}
+    stats = {name: log.memory_stats for name, log in zip(names, logs, strict=True) if log.memory_stats is not None}
+    if stats:
+        doc["memory_stats"] = jsonable(stats)
     (outdir / MANIFEST_FILE).write_text(json.dumps(doc, indent=2) + "\n")
     return files

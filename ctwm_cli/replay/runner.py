@@ -162,6 +162,11 @@ class EpisodeLog:
     mismatches: int = 0  # frozen replay: steps whose retrieval differs from the recorded one
     first_mismatch: int | None = None
     seconds: float = 0.0
+    # policies with their own store (tiered): entry names of the ids in retrieved/injected, the store's
+    # events (step, kind, entry id, by id or -1) and its counters
+    item_names: list[str] | None = None
+    memory_events: list[tuple[int, str, int, int]] | None = None
+    memory_stats: dict[str, Any] | None = None
 
 
 def episode(cfg: ReplayConfig, seed: int, world=None) -> Episode:
@@ -211,6 +216,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
     mismatches, first = 0, None
     started = time.perf_counter()
     retrieve, render, predict, write = pol.retrieve, pol.render, predictor.predict, mem.write
+    observe = getattr(pol, "observe", None)  # a policy with its own store sees every step's transition
     for t in range(n):
         s, a = states[t], actions[t]
         se[t] = mem.has_state(s)
@@ -245,6 +251,8 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
             injected.append((p.injected, p.injected_rank, p.injected_tokens))
             summarised.append((p.summarised, p.summarised_rank))
         write(tids[t], t)
+        if observe is not None:
+            observe(tids[t], t)
     hist_tokens = None
     if history:
         # the line of step j costs the same at every later step (history lines never change)
@@ -256,4 +264,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         n_injected=n_inj, n_summarised=n_sum, tail_count=tail_count, retrieved=retrieved, scores=scores,
         injected=injected, summarised=summarised, history_tokens=hist_tokens, api_prompt_tokens=api, history_tids=ep.tids if history else None,
         mismatches=mismatches, first_mismatch=first, seconds=time.perf_counter() - started,
+        item_names=pol.item_names if observe is not None else None,
+        memory_events=list(pol.events) if observe is not None else None,
+        memory_stats=pol.memory_stats() if observe is not None else None,
     )

@@ -1,0 +1,539 @@
+"""The ``tiered`` memory policy: four memory tiers, a write filter, reconciliation with an undo chain,
+periodic consolidation and budgeted retrieval (the second source document, sections 3-6).
+
+**Tiers.**
+
+* *working* — the prompt's own lines: the header (task, current state with its payload, action),
+  the output contract and a short trail of the most recent steps (``step t: s -> a -> s'``). It
+  lives only in the prompt and is rebuilt every step.
+* *episodic* — one entry per observed transition ``s -a-> s'`` that no live entry covers (an
+  append-only log of outcomes with an index by source state); archived in batches by consolidation.
+* *semantic* — distilled conclusions ``s -a-> s' (p≈...)``: the dominant outcome of the action
+  ``(s, a)`` and its empirical share, one live entry per action.
+* *procedural* — two-step routes ``s -a-> s' then a' -> s''`` seen at least ``min_support`` times
+  (reusable operation sequences), versioned by their support.
+
+**Write filter** ("record only what cannot be re-derived"), applied to the candidates of every
+observed step (:meth:`TieredMemory.write_decision`):
+
+1. *queryable state* — the payload of the state the agent is in (place, entities, relations,
+   constraints) and its position: the environment shows them at every visit, so they are
+   externalised (counted, never stored);
+2. *single-step facts* — the step's own working outputs (its prediction and whether it was right):
+   their reuse scope is the step, so they are not kept (counted);
+3. *equivalents* — a transition already held by a live episode, or covered by a live semantic
+   entry with the same outcome and a confidence at least the candidate's, only bumps that entry's
+   ``hit_count`` (no new entry);
+4. anything else is written as an episode.
+
+**Confidence** is driven only by verification, never by hit counts: every later observation of an
+entry's action verifies it (same outcome) or refutes it; confidence = (wins + 1) / (trials + 2).
+
+**Consolidation** (``maintain``) every ``period`` steps: for every action observed since the last
+pass, the dominant outcome over the whole episodic log (ties to the smaller transition id) becomes
+a semantic candidate when it was seen at least ``min_support`` times, which is reconciled with the
+action's semantic entry; then the action's live episodes are archived. Two-step routes seen at
+least ``min_support`` times become procedural entries (their support refreshed later). An entry's
+*content* (support, p) is what consolidation last wrote; its *confidence* is its verification
+record since then.
+
+**Reconciliation** (recency-first, confidence-weighted, with an undo chain): a candidate with the
+same outcome as the live entry merges into it (``update`` when its support or its p, to two
+decimals, changed); with another outcome it wins when its
+confidence is at least the live entry's minus ``margin`` (ties go to the newer) and the loser is
+superseded (``supersede`` with ``by``), the pair pushed on the undo chain; otherwise it is
+rejected. When the new conclusion is the one the live entry superseded (the last record of the
+chain for that action), the chain is undone instead: the superseded entry is restored (``write``)
+and the entry that replaced it is archived (``archive`` with ``by``). :meth:`TieredMemory.undo`
+does the same on demand.
+
+**Retrieval** (ρ, encoding-free): live entries whose source is the current state or an observed
+neighbour of it; score = relevance x confidence x recency with relevance 1 (the current action),
+0.3 (another action of the current state), 0.1 (a neighbour's entry) and recency
+``0.5 ** (age / half_life)`` (age = steps since the entry was last written, bumped or verified;
+``half_life`` 2000 steps by default).
+Top ``k``, ties to the smaller entry id.
+
+**Budget split** (hard): with budget ``B`` the working lines take at most ``floor(working·B)``
+tokens, the retrieved lines at most ``floor(retrieved·B)`` (lines in score order until the first
+that does not fit: truncation by score), and at least ``ceil(reserve·B)`` tokens stay free
+(defaults 60% / 25% / 15%). A budget whose working share cannot hold the header and output
+contract raises :class:`~ctwm_cli.errors.UsageError`.
+
+**Events** (the trace rows a replay writes for this policy): ``write`` (new episode, semantic or
+procedural entry; a restored entry), ``update`` (a merge changed an entry's content), ``supersede``
+(with ``by``), ``archive`` (consolidated episodes; an undone winner, with ``by``) and one
+``maintain`` row per consolidation pass that changed the store (its item is the first entry the
+pass touched). Entry names are ``<tier><id>:<content>``, e.g. ``sem17:s12-a2->s40``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import UsageError
+from .encodings import Encoding
+from .policies import DEFAULT_BUDGET, DEFAULT_K, EpisodicMemory, MemoryPolicy, Prompt, Retrieval
+from .tokens import TokenCounter
+
+TIERS = ("working", "episodic", "semantic", "procedural")
+PREFIX = {"episodic": "epi", "semantic": "sem", "procedural": "proc"}
+TIERED_DEFAULTS: dict[str, Any] = {
+    "working": 0.60, "retrieved": 0.25, "reserve": 0.15, "period": 100, "min_support": 3, "margin": 0.10,
+    "half_life": 2000.0, "trail": 2,
+}
+RELEVANCE = (1.0, 0.3, 0.1)  # current action, other action of the current state, a neighbour's entry
+_EPS = 1e-9
+
+
+@dataclasses.dataclass(slots=True)
+class MemoryEntry:
+    """A memory object (the source document's metadata, for the graph world)."""
+
+    id: int
+    tier: str
+    tid: int  # the transition (first hop for a route)
+    src: int
+    gact: int  # global action id
+    dst: int
+    created_at: int
+    last_seen: int
+    wins: int
+    trials: int
+    tid2: int = -1  # procedural: second hop
+    support: int = 0  # content (semantic, procedural): observations behind the conclusion when last written
+    p: float = 0.0  # content: the conclusion's empirical share when last written
+    hit_count: int = 0
+    status: str = "live"  # live | superseded | archived
+    supersedes: list[int] = dataclasses.field(default_factory=list)
+    superseded_by: int | None = None
+
+    @property
+    def confidence(self) -> float:
+        return (self.wins + 1) / (self.trials + 2)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Candidate:
+    """Something a step could write: ``state`` (a payload), ``step`` (the step's own prediction
+    record) or ``transition`` (an observed outcome ``tid``)."""
+
+    kind: str
+    tid: int = -1
+    state: int = -1
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UndoRecord:
+    step: int
+    subject: int  # global action
+    loser: int
+    winner: int
+
+
+def check_tiered_args(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validated tiered parameters (:data:`TIERED_DEFAULTS` overridden by ``params``)."""
+    p = dict(TIERED_DEFAULTS)
+    for key, value in (params or {}).items():
+        if key not in p:
+            raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})")
+        p[key] = value
+    for key in ("working", "retrieved", "reserve"):
+        v = p[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1 or math.isnan(v):
+            raise UsageError(f"tiered {key} share must be in [0, 1], got {v!r}")
+    if p["working"] <= 0:
+        raise UsageError(f"tiered working share must be > 0, got {p['working']!r}")
+    total = p["working"] + p["retrieved"] + p["reserve"]
+    if total > 1 + _EPS:
+        raise UsageError(f"tiered shares working + retrieved + reserve must be <= 1, got {total:g}")
+    for key, low in (("period", 1), ("min_support", 1), ("trail", 0)):
+        v = p[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise UsageError(f"tiered {key} must be an integer >= {low}, got {v!r}")
+    if not isinstance(p["margin"], (int, float)) or not p["margin"] >= 0:
+        raise UsageError(f"tiered margin must be >= 0, got {p['margin']!r}")
+    if not isinstance(p["half_life"], (int, float)) or not p["half_life"] > 0:
+        raise UsageError(f"tiered half_life must be > 0, got {p['half_life']!r}")
+    return p
+
+
+def budget_split(budget: int, working: float, retrieved: float, reserve: float) -> tuple[int, int, int]:
+    """``(working cap, retrieved cap, reserve floor)`` in tokens; caps + reserve never exceed ``budget``."""
+    w = math.floor(working * budget + _EPS)
+    r = math.floor(retrieved * budget + _EPS)
+    res = math.ceil(reserve * budget - _EPS)
+    w = min(w, budget - res)
+    r = max(0, min(r, budget - res - w))
+    return w, r, res
+
+
+class TieredMemory(MemoryPolicy):
+    """The ``tiered`` policy (see the module docstring)."""
+
+    name = "tiered"
+    kind = "ranked"
+
+    def __init__(self, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K,
+                 params: Mapping[str, Any] | None = None, **_: Any):
+        super().__init__(memory, budget=budget, k=k)
+        p = check_tiered_args(params)
+        self.params = p
+        self.working_cap, self.retrieved_cap, self.reserve_min = budget_split(
+            budget, p["working"], p["retrieved"], p["reserve"])
+        self.period, self.min_support, self.margin = p["period"], p["min_support"], float(p["margin"])
+        self.half_life, self.trail = float(p["half_life"]), p["trail"]
+        w = memory.world
+        self.entries: list[MemoryEntry] = []
+        self.events: list[tuple[int, str, int, int]] = []  # (step, kind, entry id, by id or -1)
+        self.undo_chain: list[UndoRecord] = []
+        self.stats = {"steps": 0, "externalised": 0, "single_step_dropped": 0, "bumped": 0, "episodes_written": 0,
+                      "semantic_written": 0, "procedural_written": 0, "merged": 0, "superseded": 0, "rejected": 0,
+                      "undone": 0, "archived": 0, "consolidations": 0}
+        self.now = 0
+        self._recent: list[tuple[int, int]] = []  # (step, tid), newest last
+        self._dirty: set[int] = set()  # actions observed since the last consolidation
+        self._dirty_pairs: set[tuple[int, int]] = set()
+        self._prev = -1
+        self._n_out: dict[int, dict[int, int]] = {}  # global action -> {tid: observations}
+        self._n_act: dict[int, int] = {}
+        self._pairs: dict[tuple[int, int], int] = {}
+        self._by_src: list[set[int]] = [set() for _ in range(w.size)]  # live entries by source state
+        self._nbr: list[set[int]] = [set() for _ in range(w.size)]  # observed neighbours
+        self._episode: dict[int, int] = {}  # tid -> live episode
+        self._episodes_of: dict[int, list[int]] = {}  # global action -> live episodes
+        self._semantic: dict[int, int] = {}  # global action -> live semantic entry
+        self._routes: dict[tuple[int, int], int] = {}  # (tid1, tid2) -> live procedural entry
+        self._routes_from: dict[int, list[int]] = {}  # tid1 -> live procedural entries
+        self._of_action: dict[int, list[int]] = {}  # global action -> live entries (any tier) for verification
+
+    # ------------------------------------------------------------------ store primitives
+    def item_name(self, eid: int) -> str:
+        e = self.entries[eid]
+        act = self.memory.world.tid_local
+        head = f"{PREFIX[e.tier]}{e.id}:s{e.src}-a{int(act[e.tid])}->s{e.dst}"
+        if e.tid2 >= 0:
+            head += f"-a{int(act[e.tid2])}->s{self.memory.dst[e.tid2]}"
+        return head
+
+    @property
+    def item_names(self) -> list[str]:
+        return [self.item_name(i) for i in range(len(self.entries))]
+
+    def live(self, tier: str | None = None) -> list[MemoryEntry]:
+        return [e for e in self.entries if e.status == "live" and (tier is None or e.tier == tier)]
+
+    def _event(self, step: int, kind: str, eid: int, by: int = -1) -> None:
+        self.events.append((step, kind, eid, by))
+
+    def _new(self, tier: str, tid: int, step: int, wins: int, trials: int, tid2: int = -1) -> MemoryEntry:
+        mem = self.memory
+        e = MemoryEntry(id=len(self.entries), tier=tier, tid=tid, src=mem.src[tid], gact=mem.gact[tid], dst=mem.dst[tid],
+                        created_at=step, last_seen=step, wins=wins, trials=trials, tid2=tid2, support=wins,
+                        p=wins / trials if trials else 0.0)
+        self.entries.append(e)
+        self._link(e)
+        self._event(step, "write", e.id)
+        return e
+
+    def _link(self, e: MemoryEntry) -> None:
+        self._by_src[e.src].add(e.id)
+        self._of_action.setdefault(e.gact, []).append(e.id)
+        if e.tier == "episodic":
+            self._episode[e.tid] = e.id
+            self._episodes_of.setdefault(e.gact, []).append(e.id)
+        elif e.tier == "semantic":
+            self._semantic[e.gact] = e.id
+        elif e.tier == "procedural":
+            self._routes[(e.tid, e.tid2)] = e.id
+            self._routes_from.setdefault(e.tid, []).append(e.id)
+
+    def _unlink(self, e: MemoryEntry) -> None:
+        self._by_src[e.src].discard(e.id)
+        self._of_action[e.gact].remove(e.id)
+        if e.tier == "episodic":
+            if self._episode.get(e.tid) == e.id:
+                del self._episode[e.tid]
+            self._episodes_of[e.gact].remove(e.id)
+        elif e.tier == "semantic":
+            if self._semantic.get(e.gact) == e.id:
+                del self._semantic[e.gact]
+        elif e.tier == "procedural":
+            del self._routes[(e.tid, e.tid2)]
+            self._routes_from[e.tid].remove(e.id)
+
+    def _retire(self, e: MemoryEntry, status: str, step: int, by: int = -1) -> None:
+        self._unlink(e)
+        e.status = status
+        if status == "superseded":
+            e.superseded_by = by
+        self._event(step, "supersede" if status == "superseded" else "archive", e.id, by)
+
+    # ------------------------------------------------------------------ write path
+    def write_decision(self, cand: Candidate) -> str:
+        """``externalise`` (queryable state), ``drop`` (single-step fact), ``bump`` (an equivalent is
+        live) or ``write`` (a new episode); see the module docstring."""
+        if cand.kind == "state":
+            return "externalise"
+        if cand.kind == "step":
+            return "drop"
+        if cand.kind != "transition":
+            raise UsageError(f"unknown candidate kind {cand.kind!r} (state, step, transition)")
+        if cand.tid in self._episode:
+            return "bump"
+        sid = self._semantic.get(self.memory.gact[cand.tid])
+        if sid is not None:
+            sem = self.entries[sid]
+            if sem.dst == self.memory.dst[cand.tid] and sem.confidence >= (1 + 1) / (1 + 2):  # one observation
+                return "bump"
+        return "write"
+
+    def offer(self, cand: Candidate, step: int) -> str:
+        """Apply the write filter to ``cand`` at ``step``; return the decision taken."""
+        decision = self.write_decision(cand)
+        if decision == "externalise":
+            self.stats["externalised"] += 1
+        elif decision == "drop":
+            self.stats["single_step_dropped"] += 1
+        elif decision == "bump":
+            eid = self._episode.get(cand.tid)
+            if eid is None:
+                eid = self._semantic[self.memory.gact[cand.tid]]
+            e = self.entries[eid]
+            e.hit_count += 1
+            e.last_seen = step
+            self.stats["bumped"] += 1
+        else:
+            self._new("episodic", cand.tid, step, 1, 1)
+            self.stats["episodes_written"] += 1
+        return decision
+
+    def observe(self, tid: int, step: int) -> None:
+        """The step's observed transition ``tid``: verify live entries, run the write filter on the
+        step's candidates, index the episodic log, and consolidate every ``period`` steps."""
+        mem = self.memory
+        g, s, d = mem.gact[tid], mem.src[tid], mem.dst[tid]
+        for eid in self._of_action.get(g, ()):  # verification of entries about this action
+            e = self.entries[eid]
+            if e.tier == "procedural":
+                continue
+            e.trials += 1
+            if e.dst == d:
+                e.wins += 1
+                e.last_seen = step
+        if self._prev >= 0:
+            for eid in self._routes_from.get(self._prev, ()):
+                e = self.entries[eid]
+                e.trials += 1
+                if e.tid2 == tid:
+                    e.wins += 1
+                    e.last_seen = step
+        self.offer(Candidate("state", state=d), step)  # the new state's payload: queryable
+        self.offer(Candidate("step"), step)  # this step's prediction record: single-step
+        self.offer(Candidate("transition", tid=tid), step)
+        out = self._n_out.setdefault(g, {})
+        out[tid] = out.get(tid, 0) + 1
+        self._n_act[g] = self._n_act.get(g, 0) + 1
+        self._dirty.add(g)
+        if self._prev >= 0:
+            key = (self._prev, tid)
+            self._pairs[key] = self._pairs.get(key, 0) + 1
+            self._dirty_pairs.add(key)
+        self._nbr[s].add(d)
+        self._nbr[d].add(s)
+        self._recent.append((step, tid))
+        if len(self._recent) > max(self.trail, 1):
+            del self._recent[0]
+        self._prev = tid
+        self.now = step + 1
+        self.stats["steps"] += 1
+        if (step + 1) % self.period == 0:
+            self.consolidate(step)
+
+    # ------------------------------------------------------------------ consolidation and reconciliation
+    def consolidate(self, step: int) -> list[int]:
+        """One consolidation pass at ``step``; return the ids of the entries it touched."""
+        first = len(self.events)
+        self.stats["consolidations"] += 1
+        ms = self.min_support
+        dirty, self._dirty = sorted(self._dirty), set()
+        for g in dirty:  # actions observed since the last pass
+            out = self._n_out[g]
+            tid, n = min(out.items(), key=lambda kv: (-kv[1], kv[0]))
+            if n < ms:
+                continue
+            self.reconcile(tid, n, self._n_act[g], step)
+            for eid in list(self._episodes_of.get(g, ())):
+                self._retire(self.entries[eid], "archived", step)
+                self.stats["archived"] += 1
+        pairs, self._dirty_pairs = sorted(self._dirty_pairs), set()
+        for t1, t2 in pairs:
+            n = self._pairs[(t1, t2)]
+            if n < ms:
+                continue
+            trials = self._n_out[self.memory.gact[t1]][t1]
+            rid = self._routes.get((t1, t2))
+            if rid is None:
+                self._new("procedural", t1, step, n, trials, tid2=t2)
+                self.stats["procedural_written"] += 1
+            else:
+                self._refresh(self.entries[rid], n, trials, step)
+        touched = [eid for _, _, eid, _ in self.events[first:]]
+        if touched:
+            self._event(step, "maintain", touched[0])
+        return touched
+
+    def reconcile(self, tid: int, wins: int, trials: int, step: int) -> MemoryEntry | None:
+        """Reconcile the semantic candidate "``tid`` is the dominant outcome of its action, seen
+        ``wins`` of ``trials`` times" with the action's live semantic entry; return the live winner
+        (``None`` if the candidate was rejected and nothing is live)."""
+        g, d = self.memory.gact[tid], self.memory.dst[tid]
+        sid = self._semantic.get(g)
+        if sid is None:
+            e = self._new("semantic", tid, step, wins, trials)
+            self.stats["semantic_written"] += 1
+            return e
+        cur = self.entries[sid]
+        if cur.dst == d:  # the same conclusion: merge
+            self._refresh(cur, wins, trials, step)
+            return cur
+        last = next((r for r in reversed(self.undo_chain) if r.subject == g), None)
+        if last is not None and last.winner == cur.id and self.entries[last.loser].dst == d:
+            restored = self.undo(last.loser, step)
+            restored.wins, restored.trials = wins, trials
+            restored.support, restored.p = wins, wins / trials
+            return restored
+        new_conf = (wins + 1) / (trials + 2)
+        if new_conf < cur.confidence - self.margin:  # recency first, unless clearly less confident
+            self.stats["rejected"] += 1
+            return cur
+        e = self._new("semantic", tid, step, wins, trials)
+        e.supersedes.append(cur.id)
+        self._retire(cur, "superseded", step, by=e.id)
+        self.undo_chain.append(UndoRecord(step=step, subject=g, loser=cur.id, winner=e.id))
+        self.stats["semantic_written"] += 1
+        self.stats["superseded"] += 1
+        return e
+
+    def _refresh(self, e: MemoryEntry, support: int, trials: int, step: int) -> None:
+        """Merge a candidate with the same conclusion: new content (support, p) -> an ``update``."""
+        p = support / trials if trials else 0.0
+        if support == e.support and round(p, 2) == round(e.p, 2):
+            return
+        e.support, e.p = support, p
+        e.hit_count += 1
+        e.last_seen = step
+        self._event(step, "update", e.id)
+        self.stats["merged"] += 1
+
+    def undo(self, entry: int | None = None, step: int | None = None) -> MemoryEntry:
+        """Undo the supersede of ``entry`` (default: the most recent one on the chain): restore it
+        and archive the entry that replaced it, if that one is still live."""
+        step = self.now if step is None else step
+        idx = len(self.undo_chain) - 1 if entry is None else next(
+            (i for i in range(len(self.undo_chain) - 1, -1, -1) if self.undo_chain[i].loser == entry), -1)
+        if idx < 0:
+            raise UsageError("nothing to undo" if entry is None else f"entry {entry} is not on the undo chain")
+        rec = self.undo_chain.pop(idx)
+        old, win = self.entries[rec.loser], self.entries[rec.winner]
+        if win.status == "live":
+            self._retire(win, "archived", step, by=old.id)
+        if old.tier == "semantic" and old.gact in self._semantic:  # another conclusion is live now
+            cur = self.entries[self._semantic[old.gact]]
+            self._retire(cur, "archived", step, by=old.id)
+        old.status, old.superseded_by = "live", None
+        old.last_seen = step
+        self._link(old)
+        self._event(step, "write", old.id)
+        self.stats["undone"] += 1
+        return old
+
+    # ------------------------------------------------------------------ retrieval and rendering
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        mem = self.memory
+        g = mem.act_ptr[state] + action
+        entries, now, hl = self.entries, self.now, self.half_life
+        scored: list[tuple[float, int]] = []
+
+        def add(ids, rel_same_state: bool) -> None:
+            for eid in ids:
+                e = entries[eid]
+                rel = (RELEVANCE[0] if e.gact == g else RELEVANCE[1]) if rel_same_state else RELEVANCE[2]
+                scored.append((-(rel * e.confidence * 0.5 ** ((now - e.last_seen) / hl)), eid))
+
+        add(self._by_src[state], True)
+        for v in sorted(self._nbr[state]):
+            add(self._by_src[v], False)
+        top = sorted(scored)[: self.k]
+        return Retrieval(tids=tuple(eid for _, eid in top), scores=tuple(-s for s, _ in top))
+
+    def _parts(self, enc: Encoding, rank: int, e: MemoryEntry, score: float) -> list[str]:
+        deg = len(self._by_src[e.src])
+        # count hint: episodes show how often the episodic log saw the transition; conclusions their wins
+        count = self._n_out[e.gact][e.tid] if e.tier == "episodic" else e.support
+        parts = enc.item_parts(rank, e.tid, score, count, deg, e.last_seen)
+        tag: list[str] = []
+        if e.tier == "semantic":
+            tag = [f" p≈{e.p:.2f}"]
+        elif e.tier == "procedural":
+            tag = [" then", f" a{int(self.memory.world.tid_local[e.tid2])} -> s{self.memory.dst[e.tid2]}"]
+        return parts[:-1] + tag + parts[-1:]
+
+    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
+        head = enc.header(state, action, self.kind)
+        foot = enc.footer(self.kind)
+        fixed = counter.lines(head) + counter.lines(foot)
+        if fixed > self.working_cap:
+            raise UsageError(
+                f"budget {self.budget}: the working share ({self.working_cap} tokens) is smaller than the prompt's "
+                f"fixed lines ({fixed} tokens); raise --budget or the working share"
+            )
+        work = fixed
+        trail: list[str] = []
+        for step, tid in reversed(self._recent[-self.trail:] if self.trail else []):  # newest first
+            line = enc.history(step, tid)
+            n = counter.line(line)
+            if work + n > self.working_cap:
+                break
+            work += n
+            trail.append(line)
+        room = self.retrieved_cap
+        lines = list(head)
+        inj, ranks, toks = [], [], []
+        for r, (eid, score) in enumerate(zip(retrieval.tids, retrieval.scores, strict=True), 1):
+            parts = self._parts(enc, r, self.entries[eid], score)
+            n = counter.fragments(parts)
+            if n > room:
+                break
+            room -= n
+            lines.append("".join(parts))
+            inj.append(eid)
+            ranks.append(r)
+            toks.append(n)
+        lines.extend(reversed(trail))
+        lines.extend(foot)
+        tokens = work + self.retrieved_cap - room
+        g = self.memory.act_ptr[state] + action
+        ms = mt = False
+        for eid in inj:
+            e = self.entries[eid]
+            if e.src == state:
+                ms = True
+                if e.gact == g:
+                    mt = True
+        return Prompt(lines=tuple(lines), tokens=int(tokens), injected=tuple(inj), injected_rank=tuple(ranks),
+                      injected_tokens=tuple(toks), summarised=(), summarised_rank=(), tail_count=0,
+                      mentions_state=ms, mentions_transition=mt)
+
+    def memory_stats(self) -> dict[str, Any]:
+        """Counters of the write filter, consolidation and reconciliation, and the live store by tier."""
+        live = {t: 0 for t in TIERS[1:]}
+        for e in self.entries:
+            if e.status == "live":
+                live[e.tier] += 1
+        return {**self.stats, "entries": len(self.entries), "live": live, "undo_chain": len(self.undo_chain),
+                "budget_split": {"working": self.working_cap, "retrieved": self.retrieved_cap,
+                                 "reserve": self.reserve_min}, "params": dict(self.params)}
