@@ -266,6 +266,11 @@ def _assemble(label, s: AuditSettings, conc, hist: Histogram, pl: PowerLawFit | 
 def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, alt.TailFit], list[Comparison]]:
     """Fit every alternative family on the power law's tail and run the likelihood-ratio tests.
     The first comparison returned is TPL vs log-normal (the rule's Λ, σ)."""
+    with single_blas_thread():  # 2-parameter optimisers: BLAS threads only spin (see parallel.py)
+        return _fit_alternatives(hist, pl, z_star)
+
+
+def _fit_alternatives(hist: Histogram, pl: PowerLawFit, z_star: float):
     i = int(np.searchsorted(hist.values, pl.xmin))
     v, c = hist.values[i:], hist.counts[i:].astype(np.float64)
     d, xm = pl.discrete, pl.xmin
