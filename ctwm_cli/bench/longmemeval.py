@@ -1,0 +1,623 @@
+"""LongMemEval episodes (Wu et al., 2024): the official file format, prompts per memory policy,
+evidence recall, paired token reduction and (with an endpoint) judged accuracy.
+
+**Format.** A JSON list of questions, each an object with ``question_id`` (``*_abs`` marks an
+abstention question: the history does not hold the answer), ``question_type``, ``question``,
+``answer`` (a string or an integer), ``question_date``, ``haystack_session_ids``,
+``haystack_dates`` and ``haystack_sessions`` (one entry per session; a session is a list of turns
+``{"role": str, "content": str, "has_answer": bool?}``) and ``answer_session_ids``. Other keys are
+ignored. :func:`load_longmemeval` checks every field and names the path of the first bad one
+(``data.json: [3].haystack_sessions[2][5].role: expected a string``).
+
+**Prompts.** Per question, every haystack turn is a memory item, written
+``[<date>; <session id>] <role>: <content>`` (whitespace-normalised). The ranking is lexical and
+shared by every policy: score = BM25(question, turn) / max + 0.5 · BM25(question, session) / max
+(turn relevance plus the relevance of its session, each scaled to [0, 1] within the question's
+haystack; ties to the earlier turn). ``graph`` and ``ctwm`` render it as described in
+:mod:`ctwm_cli.bench.packing`; the header holds the task, the current date and the question,
+the footer the answer instruction.
+
+**Evidence recall** (per question, per policy). Evidence turns are the turns with ``has_answer``
+true; evidence sessions are the ``answer_session_ids`` present in the haystack. A turn is
+*recalled* when it has its own line in the prompt (a tail summary names only sessions, so it
+recalls no turn); a session is recalled when at least one of its turns has a line. ``any``: at
+least one evidence item recalled; ``all``: every one. Questions without evidence of a level
+(abstention questions, files without ``has_answer``) are left out of that level's mean.
+
+**Query-aware relaxation** (paper Appendix B: aggressive core–tail budgeting misses multi-session
+evidence). A question is *recall-critical* when its type is ``multi-session`` or
+``temporal-reasoning`` or its text matches a long-range cue (:data:`RELAX_CUES`, e.g. "how many",
+"in total", "first", "ago"). The ``ctwm-relaxed`` arm uses ``relax_core`` (default 2K) and
+``relax_tau`` (default τ/2) on recall-critical questions and plain CTWM on the others; it is
+reported beside ``ctwm`` so its effect on multi-session recall and on tokens is visible.
+
+**Paired comparisons.** Every arm reads the same questions with the same tokenizer. Token
+reduction = 1 − Σ tokens(treatment) / Σ tokens(baseline); recall and accuracy deltas are treatment
+minus baseline. Intervals: percentile intervals of a paired bootstrap over questions (the same
+resampled questions for both arms), seeded.
+
+**Accuracy** (only with an endpoint): the model answers each prompt; a judge call (same endpoint,
+``judge_model`` or the same model) gets a yes/no prompt per question type (:data:`JUDGE_RULES`;
+the official protocol's shape, our own wording) and the answer counts as correct on "yes".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
+from ..progress import ProgressCallback
+from ..results import ToDict, result
+from .packing import BENCH_POLICIES, PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
+
+QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference", "multi-session",
+                  "knowledge-update", "temporal-reasoning")
+RELAX_TYPES = ("multi-session", "temporal-reasoning")
+RELAX_CUES = ("how many", "how much", "in total", "total", "altogether", "combined", "across", "all the", "every",
+              "first", "last time", "before", "after", "ago", "how long", "earlier", "most recent", "order",
+              "average", "sum of")
+_CUES = re.compile(r"\b(" + "|".join(re.escape(c) for c in RELAX_CUES) + r")\b")
+RECALL_METRICS = ("turn_any", "turn_all", "session_any", "session_all")
+DEFAULT_BUDGET = 4096
+DEFAULT_K = 16
+DEFAULT_CORE = 8
+DEFAULT_TAU = 1.0
+DEFAULT_MAX_CANDIDATES = 64
+SESSION_WEIGHT = 0.5
+
+TASK = "Task: answer the user's question from the chat history below.\n"
+TITLE = {"graph": "Memories, ranked by relevance:\n", "ctwm": "Core memories, ranked by relevance:\n"}
+BUDGET_RULE = "Budget rule: use core memories first; use the tail summary only to know what else was said.\n"
+OUTPUT = "Output: a short answer; if the history does not hold it, say that you do not know.\n"
+
+
+# ----------------------------------------------------------------------------------------- data
+@result
+class Turn(ToDict):
+    role: str
+    content: str
+    has_answer: bool
+
+
+@result
+class Session(ToDict):
+    session_id: str
+    date: str
+    turns: tuple[Turn, ...]
+
+
+@result
+class Question(ToDict):
+    """One LongMemEval question with its haystack."""
+
+    question_id: str
+    question_type: str
+    question: str
+    answer: str | int
+    question_date: str
+    sessions: tuple[Session, ...]
+    answer_session_ids: tuple[str, ...]
+
+    @property
+    def abstention(self) -> bool:
+        return self.question_id.endswith("_abs")
+
+
+class _Bad(Exception):
+    def __init__(self, where: str, what: str):
+        self.where, self.what = where, what
+
+
+def _req(obj: dict, key: str, where: str) -> Any:
+    if key not in obj:
+        raise _Bad(f"{where}.{key}", "missing")
+    return obj[key]
+
+
+def _str(v: Any, where: str) -> str:
+    if not isinstance(v, str):
+        raise _Bad(where, f"expected a string, got {_kind(v)}")
+    return v
+
+
+def _list(v: Any, where: str) -> list:
+    if not isinstance(v, list):
+        raise _Bad(where, f"expected a list, got {_kind(v)}")
+    return v
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _question(i: int, q: Any) -> Question:
+    w = f"[{i}]"
+    if not isinstance(q, dict):
+        raise _Bad(w, f"expected an object, got {_kind(q)}")
+    qid = _str(_req(q, "question_id", w), f"{w}.question_id")
+    if not qid:
+        raise _Bad(f"{w}.question_id", "empty")
+    qtype = _str(_req(q, "question_type", w), f"{w}.question_type")
+    text = _str(_req(q, "question", w), f"{w}.question")
+    ans = _req(q, "answer", w)
+    if isinstance(ans, bool) or not isinstance(ans, (str, int)):
+        raise _Bad(f"{w}.answer", f"expected a string or an integer, got {_kind(ans)}")
+    qdate = _str(_req(q, "question_date", w), f"{w}.question_date")
+    sids = _list(_req(q, "haystack_session_ids", w), f"{w}.haystack_session_ids")
+    dates = _list(_req(q, "haystack_dates", w), f"{w}.haystack_dates")
+    sess = _list(_req(q, "haystack_sessions", w), f"{w}.haystack_sessions")
+    aids = _list(_req(q, "answer_session_ids", w), f"{w}.answer_session_ids")
+    for j, s in enumerate(sids):
+        _str(s, f"{w}.haystack_session_ids[{j}]")
+    for j, d in enumerate(dates):
+        _str(d, f"{w}.haystack_dates[{j}]")
+    for j, a in enumerate(aids):
+        _str(a, f"{w}.answer_session_ids[{j}]")
+    if len(dates) != len(sess):
+        raise _Bad(f"{w}.haystack_dates", f"expected {len(sess)} entries (one per session), got {len(dates)}")
+    if len(sids) != len(sess):
+        raise _Bad(f"{w}.haystack_session_ids", f"expected {len(sess)} entries (one per session), got {len(sids)}")
+    sessions = []
+    for j, s in enumerate(sess):
+        sw = f"{w}.haystack_sessions[{j}]"
+        turns = []
+        for t, turn in enumerate(_list(s, sw)):
+            tw = f"{sw}[{t}]"
+            if not isinstance(turn, dict):
+                raise _Bad(tw, f"expected an object, got {_kind(turn)}")
+            role = _str(_req(turn, "role", tw), f"{tw}.role")
+            content = _str(_req(turn, "content", tw), f"{tw}.content")
+            ha = turn.get("has_answer", False)
+            if not isinstance(ha, bool):
+                raise _Bad(f"{tw}.has_answer", f"expected a boolean, got {_kind(ha)}")
+            turns.append(Turn(role=role, content=content, has_answer=ha))
+        sessions.append(Session(session_id=sids[j], date=dates[j], turns=tuple(turns)))
+    return Question(question_id=qid, question_type=qtype, question=text, answer=ans, question_date=qdate,
+                    sessions=tuple(sessions), answer_session_ids=tuple(aids))
+
+
+def parse_longmemeval(doc: Any, name: str = "<data>") -> list[Question]:
+    """Questions from an already-parsed JSON document; :class:`InputError` naming ``name`` and the
+    path of the first bad field."""
+    if not isinstance(doc, list):
+        raise InputError(f"{name}: expected a JSON list of questions, got {_kind(doc)}")
+    out, seen = [], {}
+    try:
+        for i, q in enumerate(doc):
+            item = _question(i, q)
+            if item.question_id in seen:
+                raise _Bad(f"[{i}].question_id", f"duplicate of [{seen[item.question_id]}] ({item.question_id!r})")
+            seen[item.question_id] = i
+            out.append(item)
+    except _Bad as bad:
+        raise InputError(f"{name}: {bad.where}: {bad.what}") from None
+    if not out:
+        raise InputError(f"{name}: the list holds no questions")
+    return out
+
+
+def load_longmemeval(path: str | Path) -> list[Question]:
+    """Read and validate a LongMemEval JSON file (see the module docstring)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        doc = json.loads(raw)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return parse_longmemeval(doc, str(path))
+
+
+# ------------------------------------------------------------------------------------ prompts
+def recall_critical(q: Question) -> bool:
+    """Whether the question asks for long-range or multi-session recall (see the module docstring)."""
+    return q.question_type in RELAX_TYPES or bool(_CUES.search(q.question.lower()))
+
+
+def _items(q: Question) -> tuple[list[str], list[str], list[tuple[int, int]]]:
+    texts, groups, pos = [], [], []
+    for j, s in enumerate(q.sessions):
+        for t, turn in enumerate(s.turns):
+            texts.append(f"[{one_line(s.date)}; {one_line(s.session_id)}] {one_line(turn.role)}: {one_line(turn.content)}")
+            groups.append(one_line(s.session_id) or f"session-{j}")
+            pos.append((j, t))
+    return texts, groups, pos
+
+
+def rank_turns(q: Question) -> list[float]:
+    """The shared lexical score of every haystack turn, in haystack order (see the module docstring)."""
+    qw = words(q.question)
+    turn_docs = [words(t.content) for s in q.sessions for t in s.turns]
+    sess_docs = [[w for t in s.turns for w in words(t.content)] for s in q.sessions]
+    ts = bm25_scores(qw, turn_docs)
+    ss = bm25_scores(qw, sess_docs)
+    tmax = max(ts, default=0.0) or 1.0
+    smax = max(ss, default=0.0) or 1.0
+    out = []
+    i = 0
+    for j, s in enumerate(q.sessions):
+        for _ in s.turns:
+            out.append(ts[i] / tmax + SESSION_WEIGHT * ss[j] / smax)
+            i += 1
+    return out
+
+
+def header(q: Question, policy: str) -> list[str]:
+    return [TASK, f"Current date: {one_line(q.question_date) or 'unknown'}\n",
+            f"Question: {one_line(q.question) or '(empty)'}\n", TITLE[policy]]
+
+
+def footer(policy: str) -> list[str]:
+    return [BUDGET_RULE, OUTPUT] if policy == "ctwm" else [OUTPUT]
+
+
+@result
+class Recall(ToDict):
+    """Evidence recall of one prompt (``None``: no evidence of that level)."""
+
+    evidence_turns: int
+    evidence_sessions: int
+    turns_recalled: int
+    sessions_recalled: int
+    turn_any: bool | None
+    turn_all: bool | None
+    session_any: bool | None
+    session_all: bool | None
+
+
+def evidence_recall(q: Question, included: Sequence[tuple[int, int]]) -> Recall:
+    """Recall of ``q``'s evidence by a prompt holding the turns ``included`` ((session, turn) pairs)."""
+    ev_turns = {(j, t) for j, s in enumerate(q.sessions) for t, turn in enumerate(s.turns) if turn.has_answer}
+    present = {s.session_id for s in q.sessions}
+    ev_sess = {a for a in q.answer_session_ids if a in present}
+    inc = set(included)
+    inc_sess = {q.sessions[j].session_id for j, _ in inc}
+    nt = len(ev_turns & inc)
+    ns = len(ev_sess & inc_sess)
+    return Recall(evidence_turns=len(ev_turns), evidence_sessions=len(ev_sess), turns_recalled=nt,
+                  sessions_recalled=ns,
+                  turn_any=(nt > 0) if ev_turns else None, turn_all=(nt == len(ev_turns)) if ev_turns else None,
+                  session_any=(ns > 0) if ev_sess else None, session_all=(ns == len(ev_sess)) if ev_sess else None)
+
+
+@result
+class ArmSpec(ToDict):
+    """One memory arm: policy and its parameters (``relaxed``: query-aware relaxation on)."""
+
+    name: str
+    policy: str
+    relaxed: bool = False
+
+
+def build_prompt(q: Question, arm: ArmSpec, *, budget: int, k: int, core: int, tau: float, max_candidates: int,
+                 relax_core: int, relax_tau: float, counter, scores: list[float] | None = None,
+                 items: tuple | None = None) -> PackedPrompt:
+    """The prompt of question ``q`` under ``arm``."""
+    texts, groups, _pos = items if items is not None else _items(q)
+    order = rank_order(scores if scores is not None else rank_turns(q))
+    if arm.policy == "graph":
+        return pack_graph(texts, order, header(q, "graph"), footer("graph"), budget=budget, k=k, counter=counter)
+    c, t = (relax_core, relax_tau) if arm.relaxed and recall_critical(q) else (core, tau)
+    return pack_ctwm(texts, groups, order, header(q, "ctwm"), footer("ctwm"), budget=budget, core=c, tau=t,
+                     max_candidates=max(max_candidates, c), counter=counter, tail_title="sessions")
+
+
+# ------------------------------------------------------------------------------------- judge
+JUDGE_RULES = {
+    "default": "Say yes if the response gives the correct answer or something equivalent to it; say no if it gives "
+               "a different answer or only part of the answer.",
+    "temporal-reasoning": "Say yes if the response gives the correct answer or something equivalent to it; an error "
+                          "of one in a count of days, weeks or months is still correct. Say no otherwise.",
+    "knowledge-update": "Say yes if the response gives the updated (most recent) answer, even when it also mentions "
+                        "older information as superseded; say no if it gives only the outdated answer.",
+    "single-session-preference": "The correct answer describes what a good personalised response should do. Say yes "
+                                 "if the response follows it and uses the user's own information; say no otherwise.",
+    "abstention": "The chat history does not hold the answer to this question. Say yes if the response says it "
+                  "cannot answer or that the information is missing; say no if it states an answer.",
+}
+JUDGE_TEMPLATE = ("You grade answers to questions about a user's past conversations.\n{rule}\n\nQuestion: {question}\n"
+                  "Correct answer: {answer}\nResponse: {response}\n\nIs the response correct? Answer yes or no only.")
+ANSWER_SYSTEM = ("You are a chat assistant with memories of your past conversations with the user. Answer the "
+                 "user's question briefly from those memories.")
+_YESNO = re.compile(r"\b(yes|no)\b")
+
+
+def judge_prompt(q: Question, response: str) -> str:
+    """The yes/no judge prompt for ``response`` to ``q`` (rule by question type; ``_abs``: abstention)."""
+    rule = JUDGE_RULES["abstention"] if q.abstention else JUDGE_RULES.get(q.question_type, JUDGE_RULES["default"])
+    return JUDGE_TEMPLATE.format(rule=rule, question=q.question, answer=q.answer, response=response)
+
+
+def parse_verdict(text: str) -> bool:
+    """``True`` when the judge's first yes/no word is "yes" (no yes/no word: ``False``)."""
+    m = _YESNO.search(text.lower())
+    return bool(m and m.group(1) == "yes")
+
+
+# ------------------------------------------------------------------------------------- results
+@result
+class QuestionOutcome(ToDict):
+    """One question under one arm."""
+
+    question_id: str
+    question_type: str
+    abstention: bool
+    recall_critical: bool
+    arm: str
+    tokens: int
+    lines: int
+    tail_count: int
+    recall: Recall
+    response: str | None = None
+    correct: bool | None = None
+
+
+@result
+class ArmSummary(ToDict):
+    """One arm over one question type (``all``: every question)."""
+
+    arm: str
+    question_type: str
+    questions: int
+    tokens_mean: float
+    turn_any: float | None
+    turn_all: float | None
+    session_any: float | None
+    session_all: float | None
+    accuracy: float | None
+
+
+@result
+class Comparison(ToDict):
+    """Treatment vs baseline on one metric over one question type, with a paired bootstrap CI.
+
+    ``metric`` ``tokens``: ``value`` is the token reduction 1 − Σt/Σb; recall and accuracy metrics:
+    ``value`` is the difference of means (treatment − baseline)."""
+
+    treatment: str
+    baseline: str
+    question_type: str
+    metric: str
+    questions: int
+    treatment_value: float | None
+    baseline_value: float | None
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@result
+class LongMemEvalResult(ToDict):
+    """``ctwm bench longmemeval``: per-arm summaries, paired comparisons and per-question outcomes."""
+
+    source: str
+    questions: int
+    question_types: dict[str, int]
+    arms: tuple[ArmSpec, ...]
+    baseline: str
+    params: dict[str, Any]
+    tokenizer: str
+    summary: tuple[ArmSummary, ...]
+    comparisons: tuple[Comparison, ...]
+    outcomes: tuple[QuestionOutcome, ...]
+    accuracy_measured: bool
+    accuracy_note: str
+    bootstrap: dict[str, Any]
+    endpoint_stats: dict[str, Any]
+    seconds: float
+
+
+def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:
+    names = [x.strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if x.strip()]
+    if not names:
+        raise UsageError("--memory needs at least one policy")
+    for n in names:
+        if n not in BENCH_POLICIES:
+            raise UsageError(f"unknown memory policy {n!r} for benchmark episodes (choose from: {', '.join(BENCH_POLICIES)})")
+    return tuple(dict.fromkeys(names))
+
+
+def check_bench_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int, relax_core: int | None,
+                     relax_tau: float | None, tokenizer: str, bootstrap: int, level: float) -> tuple[int, float]:
+    """Shared checks; returns the resolved ``(relax_core, relax_tau)``."""
+    from ..allocation.rank import check_tau
+
+    check_pack_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
+    rc = 2 * core if relax_core is None else relax_core
+    rt = tau / 2 if relax_tau is None else relax_tau
+    if rc < 1:
+        raise UsageError(f"--relax-core must be >= 1, got {rc}")
+    check_tau(rt, "--relax-tau")
+    if tokenizer not in TOKENIZERS:
+        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap must be >= 0, got {bootstrap}")
+    if not 0 < level < 1:
+        raise UsageError(f"--level must be in (0, 1), got {level}")
+    return rc, float(rt)
+
+
+def _arms(memories: Sequence[str], relax: bool) -> list[ArmSpec]:
+    arms = [ArmSpec(name=m, policy=m) for m in memories]
+    if relax and "ctwm" in memories:
+        arms.append(ArmSpec(name="ctwm-relaxed", policy="ctwm", relaxed=True))
+    return arms
+
+
+def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence[str] = BENCH_POLICIES,
+                    budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K, core: int = DEFAULT_CORE, tau: float = DEFAULT_TAU,
+                    max_candidates: int = DEFAULT_MAX_CANDIDATES, relax: bool = True, relax_core: int | None = None,
+                    relax_tau: float | None = None, tokenizer: str = DEFAULT_TOKENIZER, bootstrap: int = 1000,
+                    level: float = 0.95, seed: int | None = None, limit: int | None = None,
+                    base_url: str | None = None, model: str | None = None, judge_model: str | None = None,
+                    timeout: float = 60.0, retries: int = 2,
+                    progress: ProgressCallback | None = None) -> LongMemEvalResult:
+    """Prompts, evidence recall, paired token reduction (and judged accuracy with ``base_url``/``model``)
+    of every memory arm on the questions of ``data`` (a file or loaded questions)."""
+    mems = parse_memories(memories)
+    rc, rt = check_bench_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates,
+                              relax_core=relax_core, relax_tau=relax_tau, tokenizer=tokenizer, bootstrap=bootstrap,
+                              level=level)
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be >= 1, got {limit}")
+    if (base_url is None) != (model is None):
+        raise UsageError("accuracy needs both --base-url and --model")
+    started = time.perf_counter()
+    if isinstance(data, (str, Path)):
+        source = str(data)
+        questions = load_longmemeval(data)
+    else:
+        source = "<questions>"
+        questions = list(data)
+    if limit is not None:
+        questions = questions[:limit]
+    arms = _arms(mems, relax)
+    baseline = "graph" if "graph" in mems else arms[0].name
+    counter = token_counter(tokenizer)
+    answerer = judge = None
+    if base_url is not None:
+        from ..world.endpoint import EndpointPolicy
+
+        answerer = EndpointPolicy(base_url=base_url, model=model, timeout=timeout, retries=retries)
+        judge = EndpointPolicy(base_url=base_url, model=judge_model or model, timeout=timeout, retries=retries)
+    outcomes: list[QuestionOutcome] = []
+    total = len(questions) * len(arms)
+    done = 0
+    for q in questions:
+        items = _items(q)
+        scores = rank_turns(q)
+        crit = recall_critical(q)
+        for arm in arms:
+            p = build_prompt(q, arm, budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates,
+                             relax_core=rc, relax_tau=rt, counter=counter, scores=scores, items=items)
+            rec = evidence_recall(q, [items[2][i] for i in p.included])
+            response = correct = None
+            if answerer is not None:
+                response = answerer.complete([{"role": "system", "content": ANSWER_SYSTEM},
+                                              {"role": "user", "content": p.text}])
+                verdict = judge.complete([{"role": "user", "content": judge_prompt(q, response)}])
+                correct = parse_verdict(verdict)
+            outcomes.append(QuestionOutcome(question_id=q.question_id, question_type=q.question_type,
+                                            abstention=q.abstention, recall_critical=crit, arm=arm.name,
+                                            tokens=p.tokens, lines=len(p.included), tail_count=p.tail_count,
+                                            recall=rec, response=response, correct=correct))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    measured = answerer is not None
+    rng = np.random.default_rng(seed)
+    summary, comps = _summaries(questions, arms, outcomes, baseline, bootstrap, level, rng, measured)
+    types: dict[str, int] = {}
+    for q in questions:
+        types[q.question_type] = types.get(q.question_type, 0) + 1
+    note = (f"judged by {judge_model or model} at {base_url}" if measured else
+            "accuracy was not measured (no endpoint: pass --base-url and --model to answer and judge each question)")
+    stats = {} if not measured else {"answer_calls": answerer.calls, "judge_calls": judge.calls,
+                                     "api_prompt_tokens": answerer.prompt_tokens}
+    params = {"budget": budget, "k": k, "core": core, "tau": tau, "max_candidates": max_candidates, "relax": relax,
+              "relax_core": rc, "relax_tau": rt, "session_weight": SESSION_WEIGHT,
+              "relax_types": list(RELAX_TYPES), "relax_cues": list(RELAX_CUES)}
+    return LongMemEvalResult(
+        source=source, questions=len(questions), question_types=types, arms=tuple(arms), baseline=baseline,
+        params=params, tokenizer=counter.name, summary=summary, comparisons=comps, outcomes=tuple(outcomes),
+        accuracy_measured=measured, accuracy_note=note,
+        bootstrap={"replicates": bootstrap, "level": level, "seed": seed,
+                   "method": "paired bootstrap over questions, percentile interval"},
+        endpoint_stats=stats, seconds=time.perf_counter() - started)
+
+
+def _mean(xs: Sequence[Any]) -> float | None:
+    v = [float(x) for x in xs if x is not None]
+    return sum(v) / len(v) if v else None
+
+
+def _summaries(questions, arms, outcomes, baseline, replicates, level, rng, measured):
+    by = {(o.arm, o.question_id): o for o in outcomes}
+    present = {q.question_type for q in questions}
+    types = ["all", *(t for t in QUESTION_TYPES if t in present), *sorted(present - set(QUESTION_TYPES))]
+    summary = []
+    comps = []
+    for qt in types:
+        qs = [q for q in questions if qt == "all" or q.question_type == qt]
+        ids = [q.question_id for q in qs]
+        for arm in arms:
+            os_ = [by[(arm.name, i)] for i in ids]
+            summary.append(ArmSummary(
+                arm=arm.name, question_type=qt, questions=len(os_), tokens_mean=float(np.mean([o.tokens for o in os_])),
+                **{m: _mean([getattr(o.recall, m) for o in os_]) for m in RECALL_METRICS},
+                accuracy=_mean([o.correct for o in os_]) if measured else None))
+        # one resample of the questions of this type, shared by every arm and metric
+        n = len(ids)
+        idx = rng.integers(0, n, size=(replicates, n)) if replicates else None
+        base = [by[(baseline, i)] for i in ids]
+        for arm in arms:
+            if arm.name == baseline:
+                continue
+            treat = [by[(arm.name, i)] for i in ids]
+            comps.append(_token_comp(arm.name, baseline, qt, treat, base, idx, level))
+            metrics = [*RECALL_METRICS, *(["accuracy"] if measured else [])]
+            for m in metrics:
+                comps.append(_mean_comp(arm.name, baseline, qt, m, treat, base, idx, level))
+    return tuple(summary), tuple(comps)
+
+
+def _q(level: float) -> tuple[float, float]:
+    return (1 - level) / 2, 1 - (1 - level) / 2
+
+
+def _token_comp(tname, bname, qt, treat, base, idx, level) -> Comparison:
+    t = np.array([o.tokens for o in treat], dtype=np.float64)
+    b = np.array([o.tokens for o in base], dtype=np.float64)
+    val = 1.0 - t.sum() / b.sum() if b.sum() else None
+    lo = hi = None
+    if idx is not None and val is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = 1.0 - t[idx].sum(axis=1) / b[idx].sum(axis=1)
+        r = r[np.isfinite(r)]
+        if r.size:
+            lo, hi = (float(v) for v in np.quantile(r, _q(level)))
+    return Comparison(treatment=tname, baseline=bname, question_type=qt, metric="tokens", questions=int(t.size),
+                      treatment_value=float(t.mean()), baseline_value=float(b.mean()), value=val, ci_low=lo, ci_high=hi)
+
+
+def _values(outs, metric) -> np.ndarray:
+    if metric == "accuracy":
+        return np.array([np.nan if o.correct is None else float(o.correct) for o in outs])
+    return np.array([np.nan if getattr(o.recall, metric) is None else float(getattr(o.recall, metric)) for o in outs])
+
+
+def _mean_comp(tname, bname, qt, metric, treat, base, idx, level) -> Comparison:
+    t, b = _values(treat, metric), _values(base, metric)
+    ok = np.isfinite(t) & np.isfinite(b)  # the same questions have evidence under both arms
+    tv = float(t[ok].mean()) if ok.any() else None
+    bv = float(b[ok].mean()) if ok.any() else None
+    val = None if tv is None else tv - bv
+    lo = hi = None
+    if idx is not None and val is not None:
+        w = ok[idx].astype(np.float64)
+        d = np.where(ok, t - b, 0.0)[idx]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = d.sum(axis=1) / w.sum(axis=1)
+        r = r[np.isfinite(r)]
+        if r.size:
+            lo, hi = (float(v) for v in np.quantile(r, _q(level)))
+    return Comparison(treatment=tname, baseline=bname, question_type=qt, metric=metric, questions=int(ok.sum()),
+                      treatment_value=tv, baseline_value=bv, value=val, ci_low=lo, ci_high=hi)

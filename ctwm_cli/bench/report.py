@@ -1,0 +1,183 @@
+"""``ctwm bench report``: paired CTWM-vs-Graph-Memory comparisons collected into one table (paper Table 5).
+
+Sources, each giving one or more rows (configuration, token reduction with its CI, a parity metric):
+
+* **Synthetic Graph World** replications, run here with :func:`ctwm_cli.replay.replay_compare`
+  (``graph`` and ``ctwm`` on the same episodes; one replication per seed, labelled A, B, C, ...):
+  reduction = −relative change of prompt tokens per step, with its block-bootstrap CI; parity:
+  transition coverage (ctwm − graph).
+* JSON documents saved from ``ctwm bench longmemeval --json`` (one row per CTWM arm: reduction
+  with the paired bootstrap CI; parity: accuracy when measured, else ``session_all`` evidence
+  recall), ``ctwm bench textworld --json`` (parity: successes) and ``ctwm replay compare --json``
+  (every ``ctwm`` arm against ``graph``).
+
+Token reduction is always 1 − tokens(CTWM) / tokens(Graph Memory) over the paired units (steps or
+questions); a negative value means CTWM spent more.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, UsageError
+from ..progress import ProgressCallback
+from ..results import ToDict, result
+
+
+@result
+class ReportRow(ToDict):
+    configuration: str
+    source: str
+    units: str  # what is paired: steps or questions
+    n: int
+    baseline: str
+    treatment: str
+    baseline_tokens: float | None
+    treatment_tokens: float | None
+    reduction: float | None
+    ci_low: float | None
+    ci_high: float | None
+    parity_metric: str | None
+    baseline_parity: float | None
+    treatment_parity: float | None
+    parity_delta: float | None
+
+
+@result
+class BenchReport(ToDict):
+    rows: tuple[ReportRow, ...]
+    notes: tuple[str, ...]
+    seconds: float
+
+
+def _neg(v: float | None) -> float | None:
+    return None if v is None else -v
+
+
+def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
+    rows = []
+    steps = sum(a.get("steps", 0) for a in doc.get("arms", []) if a.get("memory") == "graph")
+    comps = doc.get("comparisons", [])
+    for c in comps:
+        if c.get("metric") != "tokens_mean" or not str(c.get("treatment", "")).startswith("ctwm") \
+                or not str(c.get("baseline", "")).startswith("graph"):
+            continue
+        cov = next((d for d in comps if d.get("metric") == "transition_coverage" and d.get("treatment") == c["treatment"]
+                    and d.get("baseline") == c["baseline"]), {})
+        rows.append(ReportRow(
+            configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],
+            treatment=c["treatment"], baseline_tokens=c.get("baseline_value"), treatment_tokens=c.get("treatment_value"),
+            reduction=_neg(c.get("relative")), ci_low=_neg(c.get("relative_ci_high")),
+            ci_high=_neg(c.get("relative_ci_low")), parity_metric="transition coverage",
+            baseline_parity=cov.get("baseline_value"), treatment_parity=cov.get("treatment_value"),
+            parity_delta=cov.get("delta")))
+    return rows
+
+
+def _lme_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
+    rows = []
+    measured = bool(doc.get("accuracy_measured"))
+    parity = "accuracy" if measured else "session_all"
+    for c in doc.get("comparisons", []):
+        if c.get("metric") != "tokens" or c.get("question_type") != "all":
+            continue
+        p = next((d for d in doc["comparisons"] if d.get("metric") == parity and d.get("question_type") == "all"
+                  and d.get("treatment") == c["treatment"]), {})
+        name = label if c["treatment"] == "ctwm" else f"{label} ({c['treatment']})"
+        rows.append(ReportRow(
+            configuration=name, source=source, units="questions", n=int(c.get("questions", 0)),
+            baseline=c["baseline"], treatment=c["treatment"], baseline_tokens=c.get("baseline_value"),
+            treatment_tokens=c.get("treatment_value"), reduction=c.get("value"), ci_low=c.get("ci_low"),
+            ci_high=c.get("ci_high"), parity_metric=parity if measured else "session recall (all)",
+            baseline_parity=p.get("baseline_value"), treatment_parity=p.get("treatment_value"),
+            parity_delta=p.get("value")))
+    return rows
+
+
+def _tw_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
+    n_games = len(doc.get("games", []))
+    return [ReportRow(
+        configuration=label, source=source, units="steps", n=int(doc.get("steps", 0)), baseline="graph",
+        treatment="ctwm", baseline_tokens=doc.get("graph_tokens_mean"), treatment_tokens=doc.get("ctwm_tokens_mean"),
+        reduction=doc.get("reduction"), ci_low=doc.get("ci_low"), ci_high=doc.get("ci_high"),
+        parity_metric=f"success (of {n_games} games)", baseline_parity=doc.get("success_graph"),
+        treatment_parity=doc.get("success_ctwm"),
+        parity_delta=None if doc.get("success_graph") is None else doc["success_ctwm"] - doc["success_graph"])]
+
+
+def rows_from_document(doc: Any, source: str, label: str | None = None) -> list[ReportRow]:
+    """Report rows from one saved JSON document (see the module docstring)."""
+    if not isinstance(doc, dict) or "command" not in doc:
+        raise InputError(f"{source}: not a ctwm JSON result (no 'command' field); save one with --json")
+    cmd = doc["command"]
+    if cmd == "bench longmemeval":
+        return _lme_rows(doc, label or "LongMemEval", source)
+    if cmd == "bench textworld":
+        return _tw_rows(doc, label or doc.get("label") or "TextWorld", source)
+    if cmd == "replay compare":
+        return _replay_rows(doc, label or "Synthetic graph", source)
+    raise InputError(f"{source}: cannot report a {cmd!r} result (expected bench longmemeval, bench textworld or "
+                     "replay compare)")
+
+
+def _label(spec: str) -> tuple[str, str | None]:
+    """``LABEL=FILE`` or ``FILE``."""
+    if "=" in spec and not Path(spec).exists():
+        label, _, path = spec.partition("=")
+        return path, label or None
+    return spec, None
+
+
+def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_size: int = 100,
+                 synthetic_steps: int = 1000, synthetic_family: str = "scale-free", budget: int = 512,
+                 bootstrap: int = 1000, seed: int | None = None,
+                 progress: ProgressCallback | None = None) -> BenchReport:
+    """Collect paired comparisons: ``synthetic`` Synthetic Graph World replications run here (seeds
+    ``seed``, ``seed + 1``, ...) plus the rows of every saved JSON in ``inputs`` (``FILE`` or
+    ``LABEL=FILE``)."""
+    import time
+
+    from ..replay import ReplayConfig, replay_compare
+
+    if synthetic < 0:
+        raise UsageError(f"--synthetic must be >= 0, got {synthetic}")
+    if synthetic > len(string.ascii_uppercase):
+        raise UsageError(f"--synthetic must be <= {len(string.ascii_uppercase)}, got {synthetic}")
+    if not inputs and not synthetic:
+        raise UsageError("nothing to report: give saved JSON results and/or --synthetic N")
+    started = time.perf_counter()
+    rows: list[ReportRow] = []
+    base = 0 if seed is None else seed
+    for i in range(synthetic):
+        cfg = ReplayConfig(family=synthetic_family, size=synthetic_size, steps=synthetic_steps, seeds=(base + i,),
+                           budget=budget, bootstrap=bootstrap)
+        res = replay_compare(cfg, memories=("graph", "ctwm"), baseline="graph", seed=base + i)
+        rows += _replay_rows(res.to_dict(), f"Synthetic graph {string.ascii_uppercase[i]}",
+                             f"replay compare --family {synthetic_family} --size {synthetic_size} "
+                             f"--steps {synthetic_steps} --budget {budget} --seed {base + i} --seeds 1")
+        if progress is not None:
+            progress(i + 1, synthetic + len(inputs))
+    for j, spec in enumerate(inputs):
+        path, label = _label(spec)
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: cannot read ({exc})") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        got = rows_from_document(doc, path, label)
+        if not got:
+            raise InputError(f"{path}: holds no CTWM-vs-graph comparison (run it with both graph and ctwm)")
+        rows += got
+        if progress is not None:
+            progress(synthetic + j + 1, synthetic + len(inputs))
+    notes = ("reduction = 1 - tokens(CTWM) / tokens(Graph Memory) over paired units; negative: CTWM spent more",
+             "CI: the interval of each source (synthetic: block bootstrap over steps; LongMemEval: paired bootstrap over "
+             "questions; text games: paired bootstrap over games)")
+    return BenchReport(rows=tuple(rows), notes=notes, seconds=time.perf_counter() - started)

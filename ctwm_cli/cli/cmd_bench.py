@@ -1,0 +1,242 @@
+"""``ctwm bench``: benchmark episodes (LongMemEval format, text games) and the Table 5 style report."""
+
+from __future__ import annotations
+
+import secrets
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..bench.longmemeval import (
+    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, LongMemEvalResult, run_longmemeval,
+)
+from ..bench.report import BenchReport, bench_report
+from ..bench.textgames import AGENTS, TextGameResult, run_textgames
+from ..bench.textgames import DEFAULT_BUDGET as TW_BUDGET
+from ..memory.tokens import TOKENIZERS
+from .options import Format, FormatOpt, JsonOpt, SeedOpt, resolve_format
+from .output import announce_seed, emit, fmt_num, progress_bar
+
+Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
+GameAgent = Enum("GameAgent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
+
+KOpt = Annotated[int, typer.Option("--k", help="Graph Memory: items given a line at most (top-k).")]
+CoreOpt = Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ranks 1..K may get their own line).")]
+TauOpt = Annotated[float, typer.Option("--tau", "-t", help="CTWM exponent τ of b(r; τ) ∝ r^-τ.")]
+CandOpt = Annotated[int, typer.Option("--max-candidates", help="CTWM: ranked items M (core plus tail).")]
+TokOpt = Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, tiktoken-identical).")]  # type: ignore[valid-type]
+BootOpt = Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates of the paired CIs (0: no intervals).")]
+LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", help="Use only the first N questions / games.")]
+
+bench_app = typer.Typer(
+    help=(
+        "Benchmark episodes replayed under Graph Memory and CTWM with paired prompt-token counts: LongMemEval-format "
+        "question sets (evidence recall, optional judged accuracy), TextWorld/ALFWorld games, and a Table 5 style "
+        "report of every paired comparison."
+    ),
+    no_args_is_help=True,
+)
+
+
+def _seed(seed: int | None) -> int:
+    if seed is None:
+        seed = secrets.randbits(31)
+        announce_seed(seed)
+    return seed
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:+.2f}%"
+
+
+def _ci(lo: float | None, hi: float | None, pct: bool = True) -> str:
+    if lo is None:
+        return "–"
+    f = _pct if pct else (lambda x: f"{x:+.3f}")
+    return f"[{f(lo)}, {f(hi)}]"
+
+
+def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
+    p = res.params
+    t = Table(title=f"LongMemEval: {res.questions} questions from {res.source}; budget {p['budget']} tokens "
+                    f"({res.tokenizer}); graph k={p['k']}; ctwm K={p['core']}, τ={p['tau']}, M={p['max_candidates']}"
+                    + (f"; relaxed K={p['relax_core']}, τ={p['relax_tau']:g}" if p["relax"] else ""),
+              title_justify="left",
+              caption="recall: share of questions whose evidence turns/sessions have a line in the prompt (any/all); "
+                      "questions without evidence are left out. " + res.accuracy_note + ".",
+              caption_justify="left")
+    cols = ["question type", "arm", "n", "tokens", "turn any", "turn all", "session any", "session all"]
+    if res.accuracy_measured:
+        cols.append("accuracy")
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("question type", "arm") else "right",
+                     no_wrap=col in ("question type", "arm"))
+    last = None
+    for s in res.summary:
+        cells = [s.question_type if s.question_type != last else "", s.arm, str(s.questions), fmt_num(s.tokens_mean, 5),
+                 fmt_num(s.turn_any, 3), fmt_num(s.turn_all, 3), fmt_num(s.session_any, 3), fmt_num(s.session_all, 3)]
+        if res.accuracy_measured:
+            cells.append(fmt_num(s.accuracy, 3))
+        t.add_row(*cells)
+        last = s.question_type
+    c = Table(title=f"paired comparisons against {res.baseline} ({int(100 * res.bootstrap['level'])}% paired bootstrap "
+                    f"over questions, B={res.bootstrap['replicates']}, seed={seed})", title_justify="left")
+    ccols = ["arm", "question type", "token reduction [CI]", "Δ turn all [CI]", "Δ session all [CI]"]
+    if res.accuracy_measured:
+        ccols.append("Δ accuracy [CI]")
+    for col in ccols:
+        c.add_column(col, justify="left" if col in ("arm", "question type") else "right",
+                     no_wrap=col in ("arm", "question type"))
+    by = {(x.treatment, x.question_type, x.metric): x for x in res.comparisons}
+    for (arm, qt, metric), x in by.items():
+        if metric != "tokens" or qt not in ("all", "multi-session"):
+            continue
+
+        def delta(m: str) -> str:
+            d = by.get((arm, qt, m))
+            return "–" if d is None or d.value is None else f"{d.value:+.3f} {_ci(d.ci_low, d.ci_high, pct=False)}"
+
+        cells = [arm, qt, f"{_pct(x.value)} {_ci(x.ci_low, x.ci_high)}", delta("turn_all"), delta("session_all")]
+        if res.accuracy_measured:
+            cells.append(delta("accuracy"))
+        c.add_row(*cells)
+    rows = [s.to_dict() for s in res.summary]
+    emit("bench longmemeval", res.to_dict(), rows, fmt, seed=seed, tables=[t, c])
+
+
+@bench_app.command("longmemeval")
+def longmemeval(
+    data: Annotated[str, typer.Argument(help="LongMemEval JSON file (the official format: a list of questions).")],
+    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies: graph, ctwm.")] = "graph,ctwm",
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt).")] = DEFAULT_BUDGET,
+    k: KOpt = DEFAULT_K,
+    core: CoreOpt = DEFAULT_CORE,
+    tau: TauOpt = DEFAULT_TAU,
+    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
+    relax: Annotated[bool, typer.Option("--relax/--no-relax", help="Also run ctwm-relaxed: larger core and lower τ on recall-critical questions (multi-session, temporal-reasoning, long-range cues).")] = True,
+    relax_core: Annotated[int | None, typer.Option("--relax-core", help="Core size of ctwm-relaxed on recall-critical questions [default: 2K].")] = None,
+    relax_tau: Annotated[float | None, typer.Option("--relax-tau", help="τ of ctwm-relaxed on recall-critical questions [default: τ/2].")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server that answers and judges each question (accuracy). Key from $CTWM_API_KEY or $OPENAI_API_KEY.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model that answers (and judges, unless --judge-model).")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Model of the yes/no judge [default: --model].")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per endpoint request.")] = 60.0,
+    retries: Annotated[int, typer.Option("--retries", help="Retries per endpoint request on transport errors.")] = 2,
+    limit: LimitOpt = None,
+    tokenizer: TokOpt = Tokenizer["cl100k_base"],
+    bootstrap: BootOpt = 1000,
+    level: LevelOpt = 0.95,
+    seed: SeedOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build every question's prompt from its haystack under each memory policy; report prompt tokens,
+    evidence recall per question type and the paired token reduction against graph (Table 5 style).
+
+    The Graph Memory baseline ranks the turns by lexical relevance (BM25 of the turn plus half the
+    BM25 of its session) and gives the top --k a line while they fit; CTWM allocates the same
+    ranking core/tail with b(r; τ). With --base-url and --model each prompt is also answered and
+    judged (yes/no, per question type); without them accuracy is not measured.
+    """
+    fmt = resolve_format(fmt, as_json)
+    seed = _seed(seed)
+    with progress_bar("longmemeval") as progress:
+        res = run_longmemeval(data, memories=memory, budget=budget, k=k, core=core, tau=tau,
+                              max_candidates=max_candidates, relax=relax, relax_core=relax_core, relax_tau=relax_tau,
+                              tokenizer=tokenizer.value, bootstrap=bootstrap, level=level, seed=seed, limit=limit,
+                              base_url=base_url, model=model, judge_model=judge_model, timeout=timeout,
+                              retries=retries, progress=progress)
+    _render_lme(res, fmt, seed)
+
+
+def _render_tw(res: TextGameResult, fmt: Format, seed: int) -> None:
+    p = res.params
+    t = Table(title=f"{res.label}: {len(res.games)} game(s), {res.steps} paired steps, agent {p['agent']}; budget "
+                    f"{p['budget']} tokens ({res.tokenizer}); graph k={p['k']}; ctwm K={p['core']}, τ={p['tau']}",
+              title_justify="left", caption=res.success_note + ".", caption_justify="left")
+    for col in ("game", "steps", "won", "graph tokens/step", "ctwm tokens/step", "reduction"):
+        t.add_column(col, justify="left" if col == "game" else "right")
+    for g in res.games:
+        t.add_row(g.game, str(g.steps), fmt_num(g.won), fmt_num(g.graph_tokens_mean, 5), fmt_num(g.ctwm_tokens_mean, 5),
+                  _pct(g.reduction))
+    t.add_row("all", str(res.steps), f"{res.success_graph}/{len(res.games)}", fmt_num(res.graph_tokens_mean, 5),
+              fmt_num(res.ctwm_tokens_mean, 5), f"{_pct(res.reduction)} {_ci(res.ci_low, res.ci_high)}")
+    rows = [{k: v for k, v in g.to_dict().items() if k not in ("graph_tokens", "ctwm_tokens")} for g in res.games]
+    emit("bench textworld", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+
+
+@bench_app.command("textworld")
+def textworld(
+    games: Annotated[str, typer.Argument(help="A TextWorld/ALFWorld game file (.z8, .json, .tw-pddl) or a directory searched for them (e.g. $ALFWORLD_DATA/json_2.1.1/valid_seen).")],
+    agent: Annotated[GameAgent, typer.Option("--agent", help="Action source: walkthrough (the game's solution), random (admissible commands) or explore (random, then the solution).")] = GameAgent["walkthrough"],  # type: ignore[valid-type]
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Steps per game at most.")] = 50,
+    explore_steps: Annotated[int, typer.Option("--explore-steps", help="Random steps before the solution (--agent explore).")] = 5,
+    label: Annotated[str | None, typer.Option("--label", help="Configuration name in the report (e.g. 'ALFWorld short-walk').")] = None,
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt).")] = TW_BUDGET,
+    k: KOpt = DEFAULT_K,
+    core: CoreOpt = DEFAULT_CORE,
+    tau: TauOpt = DEFAULT_TAU,
+    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
+    limit: LimitOpt = None,
+    tokenizer: TokOpt = Tokenizer["cl100k_base"],
+    bootstrap: BootOpt = 1000,
+    block: Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap used when there is a single game (several games: whole games are resampled).")] = 5,
+    level: LevelOpt = 0.95,
+    seed: SeedOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Play text games once and replay the same actions under Graph Memory and CTWM: prompt tokens per
+    step, paired token reduction with a bootstrap CI over games, successes. Needs the optional extra
+    (pip install 'ctwm[textworld]'; ALFWorld games: 'ctwm[alfworld]').
+    """
+    fmt = resolve_format(fmt, as_json)
+    seed = _seed(seed)
+    with progress_bar("textworld") as progress:
+        res = run_textgames(games, agent=agent.value, max_steps=max_steps, explore_steps=explore_steps, limit=limit,
+                            budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates,
+                            tokenizer=tokenizer.value, bootstrap=bootstrap, block=block, level=level, seed=seed,
+                            label=label, progress=progress)
+    _render_tw(res, fmt, seed)
+
+
+def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
+    t = Table(title="Cross-benchmark token reduction: CTWM vs Graph Memory, paired (Table 5 style)",
+              title_justify="left", caption="; ".join(res.notes) + ".", caption_justify="left")
+    for col in ("configuration", "paired", "graph tokens", "ctwm tokens", "token reduction", "CI", "parity",
+                "graph", "ctwm"):
+        t.add_column(col, justify="left" if col in ("configuration", "parity") else "right")
+    for r in res.rows:
+        t.add_row(r.configuration, f"{r.n:,} {r.units}", fmt_num(r.baseline_tokens, 5), fmt_num(r.treatment_tokens, 5),
+                  _pct(r.reduction), _ci(r.ci_low, r.ci_high), r.parity_metric or "–", fmt_num(r.baseline_parity, 3),
+                  fmt_num(r.treatment_parity, 3))
+    emit("bench report", res.to_dict(), [r.to_dict() for r in res.rows], fmt, seed=seed, tables=[t])
+
+
+@bench_app.command("report")
+def report(
+    inputs: Annotated[list[str] | None, typer.Argument(help="Saved JSON results (bench longmemeval / bench textworld / replay compare --json), as FILE or LABEL=FILE.")] = None,
+    synthetic: Annotated[int, typer.Option("--synthetic", help="Also run N Synthetic Graph World replications (graph vs ctwm, seeds SEED..SEED+N-1).")] = 0,
+    size: Annotated[int, typer.Option("--size", help="Synthetic replications: number of states |V|.")] = 100,
+    steps: Annotated[int, typer.Option("--steps", help="Synthetic replications: steps per episode.")] = 1000,
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Synthetic replications: prompt budget in tokens.")] = 512,
+    bootstrap: BootOpt = 1000,
+    seed: SeedOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Collect paired CTWM-vs-Graph-Memory comparisons into one table: configuration, token reduction,
+    CI, and a parity metric (coverage, recall or accuracy, success)."""
+    fmt = resolve_format(fmt, as_json)
+    if synthetic:
+        seed = _seed(seed)
+    with progress_bar("bench report") as progress:
+        res = bench_report(inputs or [], synthetic=synthetic, synthetic_size=size, synthetic_steps=steps,
+                           budget=budget, bootstrap=bootstrap, seed=seed, progress=progress)
+    _render_report(res, fmt, seed if synthetic else None)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bench_app, name="bench")

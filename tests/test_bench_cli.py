@@ -1,0 +1,101 @@
+"""``ctwm bench``: wiring, JSON envelope, errors and the Table 5 report."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+FIXTURE = Path(__file__).resolve().parents[1] / "sample_traces" / "longmemeval" / "longmemeval_synthetic.json"
+
+
+def _ok(res):
+    assert res.code == 0, res.err
+    return res.out
+
+
+def test_longmemeval_json(run_cli):
+    doc = json.loads(_ok(run_cli(["bench", "longmemeval", FIXTURE, "--memory", "graph,ctwm", "--budget", "4096",
+                                  "--seed", "4", "--bootstrap", "100", "--json"])))
+    assert doc["command"] == "bench longmemeval" and doc["seed"] == 4
+    assert doc["accuracy_measured"] is False
+    assert doc["questions"] == 21 and doc["params"]["budget"] == 4096
+    assert {a["name"] for a in doc["arms"]} == {"graph", "ctwm", "ctwm-relaxed"}
+    tokens = [c for c in doc["comparisons"] if c["metric"] == "tokens" and c["question_type"] == "all"]
+    assert {c["treatment"] for c in tokens} == {"ctwm", "ctwm-relaxed"}
+
+
+def test_longmemeval_table_says_accuracy_not_measured(run_cli):
+    res = run_cli(["bench", "longmemeval", FIXTURE, "--no-relax", "--seed", "1", "--bootstrap", "50"])
+    out = _ok(res)
+    assert "accuracy was not measured" in " ".join(out.split())
+    assert "ctwm-relaxed" not in out
+    assert "multi-session" in out
+
+
+def test_seed_is_announced_when_drawn(run_cli):
+    res = run_cli(["bench", "longmemeval", FIXTURE, "--bootstrap", "10", "--limit", "2", "--json"])
+    seed = json.loads(_ok(res))["seed"]
+    assert f"seed: {seed}" in res.err
+
+
+def test_malformed_file_exits_3_naming_the_field(run_cli, tmp_path):
+    doc = json.loads(FIXTURE.read_text())[:2]
+    doc[1]["haystack_sessions"][2][5]["role"] = None
+    p = tmp_path / "data.json"
+    p.write_text(json.dumps(doc))
+    res = run_cli(["bench", "longmemeval", p])
+    assert res.code == 3
+    assert res.err.strip().splitlines()[-1] == f"ctwm: error: {p}: [1].haystack_sessions[2][5].role: expected a string, got null"
+    assert res.out == ""
+
+
+def test_usage_errors_exit_2(run_cli):
+    res = run_cli(["bench", "longmemeval", FIXTURE, "--memory", "flat"])
+    assert res.code == 2 and "unknown memory policy 'flat'" in res.err
+    res = run_cli(["bench", "longmemeval", FIXTURE, "--budget", "10", "--seed", "1"])
+    assert res.code == 2 and "raise --budget" in res.err
+    res = run_cli(["bench", "report"])
+    assert res.code == 2 and "nothing to report" in res.err
+
+
+def test_report_collects_saved_results(run_cli, tmp_path):
+    lme = tmp_path / "lme.json"
+    lme.write_text(_ok(run_cli(["bench", "longmemeval", FIXTURE, "--seed", "2", "--bootstrap", "100", "--json"])))
+    rep = json.loads(_ok(run_cli(["bench", "report", f"LongMemEval synthetic={lme}", "--synthetic", "1", "--size",
+                                  "100", "--steps", "300", "--bootstrap", "50", "--seed", "3", "--json"])))
+    rows = rep["rows"]
+    assert [r["configuration"] for r in rows] == ["Synthetic graph A", "LongMemEval synthetic",
+                                                  "LongMemEval synthetic (ctwm-relaxed)"]
+    saved = json.loads(lme.read_text())
+    tok = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == "tokens"
+               and c["question_type"] == "all")
+    assert rows[1]["reduction"] == tok["value"] and rows[1]["ci_low"] == tok["ci_low"]
+    syn = rows[0]
+    assert syn["reduction"] == pytest.approx(1 - syn["treatment_tokens"] / syn["baseline_tokens"])
+    assert syn["ci_low"] <= syn["reduction"] <= syn["ci_high"]
+    table = _ok(run_cli(["bench", "report", str(lme)]))
+    assert "Table 5" in table and "LongMemEval" in table
+
+
+def test_report_rejects_other_documents(run_cli, tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text(json.dumps({"command": "audit"}))
+    res = run_cli(["bench", "report", p])
+    assert res.code == 3 and "cannot report a 'audit' result" in res.err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("textworld") is not None, reason="textworld is installed")
+def test_textworld_without_the_extra_says_how_to_install(run_cli, tmp_path):
+    game = tmp_path / "g.z8"
+    game.write_bytes(b"")
+    res = run_cli(["bench", "textworld", game, "--seed", "1"])
+    assert res.code == 2 and "pip install 'ctwm[textworld]'" in res.err
+
+
+def test_help_texts(run_cli):
+    for cmd in (["bench"], ["bench", "longmemeval"], ["bench", "textworld"], ["bench", "report"]):
+        res = run_cli([*cmd, "--help"])
+        assert res.code == 0 and "Usage" in res.out
