@@ -12,7 +12,7 @@ from rich.table import Table
 from ..errors import CheckFailed, UsageError
 from ..plots import check_plot_path
 from ..tail import VERDICTS, audit_many
-from ..tail.audit import new_seed
+from ..tail.audit import new_seed, validate
 from ..traces import item_counts, open_trace, scan_trace
 from .options import (
     ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JobsOpt, JsonOpt, PlotOpt, RunColOpt, SeedOpt,
@@ -68,6 +68,8 @@ def audit(
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     check_plot_path(plot)
+    validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
+             discrete=discrete, seed=seed, calibrate=calibrate, level=level)
     cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
     counts = []
     for path in traces:

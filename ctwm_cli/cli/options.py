@@ -25,7 +25,7 @@ FormatOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for --format json.")]
 SeedOpt = Annotated[
     int | None,
-    typer.Option(help="Seed of every random draw; printed on stderr and stored in JSON so a run can be repeated. Default: drawn at random."),
+    typer.Option(min=0, help="Seed of every random draw; printed on stderr and stored in JSON so a run can be repeated. Default: drawn at random."),
 ]
 JobsOpt = Annotated[
     int | None,

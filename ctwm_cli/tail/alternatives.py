@@ -50,10 +50,32 @@ class TailFit(ToDict):
 def _log_upper_gamma(s: float, z: float) -> float:
     """ln Γ(s, z) for 0 < z and any real s, without overflow.
 
-    For s > 0 it is ln(Q(s, z) Γ(s)). Otherwise the downward recurrence runs on the scaled
-    h(c) = Γ(c, z) z^{-c} e^{z}: h(c - 1) = (z·h(c) - 1)/(c - 1), from c = s + m in (0, 1]
-    (Γ(0, z) = E1(z)); then ln Γ(s, z) = ln h(s) + s ln z - z.
+    z > max(1, s + 1), or s < -50: Legendre's continued fraction
+    Γ(s, z) = e^{-z} z^s / (z + 1 - s - 1(1 - s)/(z + 3 - s - 2(2 - s)/(...))) by modified Lentz,
+    which converges fast there. Otherwise, s > 0: ln(Q(s, z) Γ(s)) from scipy; s <= 0 (so z <= 1):
+    the downward recurrence on the scaled
+    h(c) = Γ(c, z) z^{-c} e^{z}, h(c - 1) = (z·h(c) - 1)/(c - 1), from c = s + m in (0, 1]
+    (Γ(0, z) = E1(z)) — stable for small z, where z·h(c) is small. Checked against mpmath.
     """
+    if z > max(1.0, s + 1.0) or s < -50.0:
+        tiny = 1e-300
+        b = z + 1.0 - s
+        c = 1.0 / tiny
+        d = 1.0 / b
+        h = d
+        for i in range(1, 1000):
+            an = -i * (i - s)
+            b += 2.0
+            d = an * d + b
+            d = tiny if abs(d) < tiny else d
+            c = b + an / c
+            c = tiny if abs(c) < tiny else c
+            d = 1.0 / d
+            delta = d * c
+            h *= delta
+            if abs(delta - 1.0) < 1e-16:
+                break
+        return -z + s * math.log(z) + math.log(h)
     if s > 0:
         q = float(special.gammaincc(s, z))
         return math.log(q) + float(special.gammaln(s)) if q > 0 else -math.inf
@@ -65,10 +87,6 @@ def _log_upper_gamma(s: float, z: float) -> float:
         h = (z * h - 1.0) / (c - 1.0)
         c -= 1.0
     return math.log(h) + s * math.log(z) - z if h > 0 else -math.inf
-
-
-# ---------------------------------------------------------------------------------------------
-# log-pmf / log-pdf of each family
 
 
 def _tpl_log_remainder(alpha: float, lam: float, a: float) -> float:
@@ -135,14 +153,29 @@ def _log_diff_sf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return la + np.log(-np.expm1(lb - la))
 
 
+_NARROW = 1e-4  # interval width in z below which Φ(b) - Φ(a) is taken from the midpoint density
+
+
+def _log_interval(x: np.ndarray, mu: float, sigma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """z(x-1), z(x), the exact width w = ln(x/(x-1))/σ, and ln(Φ(z(x)) - Φ(z(x-1))); narrow
+    intervals (large counts) use ln φ(mid) + ln w + ln(1 + w²(mid² - 1)/24) — subtracting two
+    nearly equal tail probabilities would lose every digit."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = (np.log(x - 1.0) - mu) / sigma  # -inf at x = 1
+        b = (np.log(x) - mu) / sigma
+        w = -np.log1p(-1.0 / x) / sigma
+        narrow = w < _NARROW
+        mid = b - 0.5 * w
+        approx = _log_phi(mid) + np.log(w) + np.log1p(w * w * (mid * mid - 1.0) / 24.0)
+        exact = _log_diff_sf(np.where(narrow, -1.0, a), np.where(narrow, 0.0, b))
+    return a, b, w, np.where(narrow, approx, exact)
+
+
 def lognormal_logpmf(x: np.ndarray, mu: float, sigma: float, xmin: float, discrete: bool) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if discrete:
-        with np.errstate(divide="ignore"):
-            lo = (np.log(x - 1.0) - mu) / sigma  # z(x - 1); -inf at x = 1
-            hi = (np.log(x) - mu) / sigma
-            norm = special.log_ndtr(-(math.log(xmin - 1.0) - mu) / sigma) if xmin > 1 else 0.0
-        return _log_diff_sf(lo, hi) - norm
+        norm = special.log_ndtr(-(math.log(xmin - 1.0) - mu) / sigma) if xmin > 1 else 0.0
+        return _log_interval(x, mu, sigma)[3] - norm
     z = (np.log(x) - mu) / sigma
     norm = special.log_ndtr(-(math.log(xmin) - mu) / sigma)
     return -np.log(x) - math.log(sigma) - 0.5 * math.log(2 * math.pi) - 0.5 * z * z - norm
@@ -219,13 +252,18 @@ def fit_truncated_power_law(values, counts, xmin: float, discrete: bool, pl: Pow
     def nll(theta):
         alpha, loglam = theta
         lam = math.exp(loglam)
-        lz, ga, gl = _tpl_logz_grad(alpha, lam, xmin, discrete)
+        try:
+            lz, ga, gl = _tpl_logz_grad(alpha, lam, xmin, discrete)
+        except (OverflowError, ValueError, ZeroDivisionError):
+            return 1e300, np.zeros(2)
         f = alpha * slog + lam * sx + n * lz
         if not math.isfinite(f):
             return 1e300, np.zeros(2)
         return f, np.array([slog + n * ga, lam * (sx + n * gl)])
 
     mean = sx / n
+    # α's box grows with the power law's own (uncapped) α so the nested family always contains it
+    alpha_bounds = (_TPL_ALPHA_BOUNDS[0], max(_TPL_ALPHA_BOUNDS[1], 2.0 * pl.alpha))
     starts = [[pl.alpha, math.log(1.0 / values[-1])], [max(pl.alpha - 0.5, 0.5), math.log(1.0 / mean)]]
     if start is not None and start.get("lambda", 0) > 0:
         starts.insert(0, [start["alpha"], math.log(start["lambda"])])
@@ -233,7 +271,7 @@ def fit_truncated_power_law(values, counts, xmin: float, discrete: bool, pl: Pow
     for x0 in starts:
         with np.errstate(all="ignore"):
             res = optimize.minimize(nll, np.asarray(x0, float), jac=True, method="L-BFGS-B",
-                                    bounds=[_TPL_ALPHA_BOUNDS, _LOG_LAMBDA_BOUNDS])
+                                    bounds=[alpha_bounds, _LOG_LAMBDA_BOUNDS])
         if np.isfinite(res.fun) and res.fun < best_f:
             best_x, best_f, ok = res.x, float(res.fun), bool(res.success)
     ll = -best_f if best_x is not None else -math.inf
@@ -256,16 +294,21 @@ def _lognormal_nll_grad(theta, values, counts, xmin, discrete):
     dsc_mu = h_c / sigma
     dsc_sig = c * h_c / sigma if math.isfinite(c) else 0.0
     if discrete:
+        a, b, w, logd = _log_interval(values, mu, sigma)
         with np.errstate(divide="ignore", invalid="ignore"):
-            a = (np.log(values - 1.0) - mu) / sigma
-            b = (np.log(values) - mu) / sigma
-            logd = _log_diff_sf(a, b)
             ra = np.where(np.isfinite(a), np.exp(_log_phi(a) - logd), 0.0)
             rb = np.exp(_log_phi(b) - logd)
             aa = np.where(np.isfinite(a), a * ra, 0.0)
+            gm = (ra - rb) / sigma
+            gs = (aa - b * rb) / sigma
+            # narrow intervals: d/dμ and d/dσ of ln φ(mid) + ln w, mid = z at the log-midpoint
+            narrow = w < _NARROW
+            mid = b - 0.5 * w
+            gm = np.where(narrow, mid / sigma, gm)
+            gs = np.where(narrow, (mid * mid - 1.0) / sigma, gs)
         ll = float(np.dot(counts, logd)) - counts.sum() * log_sc
-        g_mu = float(np.dot(counts, (ra - rb) / sigma)) - counts.sum() * dsc_mu
-        g_sig = float(np.dot(counts, (aa - b * rb) / sigma)) - counts.sum() * dsc_sig
+        g_mu = float(np.dot(counts, gm)) - counts.sum() * dsc_mu
+        g_sig = float(np.dot(counts, gs)) - counts.sum() * dsc_sig
     else:
         z = (np.log(values) - mu) / sigma
         n = counts.sum()

@@ -87,6 +87,21 @@ class AuditResult(ToDict):
         return row
 
 
+def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z_star: float = 1.96,
+             jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
+             calibrate: int = 0, level: float = 0.05) -> None:
+    """Check the audit's parameters (the CLI calls this before reading any trace)."""
+    _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
+    if discrete and xmin is not None and xmin != math.floor(xmin):
+        raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} (use --continuous for real-valued cutoffs)")
+    if seed is not None and seed < 0:
+        raise UsageError(f"seed must be >= 0, got {seed}")
+    if calibrate < 0:
+        raise UsageError(f"calibrate must be >= 0, got {calibrate}")
+    if not 0 < level < 0.5:
+        raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
+
+
 def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None, xmin: float | None) -> None:
     if bootstrap < 0:
         raise UsageError(f"bootstrap must be >= 0, got {bootstrap}")
@@ -181,25 +196,25 @@ def audit_many(
     :func:`derive_seed` (seed, label), recorded in its ``settings.seed``. ``calibrate=R`` adds the
     parametric-bootstrap calibration of the verdict (:mod:`ctwm_cli.tail.calibrate`) at ``level``.
     """
-    _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
-    if calibrate < 0:
-        raise UsageError(f"calibrate must be >= 0, got {calibrate}")
+    validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
+             discrete=discrete, seed=seed, calibrate=calibrate, level=level)
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
     with single_blas_thread():
-        prepared = [_prepare(counts, label, len(counts_list), seed, discrete, xmin, bootstrap, min_tail, p_star,
-                             z_star, diagnostics) for counts, label in zip(counts_list, labels, strict=True)]
+        prepared = [_prepare(counts, label, i, len(counts_list), seed, discrete, xmin, bootstrap, min_tail, p_star,
+                             z_star, diagnostics) for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
 
 
-def _prepare(counts, label, n_audits, seed, discrete, xmin, bootstrap, min_tail, p_star, z_star, diagnostics):
+def _prepare(counts, label, index, n_audits, seed, discrete, xmin, bootstrap, min_tail, p_star, z_star, diagnostics):
     """Fit one count vector (everything but the bootstrap)."""
     x = _as_values(counts, discrete)
     if label is None and getattr(counts, "source", None) is not None:
         group = getattr(counts, "group", None)
         label = counts.source if group is None else f"{counts.source}[{group}]"
-    own_seed = seed if n_audits == 1 else derive_seed(seed, label)
+    # unlabelled vectors get their position as label, so their random streams differ
+    own_seed = seed if n_audits == 1 else derive_seed(seed, label if label is not None else f"#{index}")
     settings = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail,
                              p_star=p_star, z_star=z_star, seed=own_seed)
     conc = None
@@ -246,6 +261,9 @@ def _assemble(label, s: AuditSettings, conc, hist: Histogram, pl: PowerLawFit | 
         if hist.values.size < 2:
             verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
                               reason="all counts are equal: no tail to fit")
+        elif s.xmin is not None:
+            verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                              reason=f"no observations, or only one distinct value, at or above --xmin {s.xmin:g}")
         else:
             verdict = paper_rule(n_tail=None, lam=math.nan, sigma=math.nan, p_gof=math.nan,
                                  min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)

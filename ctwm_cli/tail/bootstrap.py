@@ -3,7 +3,8 @@
 Each replicate: n_tail* ~ Binomial(n, n_tail/n); n - n_tail* values resampled (with replacement)
 from the observations below x_min; n_tail* values drawn exactly from the fitted power law; then
 the whole fit is redone — x_min re-scanned (or kept, when the user fixed it) and α re-estimated —
-and its KS distance D_b recorded. p = (1 + #{D_b >= D}) / (B + 1).
+and its KS distance D_b recorded. p = (1 + #{D_b >= D}) / (B + 1); a replicate whose re-fit finds
+no admissible x_min counts as D_b >= D.
 
 Replicate b draws from its own generator, spawned from the seed's SeedSequence, so the result is
 the same whatever the number of worker processes.
@@ -26,7 +27,7 @@ class GofResult(ToDict):
     statistic: float  # observed KS distance D
     pvalue: float
     replicates: int
-    failed: int  # replicates whose re-fit found no admissible x_min (left out of p)
+    failed: int  # replicates whose re-fit found no admissible x_min (counted as D_b >= D)
     null_distribution: np.ndarray
 
     def to_dict(self) -> dict:
@@ -99,8 +100,9 @@ def gof_tasks(
 def gof_result(fit: PowerLawFit, chunks: list[np.ndarray], replicates: int) -> GofResult:
     null = np.concatenate(chunks) if chunks else np.zeros(0)
     ok = np.isfinite(null)
-    exceed = int(np.sum(null[ok] >= fit.ks))
-    p = (1 + exceed) / (int(ok.sum()) + 1)
+    # a replicate whose re-fit found no admissible x_min counts as D_b >= D (conservative)
+    exceed = int(np.sum(null[ok] >= fit.ks)) + int((~ok).sum())
+    p = (1 + exceed) / (null.size + 1)
     return GofResult(statistic=fit.ks, pvalue=p, replicates=replicates, failed=int((~ok).sum()), null_distribution=null)
 
 

@@ -17,7 +17,7 @@ B times more. The confusion table uses that plug-in p_gof; the calibrated verdic
 beyond the observed p_gof.
 
 Calibrated verdict at level a: ``tpl-compatible`` when the observed z exceeds the (1 - a) quantile
-of z under the fitted log-normal; ``lognormal-compatible`` when it falls below the a quantile of z
+of z under the fitted log-normal (decided by the Monte Carlo p-value (1 + #{z_LN >= z})/(R + 1) <= a); ``lognormal-compatible`` when it falls below the a quantile of z
 under the fitted TPL; ``inconclusive`` otherwise (or when both hold: the families cannot be told
 apart at this size). Unlike Definition 3.4 it does not also require the pure power law to pass the
 bootstrap screen: a truncated power law with a strong cutoff fails that screen by construction,
@@ -134,7 +134,7 @@ def sample_tpl_tail(alpha: float, lam: float, xmin: float, size: int, rng: np.ra
 def _replicates(task) -> np.ndarray:
     """Rows of (z, Λ, verdict code) for one chunk of replicates of one generator."""
     (seeds, generator, fitted, body_values, body_counts, n, n_tail, xmin, discrete, min_tail,
-     p_star, z_star, null_d) = task
+     p_star, z_star, null_d, fixed_xmin) = task
     params = fitted[generator]
     p_body = body_counts / body_counts.sum() if body_counts.size else body_counts
     out = np.full((len(seeds), 3), np.nan)
@@ -150,7 +150,8 @@ def _replicates(task) -> np.ndarray:
         keep = hb > 0
         hist = Histogram(values=np.concatenate([body_values[keep] if hb.size else body_values[:0], tv]),
                          counts=np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.int64))
-        pl = fit_power_law(hist, discrete=discrete, min_tail=min_tail)
+        # the same procedure as the observed audit: x_min re-selected, or kept when the user fixed it
+        pl = fit_power_law(hist, discrete=discrete, min_tail=min_tail, xmin=fixed_xmin)
         if pl is None:
             out[k, 2] = VERDICTS.index(INCONCLUSIVE)
             continue
@@ -201,7 +202,7 @@ def calibrate(
         for i in range(0, replicates, CHUNK):
             chunk = children[i : i + CHUNK]
             tasks.append((chunk, g, fitted, body_values, body_counts, hist.n, pl.n_tail, pl.xmin, pl.discrete,
-                          s.min_tail, s.p_star, s.z_star, null_d))
+                          s.min_tail, s.p_star, s.z_star, null_d, s.xmin))
             sizes.append(len(chunk))
             owner.append(g)
     rows = run_tasks(_replicates, tasks, jobs=jobs, sizes=sizes, progress=progress)
@@ -219,8 +220,10 @@ def calibrate(
     z_lo = float(np.quantile(z_tpl, level)) if z_tpl.size else math.nan
     main = r.tpl_vs_lognormal
     z_obs = main.z if main is not None else math.nan
-    p_ln = float((1 + np.sum(z_ln >= z_obs)) / (z_ln.size + 1)) if z_ln.size and math.isfinite(z_obs) else math.nan
-    verdict = calibrated_rule(r.verdict, z_obs, z_hi, z_lo, level)
+    finite = math.isfinite(z_obs)
+    p_ln = float((1 + np.sum(z_ln >= z_obs)) / (z_ln.size + 1)) if z_ln.size and finite else math.nan
+    p_tpl = float((1 + np.sum(z_tpl <= z_obs)) / (z_tpl.size + 1)) if z_tpl.size and finite else math.nan
+    verdict = calibrated_rule(r.verdict, z_obs, z_hi, z_lo, level, p_ln=p_ln, p_tpl=p_tpl, replicates=replicates)
     return Calibration(
         replicates=replicates, level=level, seed=seed, observed_z=z_obs,
         thresholds={"z_tpl": z_hi, "z_lognormal": z_lo}, pvalue_lognormal=p_ln, confusion=confusion,
@@ -228,11 +231,21 @@ def calibrate(
     )
 
 
-def calibrated_rule(paper: Verdict, z: float, z_hi: float, z_lo: float, level: float) -> Verdict:
+def calibrated_rule(paper: Verdict, z: float, z_hi: float, z_lo: float, level: float, *,
+                    p_ln: float | None = None, p_tpl: float | None = None, replicates: int | None = None) -> Verdict:
+    """Decide on the Monte Carlo p-values (1 + #{z_LN >= z})/(R + 1) and (1 + #{z_TPL <= z})/(R + 1)
+    against ``level`` when given (exact at any R: with R < 1/level - 1 no call is possible); the
+    quantile thresholds z_hi, z_lo are reported and used only when the p-values are not given."""
     if not paper.assumption_3_3:
         return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=False, reason=paper.reason)
-    tpl = z > z_hi
-    ln = z < z_lo
+    if not math.isfinite(z):
+        return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=True,
+                       reason="no finite z: an alternative fit failed on the tail")
+    if replicates is not None and (replicates + 1) * level < 1:
+        return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=True,
+                       reason=f"R = {replicates} replicates cannot reach level {level:g}: use R >= {math.ceil(1 / level) - 1}")
+    tpl = p_ln <= level if p_ln is not None else z > z_hi
+    ln = p_tpl <= level if p_tpl is not None else z < z_lo
     if tpl and ln:
         return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=True,
                        reason=f"the families cannot be told apart at this size (z = {z:.2f} is beyond both "

@@ -34,6 +34,9 @@ def vuong(first: str, second: str, d: np.ndarray, weights: np.ndarray, z_star: f
     """Vuong's test from pointwise log-likelihood differences ``d`` at distinct values with
     multiplicities ``weights``."""
     n = float(weights.sum())
+    if not np.all(np.isfinite(d)):  # a fit failed somewhere on the tail: no test
+        return Comparison(first=first, second=second, nested=False, statistic=math.nan, sigma=math.nan,
+                          z=math.nan, pvalue=math.nan, preferred=None)
     lam = float(np.dot(weights, d))
     mean = lam / n
     var = float(np.dot(weights, (d - mean) ** 2) / n)

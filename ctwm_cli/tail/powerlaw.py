@@ -295,9 +295,10 @@ def power_law_table(alpha: float, xmin: float, size: int = TABLE_SIZE) -> np.nda
     """P(X = x_min + k) for k < size, then P(X >= x_min + size), for the discrete power law."""
     lz0 = log_hurwitz_zeta(alpha, xmin)
     k = xmin + np.arange(size, dtype=np.float64)
-    p = np.exp(-alpha * np.log(k) - lz0)
+    p = np.exp(-alpha * np.log(k / xmin) - (lz0 + alpha * math.log(xmin)))  # scaled: no cancellation
     rest = math.exp(log_hurwitz_zeta(alpha, xmin + size) - lz0)
-    return np.concatenate([p, [rest]])
+    p = p / max(1.0, p.sum() + rest)  # rounding must never push the cells above 1
+    return np.concatenate([p, [max(0.0, 1.0 - p.sum())]])
 
 
 def sample_power_law_hist(alpha: float, xmin: float, size: int, rng: np.random.Generator,

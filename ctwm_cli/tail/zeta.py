@@ -42,7 +42,10 @@ def hurwitz_zeta_scaled(s: float, q: float) -> float:
     n = _shift(s, q)
     total = 0.0
     for k in range(n):
-        total += (1.0 + k / q) ** (-s)
+        t = (1.0 + k / q) ** (-s)
+        total += t
+        if t < 1e-17 * total:  # s >> q: terms fall like e^{-ks/q}; the rest is below rounding
+            return total
     a = q + n
     apow = (a / q) ** (-s)
     total += a * apow / (s - 1.0) + 0.5 * apow
@@ -82,6 +85,8 @@ def hurwitz_zeta_d(s: float, q: float):
         z0 += t
         z1 -= lx * t
         z2 += lx * lx * t
+        if t < 1e-17 * z0:  # see hurwitz_zeta_scaled
+            return z0, z1, z2
     a = q + n
     la = math.log(a)
     apow = (a / q) ** (-s)

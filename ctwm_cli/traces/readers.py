@@ -456,6 +456,8 @@ def _coerce(value, canon: str, src: str, source: str, where: str):
             if not math.isfinite(value) or value != int(value):
                 raise InputError(f"{source}: {where}: column {src!r} must be an integer, got {value!r}")
             value = int(value)
+        if not -(2**63) <= value < 2**63:
+            raise InputError(f"{source}: {where}: column {src!r} is outside the 64-bit integer range")
         if canon == "count" and value < 1:
             raise InputError(f"{source}: {where}: count must be a positive integer, got {value!r}")
         return value
