@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 
 from ..errors import UsageError
-from ..memory.policies import BM25_B, BM25_K1, allocation_slots
+from ..memory.policies import BM25_B, BM25_K1, allocation_slots, check_policy_args
 from ..memory.tokens import TokenCounter
 from ..results import ToDict, result
 
@@ -240,14 +240,4 @@ def _pack(texts, cand, core, tau, room, counter):
 
 def check_pack_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:
     """Parameter checks shared by the benchmark commands (names as on the command line)."""
-    from ..allocation.rank import check_tau
-
-    if budget < 1:
-        raise UsageError(f"--budget must be >= 1, got {budget}")
-    if k < 1:
-        raise UsageError(f"--k must be >= 1, got {k}")
-    if core < 1:
-        raise UsageError(f"--core must be >= 1, got {core}")
-    if max_candidates < 1:
-        raise UsageError(f"--max-candidates must be >= 1, got {max_candidates}")
-    check_tau(tau, "--tau")
+    check_policy_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates, cli=True)

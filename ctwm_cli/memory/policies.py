@@ -506,15 +506,14 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
     raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
 
 
-def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:
+def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int, cli: bool = False) -> None:
+    """Shared parameter checks; ``cli=True`` names the parameters as command-line options."""
     from ..allocation.rank import check_tau
 
-    if budget < 1:
-        raise UsageError(f"budget must be >= 1, got {budget}")
-    if k < 1:
-        raise UsageError(f"k must be >= 1, got {k}")
-    if core < 1:
-        raise UsageError(f"core must be >= 1, got {core}")
-    if max_candidates < 1:
-        raise UsageError(f"max_candidates must be >= 1, got {max_candidates}")
-    check_tau(tau, "tau")
+    def name(n: str) -> str:
+        return "--" + n.replace("_", "-") if cli else n
+
+    for n, v in (("budget", budget), ("k", k), ("core", core), ("max_candidates", max_candidates)):
+        if v < 1:
+            raise UsageError(f"{name(n)} must be >= 1, got {v}")
+    check_tau(tau, name("tau"))
