@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numba
 import numpy as np
 from scipy import optimize, special
 
@@ -47,6 +48,31 @@ class TailFit(ToDict):
 # Upper incomplete gamma for any real s (closed-form TPL integrals)
 
 
+@numba.njit(cache=True, nogil=True)
+def _log_gamma_cf(s: float, z: float) -> float:
+    """ln Γ(s, z) by Legendre's continued fraction (modified Lentz); for z > max(1, s + 1)."""
+    tiny = 1e-300
+    b = z + 1.0 - s
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - s)
+        b += 2.0
+        d = an * d + b
+        if abs(d) < tiny:
+            d = tiny
+        c = b + an / c
+        if abs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return -z + s * math.log(z) + math.log(h)
+
+
 def _log_upper_gamma(s: float, z: float) -> float:
     """ln Γ(s, z) for 0 < z and any real s, without overflow.
 
@@ -58,24 +84,7 @@ def _log_upper_gamma(s: float, z: float) -> float:
     (Γ(0, z) = E1(z)) — stable for small z, where z·h(c) is small. Checked against mpmath.
     """
     if z > max(1.0, s + 1.0) or s < -50.0:
-        tiny = 1e-300
-        b = z + 1.0 - s
-        c = 1.0 / tiny
-        d = 1.0 / b
-        h = d
-        for i in range(1, 1000):
-            an = -i * (i - s)
-            b += 2.0
-            d = an * d + b
-            d = tiny if abs(d) < tiny else d
-            c = b + an / c
-            c = tiny if abs(c) < tiny else c
-            d = 1.0 / d
-            delta = d * c
-            h *= delta
-            if abs(delta - 1.0) < 1e-16:
-                break
-        return -z + s * math.log(z) + math.log(h)
+        return _log_gamma_cf(s, z)
     if s > 0:
         q = float(special.gammaincc(s, z))
         return math.log(q) + float(special.gammaln(s)) if q > 0 else -math.inf
@@ -268,7 +277,9 @@ def fit_truncated_power_law(values, counts, xmin: float, discrete: bool, pl: Pow
     if start is not None and start.get("lambda", 0) > 0:
         starts.insert(0, [start["alpha"], math.log(start["lambda"])])
     best_x, best_f, ok = None, math.inf, False
-    for x0 in starts:
+    for i, x0 in enumerate(starts):
+        if i == 1 and start is not None and ok:
+            break  # a converged warm start (calibration replicates) is enough
         with np.errstate(all="ignore"):
             res = optimize.minimize(nll, np.asarray(x0, float), jac=True, method="L-BFGS-B",
                                     bounds=[alpha_bounds, _LOG_LAMBDA_BOUNDS])
@@ -334,7 +345,9 @@ def fit_lognormal(values, counts, xmin: float, discrete: bool, start: dict[str, 
     if start is not None:
         starts.insert(0, [start["mu"], math.log(start["sigma"])])
     best_x, best_f, ok = None, math.inf, False
-    for x0 in starts:
+    for i, x0 in enumerate(starts):
+        if i == 1 and start is not None and ok:
+            break  # a converged warm start (calibration replicates) is enough
         with np.errstate(all="ignore"):
             res = optimize.minimize(_lognormal_nll_grad, np.asarray(x0, float), args=(values, counts, xmin, discrete),
                                     jac=True, method="L-BFGS-B", bounds=bounds)
