@@ -28,6 +28,8 @@ one: every verbose piece holds the compact piece's information plus annotations.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from ..errors import UsageError
 
 ENCODINGS = ("verbose", "compact")
@@ -40,7 +42,7 @@ VERBOSE_INSTRUCTION = "Instruction: use all retrieved transitions and scores to 
 KINDS = ("ranked", "core", "history")
 
 
-class Encoding:
+class Encoding(ABC):
     """Base class; ``world`` gives the names the verbose encoding shows."""
 
     name = "encoding"
@@ -51,24 +53,29 @@ class Encoding:
         self.act = world.tid_local.tolist()
         self.dst = world.tid_dst.tolist()
 
-    def header(self, state: int, action: int, kind: str) -> list[str]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def header(self, state: int, action: int, kind: str) -> list[str]:
+        ...
 
-    def footer(self, kind: str) -> list[str]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def footer(self, kind: str) -> list[str]:
+        ...
 
-    def item_parts(self, rank: int, tid: int, score: float, count: int, degree: int, last: int) -> list[str]:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def item_parts(self, rank: int, tid: int, score: float, count: int, degree: int, last: int) -> list[str]:
+        ...
 
     def item(self, rank: int, tid: int, score: float, count: int, degree: int, last: int) -> str:
         """The memory line of item ``tid`` at retrieval rank ``rank``."""
         return "".join(self.item_parts(rank, tid, score, count, degree, last))
 
-    def history(self, step: int, tid: int) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def history(self, step: int, tid: int) -> str:
+        ...
 
-    def tail_entry(self, tid: int, count: int) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def tail_entry(self, tid: int, count: int) -> str:
+        ...
 
     TAIL_HEAD = "Tail summary: count={n};"
     NONE = "none"

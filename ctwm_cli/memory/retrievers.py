@@ -24,6 +24,8 @@ at step ``t`` the retriever sees the transitions ``e_0 .. e_{t-1}`` (what a pred
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ..errors import UsageError
@@ -38,7 +40,7 @@ RETRIEVER_EVICTION = {
 }
 
 
-class Retriever:
+class Retriever(ABC):
     """Base class: ``name``, ``k`` and ``retrieve(store, state)``."""
 
     name = "none"
@@ -52,8 +54,9 @@ class Retriever:
     def eviction(self) -> str:
         return RETRIEVER_EVICTION[self.name]
 
-    def retrieve(self, store: TransitionStore, state: int) -> list[int]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:
+        ...
 
 
 class NoRetriever(Retriever):

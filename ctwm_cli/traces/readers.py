@@ -13,6 +13,8 @@ again line by line in Python, which either normalises it or reports the exact li
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import gzip
 import io
 import json
@@ -37,7 +39,7 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json")
 
 
-class TraceReader:
+class TraceReader(ABC):
     """An open trace. Iterate :meth:`batches` once; ``columns_found`` fills in as it is read."""
 
     def __init__(self, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str], optional: Sequence[str] = ()):
@@ -54,11 +56,12 @@ class TraceReader:
         found = set(self.columns_found)
         return {c: s for c, s in self.columns.canonical().items() if s in found}
 
-    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:  # pragma: no cover
+    @abstractmethod
+    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:
         """Canonical tables, one per batch. With ``dictionary_items`` the ``item`` column may come
         back dictionary-encoded (Parquet string columns; each batch has its own dictionary), which
         makes grouping by item about twice as fast; by default it is always plain text."""
-        raise NotImplementedError
+        ...
 
     def _note_columns(self, names: Sequence[str]) -> None:
         for n in names:

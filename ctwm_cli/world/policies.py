@@ -28,6 +28,8 @@ step for an action index in the current state given the transitions the retrieve
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from typing import Any
 
 import numpy as np
@@ -72,7 +74,7 @@ def policy_params(name: str, params: dict[str, Any] | None = None) -> dict[str, 
     return out
 
 
-class Policy:
+class Policy(ABC):
     """Base class. ``uses_memory`` tells the runner whether retrieved items change the actions."""
 
     name = "policy"
@@ -81,8 +83,9 @@ class Policy:
     def start(self, world: World, rng: np.random.Generator) -> None:
         self.world = world
 
-    def act(self, state: int, retrieved: list[int], step: int) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def act(self, state: int, retrieved: list[int], step: int) -> int:
+        ...
 
     def stats(self) -> dict[str, Any]:
         return {}
