@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
 import sys
+import threading
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -33,3 +36,45 @@ def run_cli(capsys, monkeypatch):
         return CliResult(code, captured.out, captured.err)
 
     return _run
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    """HTTP plumbing of a stand-in OpenAI-compatible chat-completions server; the reply text comes
+    from the test's ``answer(request_body, server)``."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        srv = self.server
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        srv.requests.append(body)
+        content = srv.answer(body, srv)
+        prompt = body["messages"][-1]["content"]
+        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}],
+                           "usage": {"prompt_tokens": len(prompt)}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def chat_server():
+    """``chat_server(answer)`` starts a real HTTP server on 127.0.0.1 (standard library) that answers
+    chat-completions requests with ``answer(body, server)``; ``server.requests`` records the bodies."""
+    servers = []
+
+    def start(answer):
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
+        srv.requests = []
+        srv.answer = answer
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return srv
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,46 +13,25 @@ from ctwm_cli.errors import InputError
 FIXTURE = Path(__file__).resolve().parents[1] / "sample_traces" / "longmemeval" / "longmemeval_synthetic.json"
 
 
-class _Handler(BaseHTTPRequestHandler):
+def _answer(body, srv):
     """A stand-in model: answers with the gold answer when its text is in the prompt, else "I do not
     know"; as a judge, says yes when the correct answer's text is in the response."""
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        srv = self.server
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        srv.requests.append(body)
-        prompt = body["messages"][-1]["content"]
-        if "Is the response correct?" in prompt:
-            gold = re.search(r"^Correct answer: (.*)$", prompt, re.M).group(1).strip().lower()
-            resp = re.search(r"^Response: (.*)$", prompt, re.M).group(1).lower()
-            content = "Yes." if gold in resp else "No."
-        else:
-            question = re.search(r"^Question: (.*)$", prompt, re.M).group(1)
-            gold = str(srv.answers[question])
-            memory = prompt.split("\n", 3)[3]  # after the task, date and question lines
-            content = f"The answer is {gold}." if gold.lower() in memory.lower() else "I do not know."
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}],
-                           "usage": {"prompt_tokens": len(prompt)}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    prompt = body["messages"][-1]["content"]
+    if "Is the response correct?" in prompt:
+        gold = re.search(r"^Correct answer: (.*)$", prompt, re.M).group(1).strip().lower()
+        resp = re.search(r"^Response: (.*)$", prompt, re.M).group(1).lower()
+        return "Yes." if gold in resp else "No."
+    question = re.search(r"^Question: (.*)$", prompt, re.M).group(1)
+    gold = str(srv.answers[question])
+    memory = prompt.split("\n", 3)[3]  # after the task, date and question lines
+    return f"The answer is {gold}." if gold.lower() in memory.lower() else "I do not know."
 
 
 @pytest.fixture
-def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.requests = []
+def server(chat_server):
+    srv = chat_server(_answer)
     srv.answers = {q.question: q.answer for q in load_longmemeval(FIXTURE)}
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    return srv
 
 
 def test_accuracy_per_type_from_the_endpoint(server):

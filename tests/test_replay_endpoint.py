@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -15,41 +12,21 @@ from ctwm_cli.replay import ReplayConfig, episode, run_episode
 from ctwm_cli.replay.runner import Arm
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        srv = self.server
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        srv.requests.append(body)
-        prompt = body["messages"][1]["content"]
-        mode = srv.mode if isinstance(srv.mode, str) else srv.mode.pop(0)
-        cur = re.search(r"Current state: s(\d+)", prompt).group(1)
-        # the server's own rule: the first destination written in the prompt, else the current state
-        first = re.search(r"-> s(\d+)", prompt)
-        guess = first.group(1) if first else cur
-        content = {"valid": f"next-state=s{guess}; confidence=medium; evidence-rank=1",
-                   "invalid": "I cannot tell"}[mode]
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}],
-                           "usage": {"prompt_tokens": len(prompt)}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+def _answer(body, srv):
+    prompt = body["messages"][1]["content"]
+    mode = srv.mode if isinstance(srv.mode, str) else srv.mode.pop(0)
+    cur = re.search(r"Current state: s(\d+)", prompt).group(1)
+    # the server's own rule: the first destination written in the prompt, else the current state
+    first = re.search(r"-> s(\d+)", prompt)
+    guess = first.group(1) if first else cur
+    return {"valid": f"next-state=s{guess}; confidence=medium; evidence-rank=1", "invalid": "I cannot tell"}[mode]
 
 
 @pytest.fixture
-def server():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    srv.requests = []
+def server(chat_server):
+    srv = chat_server(_answer)
     srv.mode = "valid"
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    return srv
 
 
 def _cfg(srv, **kw):
