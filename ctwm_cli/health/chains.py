@@ -43,7 +43,9 @@ class Contradictions(ToDict):
         return d
 
 
-def contradiction_chains(edges: Iterable[tuple[str, str]], superseded_hits: Mapping[str, int] | None = None) -> Contradictions:
+def contradiction_chains(
+    edges: Iterable[tuple[str, str]], superseded_hits: Mapping[str, int] | None = None
+) -> Contradictions:
     """Cycles and chains of the supersede graph ``edges`` (old, new); hits on superseded items."""
     pairs = sorted({(str(a), str(b)) for a, b in edges})
     hits = {k: int(v) for k, v in (superseded_hits or {}).items() if v > 0}

@@ -95,5 +95,6 @@ def _bins(v: np.ndarray, y: np.ndarray, max_bins: int) -> tuple[CurveBin, ...]:
     for chunk in np.array_split(np.arange(vs.size), min(max_bins, vs.size)):
         if chunk.size:
             out.append(CurveBin(volume_low=float(vs[chunk[0]]), volume_high=float(vs[chunk[-1]]),
-                                volume_mean=float(vs[chunk].mean()), tasks=int(chunk.size), success_rate=float(ys[chunk].mean())))
+                                volume_mean=float(vs[chunk].mean()), tasks=int(chunk.size),
+                                success_rate=float(ys[chunk].mean())))
     return tuple(out)

@@ -86,7 +86,9 @@ def load_events(
         kind, time = "timestamp", ts_vals
     elif time_kind == "step":
         if not has_step:
-            raise InputError(f"{reader.source}: the memory-object times are step numbers, so every trace row needs a step")
+            raise InputError(
+                f"{reader.source}: the memory-object times are step numbers, so every trace row needs a step"
+            )
         kind, time = "step", [float(s) for s in steps]
     elif has_ts:
         kind, time = "timestamp", ts_vals
@@ -96,7 +98,8 @@ def load_events(
         kind, time = "row", [float(i) for i in range(n)]
     events = [e if e is not None else DEFAULT_EVENT for e in cols["event"]]
     prio = [0 if e in _FIRST_AT_SAME_TIME else 1 for e in events]
-    order = np.lexsort((np.arange(n), np.array(prio, dtype=np.int8), np.array(time, dtype=float))) if n else np.arange(0)
+    keys = (np.arange(n), np.array(prio, dtype=np.int8), np.array(time, dtype=float))
+    order = np.lexsort(keys) if n else np.arange(0)
     if np.array_equal(order, np.arange(n)):  # already in time order (the usual case): no copies
         take = lambda xs: xs  # noqa: E731
     else:

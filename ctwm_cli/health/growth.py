@@ -90,7 +90,8 @@ def classify_growth(
         final_rate=nan, level=level, min_change=min_change,
     )
     if n < 3 or t[-1] == t[0]:
-        return GrowthFit(classification="insufficient data", reason="fewer than 3 distinct times", slope=nan, slope_se=nan, **empty)
+        return GrowthFit(classification="insufficient data", reason="fewer than 3 distinct times", slope=nan,
+                         slope_se=nan, **empty)
     slope, slope_se = _ols_slope(t, s)
     b = bins if bins is not None else min(MAX_BINS, n // 3)
     if b < MIN_BINS:
@@ -119,9 +120,11 @@ def classify_growth(
     if slope <= 0 or mean_rate <= 0:
         return GrowthFit(classification="converging", reason="store does not grow (slope <= 0)", **common)
     if lo > 0 and change >= min_change:
-        return GrowthFit(classification="accelerating", reason=f"growth rate rises ({pct} interval of its trend above 0; last-quarter rate {_pct(change)} vs first)", **common)
+        why = f"growth rate rises ({pct} interval of its trend above 0; last-quarter rate {_pct(change)} vs first)"
+        return GrowthFit(classification="accelerating", reason=why, **common)
     if hi < 0 and change <= -min_change:
-        return GrowthFit(classification="converging", reason=f"growth rate falls ({pct} interval of its trend below 0; last-quarter rate {_pct(change)} vs first)", **common)
+        why = f"growth rate falls ({pct} interval of its trend below 0; last-quarter rate {_pct(change)} vs first)"
+        return GrowthFit(classification="converging", reason=why, **common)
     if lo > 0 or hi < 0:
         why = f"rate trend significant but the rate changes by only {_pct(change)} (< {min_change:.0%})"
     else:
