@@ -19,7 +19,7 @@ from . import alternatives as alt
 from .bootstrap import GofResult, _replicate_ks, gof_result, gof_tasks
 from .compare import Comparison, nested_power_law, vuong
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
-from .parallel import run_tasks, single_blas_thread
+from ..parallel import run_tasks, single_blas_thread
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
 FAMILIES = ("truncated_power_law", "lognormal", "exponential", "stretched_exponential")

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from .parallel import run_tasks
+from ..parallel import run_tasks
 from .powerlaw import Histogram, PowerLawFit, _scan, power_law_table, sample_power_law, sample_power_law_hist
 
 

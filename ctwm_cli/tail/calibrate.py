@@ -37,7 +37,7 @@ from ..progress import ProgressCallback
 from ..results import ToDict, result
 from . import alternatives as alt
 from .compare import vuong
-from .parallel import run_tasks
+from ..parallel import run_tasks
 from .powerlaw import Histogram, fit_power_law, sample_power_law
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS, Verdict, paper_rule
 

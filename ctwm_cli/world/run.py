@@ -30,7 +30,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +39,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import InputError, UsageError
+from ..parallel import resolve_jobs, run_tasks
 from ..memory.retrievers import RETRIEVER_EVICTION, RETRIEVERS, make_retriever, make_store
 from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
@@ -499,7 +499,8 @@ def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[
     ]
 
 
-def _grid_cell(cfg: WorldConfig, root: str) -> GridCell:
+def _grid_cell(task: tuple[WorldConfig, str]) -> GridCell:
+    cfg, root = task
     started = time.perf_counter()
     sim = simulate(cfg)
     d = Path(root) / f"family={cfg.family}" / f"size={cfg.size}" / f"seed={cfg.seed}"
@@ -517,10 +518,10 @@ def run_grid(out: str | Path, *, families: Sequence[str] = FAMILIES, sizes: Sequ
     ``out/family=F/size=N/seed=S/part-0.parquet`` (run id ``F-N-S``) and ``out/_manifest.json``."""
     base = base or WorldConfig()
     configs = grid_configs(families, sizes, seeds, base)
-    jobs = _jobs(jobs)
+    jobs = resolve_jobs(jobs)
     root = _prepare_dir(out, overwrite, GRID_MANIFEST_FILE)
     started = time.perf_counter()
-    cells = _map(_grid_cell, [(c, str(root)) for c in configs], jobs, progress)
+    cells = run_tasks(_grid_cell, [(c, str(root)) for c in configs], jobs=jobs, progress=progress)
     cells = sorted(cells, key=lambda c: (FAMILIES.index(c.family), c.size, c.seed))
     by_key = {(c.family, c.size, c.seed): c for c in configs}
     manifest = root / GRID_MANIFEST_FILE
@@ -535,36 +536,6 @@ def run_grid(out: str | Path, *, families: Sequence[str] = FAMILIES, sizes: Sequ
     }))
     return WorldGrid(out=str(root), manifest=str(manifest), cells=tuple(cells),
                      seconds=time.perf_counter() - started)
-
-
-def _jobs(jobs: int | None) -> int:
-    if jobs is None:
-        return max(1, os.cpu_count() or 1)
-    if jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {jobs}")
-    return jobs
-
-
-def _map(fn, args: list[tuple], jobs: int, progress: ProgressCallback | None) -> list:
-    total = len(args)
-    out = []
-    if jobs == 1 or total <= 1:
-        for i, a in enumerate(args, 1):
-            out.append(fn(*a))
-            if progress is not None:
-                progress(i, total)
-        return out
-    import concurrent.futures as cf
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=ctx) as pool:
-        futures = [pool.submit(fn, *a) for a in args]
-        for i, fut in enumerate(cf.as_completed(futures), 1):
-            out.append(fut.result())
-            if progress is not None:
-                progress(i, total)
-    return out
 
 
 # ------------------------------------------------------------------------------------ ladder
@@ -597,7 +568,8 @@ class Ladder(ToDict):
     counted: str = "retrieve + write events per transition (gini_retrieve: retrieve events only)"
 
 
-def _ladder_family(base: WorldConfig, retrievers: tuple[str, ...]) -> list[LadderRow]:
+def _ladder_family(task: tuple[WorldConfig, tuple[str, ...]]) -> list[LadderRow]:
+    base, retrievers = task
     rows = []
     world = None
     ref = None
@@ -630,7 +602,7 @@ def run_ladder(*, families: Sequence[str] = FAMILIES, retrievers: Sequence[str] 
             raise UsageError(f"unknown retriever {r!r} (choose from: {', '.join(RETRIEVERS)})")
     configs = grid_configs(families, [base.size], [base.seed], base)
     tasks = [(c, tuple(retrievers)) for c in configs]
-    results = _map(_ladder_family, tasks, _jobs(jobs), progress)
+    results = run_tasks(_ladder_family, tasks, jobs=resolve_jobs(jobs), progress=progress)
     order = {f: i for i, f in enumerate(families)}
     rows = sorted((r for rs in results for r in rs), key=lambda r: (order[r.family], retrievers.index(r.retriever)))
     cfg0 = configs[0]

@@ -1,0 +1,73 @@
+"""SIGINT and SIGTERM as exceptions, so long runs stop cleanly: workers ended, completed files kept.
+
+Python turns SIGINT into :class:`KeyboardInterrupt`, but SIGTERM's default action kills the process
+at once: pool workers would be orphaned and half-written files left behind. :func:`signals_raise`
+makes both raise :class:`Interrupted` (a ``KeyboardInterrupt``, so ``except Exception`` never
+swallows it); ``finally`` blocks then run, and the CLI exits ``128 + signum`` (130 / 143).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal; ``exit_code`` is the shell convention ``128 + signum``."""
+
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = int(signum)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def exit_code(exc: BaseException) -> int:
+    """128 + the signal number for :class:`Interrupted`; 130 for a plain ``KeyboardInterrupt``."""
+    return exc.exit_code if isinstance(exc, Interrupted) else 128 + signal.SIGINT
+
+
+def interrupt_cause(exc: BaseException) -> KeyboardInterrupt | None:
+    """The ``KeyboardInterrupt`` behind ``exc`` (Typer turns one into ``SystemExit(130)``), if any."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def _raise(signum: int, frame) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_raise() -> Iterator[None]:
+    """Inside, SIGINT and SIGTERM raise :class:`Interrupted`; the previous handlers come back after.
+
+    Outside the main thread (where Python cannot install handlers) it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _raise) for s in HANDLED}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def worker_signals() -> None:
+    """In a pool worker: ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the
+    parent decides) and let SIGTERM kill (the parent's ``terminate()``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

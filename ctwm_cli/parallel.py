@@ -1,0 +1,137 @@
+"""The package's one way to run independent tasks in parallel: results in task order, so they never
+depend on the number of jobs, and a signal stops everything within a second.
+
+BLAS is held to one thread while fits run: the optimisers work on 2-parameter problems, where
+OpenBLAS worker threads only spin, and on a loaded 2-core machine that made every L-BFGS-B step
+~20x slower (measured: 9.5 s against 0.75 s for 20 calibration replicates).
+
+**Signals.** While tasks run, SIGINT and SIGTERM raise :class:`~ctwm_cli.interrupts.Interrupted`
+in the calling process (workers ignore SIGINT and die on SIGTERM). On any exception, a signal or a
+failing task, pending tasks are cancelled and every worker is terminated (killed if it has not gone
+after a grace period) before the exception reaches the caller: no worker outlives the call.
+
+**Backends.** ``backend`` names an entry of :data:`BACKENDS`: a function
+``runner(fn, tasks, jobs, deliver)`` that calls ``deliver(i, fn(tasks[i]))`` once per task, in any
+order, from the calling thread, and on any exception (``Interrupted`` included) cancels what is
+pending and releases its workers before re-raising. ``"processes"`` (a local process pool) is the
+default; another engine (e.g. a Dask cluster) is one more function and one more entry.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from threadpoolctl import threadpool_limits
+
+from .errors import UsageError
+from .interrupts import signals_raise, worker_signals
+from .progress import ProgressCallback
+
+Deliver = Callable[[int, Any], None]
+Runner = Callable[[Callable[[Any], Any], Sequence[Any], int, Deliver], None]
+
+DEFAULT_BACKEND = "processes"
+#: Seconds a terminated worker gets before it is killed.
+TERMINATE_GRACE = 0.5
+
+
+def single_blas_thread():
+    """Context manager: one BLAS thread inside (process-level parallelism does the rest)."""
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _init_worker() -> None:
+    worker_signals()
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """``jobs`` workers (``None``: one per core); ``jobs < 1`` is a usage error."""
+    if jobs is None:
+        return max(1, os.cpu_count() or 1)
+    if jobs < 1:
+        raise UsageError(f"jobs must be >= 1, got {jobs}")
+    return int(jobs)
+
+
+def run_tasks(
+    fn: Callable[[Any], Any],
+    tasks: Sequence[Any],
+    *,
+    jobs: int | None = None,
+    sizes: Sequence[int] | None = None,
+    progress: ProgressCallback | None = None,
+    backend: str | None = None,
+) -> list[Any]:
+    """``[fn(t) for t in tasks]``, spread over ``jobs`` workers of ``backend``.
+
+    ``fn`` must be a module-level function (it is pickled); ``sizes`` weight the progress.
+    """
+    name = backend or DEFAULT_BACKEND
+    if name not in BACKENDS:
+        raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
+    jobs = resolve_jobs(jobs)
+    tasks = list(tasks)
+    sizes = list(sizes) if sizes is not None else [1] * len(tasks)
+    if len(sizes) != len(tasks):
+        raise UsageError(f"sizes has {len(sizes)} entries for {len(tasks)} tasks")
+    total, state = sum(sizes), {"done": 0}
+    out: list[Any] = [None] * len(tasks)
+
+    def deliver(i: int, result: Any) -> None:
+        out[i] = result
+        state["done"] += sizes[i]
+        if progress is not None:
+            progress(state["done"], total)
+
+    with signals_raise():
+        BACKENDS[name](fn, tasks, jobs, deliver)
+    return out
+
+
+def _run_inline(fn: Callable[[Any], Any], tasks: Sequence[Any], deliver: Deliver) -> None:
+    with single_blas_thread():
+        for i, t in enumerate(tasks):
+            deliver(i, fn(t))
+
+
+def _run_processes(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int, deliver: Deliver) -> None:
+    """A local process pool (the platform's default start method: fork on Linux, no re-import)."""
+    jobs = min(jobs, len(tasks))
+    if jobs <= 1:
+        _run_inline(fn, tasks, deliver)
+        return
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker)
+    try:
+        index = {pool.submit(fn, t): i for i, t in enumerate(tasks)}
+        pending = set(index)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=index.__getitem__):
+                deliver(index[fut], fut.result())
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _end_workers(set(multiprocessing.active_children()) - before)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _end_workers(procs: set) -> None:
+    """Terminate the pool's worker processes; kill those still alive after the grace period."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(TERMINATE_GRACE)
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+#: Registered backends (see the module docstring for the contract).
+BACKENDS: dict[str, Runner] = {"processes": _run_processes}
