@@ -23,6 +23,7 @@ Method (every choice is a parameter; defaults stated here and in ``ctwm psd --he
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -107,7 +108,8 @@ def check_psd_args(nperseg: int | None, band, beta_band, detrend: str) -> None:
     """Checks that do not need the series; raise :class:`UsageError` naming the parameter."""
     if detrend not in ("constant", "linear"):
         raise UsageError(f"detrend must be 'constant' or 'linear', got {detrend!r}")
-    if nperseg is not None and (isinstance(nperseg, bool) or not isinstance(nperseg, (int, np.integer)) or nperseg < 16):
+    bad_type = isinstance(nperseg, bool) or not isinstance(nperseg, (int, np.integer))
+    if nperseg is not None and (bad_type or nperseg < 16):
         raise UsageError(f"nperseg must be an integer >= 16, got {nperseg!r}")
     if band is not None:
         lo, hi = (float(band[0]), float(band[1]))
@@ -122,7 +124,7 @@ def _resolve_psd_args(n: int, nperseg: int | None, band) -> tuple[int, tuple[flo
     if n < MIN_STEPS:
         raise InputError(f"the series has {n} steps; a PSD exponent needs at least {MIN_STEPS}")
     if nperseg is None:
-        nperseg = max(MIN_NPERSEG, 1 << int(math.floor(math.log2(n / 8))))
+        nperseg = max(MIN_NPERSEG, 1 << math.floor(math.log2(n / 8)))
     nperseg = int(min(nperseg, n))
     if band is None:
         band = (DEFAULT_LO_BINS / nperseg, DEFAULT_HI)
@@ -162,8 +164,8 @@ def psd_of_series(
     if k < MIN_FIT_BINS:
         where = f"{source}: " if source else ""
         raise InputError(
-            f"{where}{label} series: only {k} Welch bins in the band {band[0]:.4g}:{band[1]:.4g} (need {MIN_FIT_BINS}); "
-            "widen --band or use a longer trace"
+            f"{where}{label} series: only {k} Welch bins in the band {band[0]:.4g}:{band[1]:.4g} "
+            f"(need {MIN_FIT_BINS}); widen --band or use a longer trace"
         )
     lx, ly = np.log10(f[mask]), np.log10(p[mask])
     fit = ols(lx, ly)
@@ -256,48 +258,66 @@ def psd_of_trace(
     core: pa.Array | None = None
     chosen: tuple[str, ...] | None = None
     if kind == "core":
-        reader = open_trace(path, columns)
-        scan = scan_trace(reader, group_by="run" if run is not None else None, progress=progress)
-        if run is None and (scan.runs or 0) > 1:
-            raise UsageError(f"{reader.source}: trace holds {scan.runs} runs; choose one with --run")
-        groups = item_counts(scan, events)
-        if run is not None:
-            groups = [g for g in groups if g.group == run]
-            if not groups:
-                raise InputError(f"{reader.source}: no events of run {run!r}")
-        ic = groups[0]
-        chosen = ic.events
-        core = ic.items.slice(0, top_decile_size(ic.n_items))
+        core, chosen = _core_items(path, columns, run, events, progress)
     reader = open_trace(path, columns)
-    per_event: dict[str, _StepSeries] = {}
-    runs: set[str] = set()
-    step_lo: int | None = None
-    step_hi: int | None = None
-    saw_step = False
+    scan = _StepScan(reader.source, reader.columns, kind, item, core, run)
     rows = 0
     for batch in reader.batches():
         rows += batch.num_rows
-        cols = batch.column_names
-        if "step" not in cols:
-            raise InputError(f"{reader.source}: no step column (remap with --step-col); a PSD needs steps")
-        saw_step = True
-        if batch.column("step").null_count:
-            raise InputError(f"{reader.source}: missing value in column {reader.columns.step!r}")
-        if run is not None and "run" not in cols:
-            raise InputError(f"{reader.source}: --run given but the trace has no run column (remap with --run-col)")
-        if "run" in cols:
-            if run is not None:
-                batch = batch.filter(pc.equal(pc.fill_null(batch.column("run"), ""), run))
-            else:
-                runs.update(v for v in pc.unique(batch.column("run")).to_pylist() if v is not None)
+        scan.feed(batch)
+        if progress is not None:
+            progress(rows, None)
+    if rows == 0:
+        raise InputError(f"{reader.source}: trace is empty (no rows)")
+    lo, hi = scan.step_range()
+    if chosen is None:
+        chosen = _resolve(scan.per_event, events, reader.source, kind, item)
+    values = scan.series(chosen, lo, hi, label=series)
+    res = psd_of_series(values, nperseg=nperseg, detrend=detrend, band=band, beta_band=beta_band, label=series,
+                        source=reader.source)
+    return dataclasses.replace(res, run=run, events=tuple(chosen), core_items=None if core is None else len(core),
+                               step_min=lo, step_max=hi)
+
+
+def _core_items(path: str, columns: ColumnMap | None, run: str | None, events: Sequence[str] | None,
+                progress: ProgressCallback | None) -> tuple[pa.Array, tuple[str, ...]]:
+    """The top-decile items of the trace (of ``run``) and the event kinds that were counted."""
+    reader = open_trace(path, columns)
+    scan = scan_trace(reader, group_by="run" if run is not None else None, progress=progress)
+    if run is None and (scan.runs or 0) > 1:
+        raise UsageError(f"{reader.source}: trace holds {scan.runs} runs; choose one with --run")
+    groups = item_counts(scan, events)
+    if run is not None:
+        groups = [g for g in groups if g.group == run]
+        if not groups:
+            raise InputError(f"{reader.source}: no events of run {run!r}")
+    ic = groups[0]
+    return ic.items.slice(0, top_decile_size(ic.n_items)), ic.events
+
+
+class _StepScan:
+    """One read of an event trace: per event kind, accesses per step of the selected items, and the
+    step range of the whole (run-selected) trace."""
+
+    def __init__(self, source: str, columns: ColumnMap, kind: str, item: str | None, core: pa.Array | None,
+                 run: str | None) -> None:
+        self.source, self.columns, self.kind, self.item, self.core, self.run = source, columns, kind, item, core, run
+        self.per_event: dict[str, _StepSeries] = {}
+        self.runs: set[str] = set()
+        self.lo: int | None = None
+        self.hi: int | None = None
+
+    def feed(self, batch: pa.RecordBatch) -> None:
+        batch = self._select_run(batch)
         if batch.num_rows:
             mm = pc.min_max(batch.column("step")).as_py()
-            step_lo = mm["min"] if step_lo is None else min(step_lo, mm["min"])
-            step_hi = mm["max"] if step_hi is None else max(step_hi, mm["max"])
-        if kind == "core":
-            batch = batch.filter(pc.is_in(batch.column("item"), value_set=core))
-        elif kind == "item":
-            batch = batch.filter(pc.equal(batch.column("item"), item))
+            self.lo = mm["min"] if self.lo is None else min(self.lo, mm["min"])
+            self.hi = mm["max"] if self.hi is None else max(self.hi, mm["max"])
+        if self.kind == "core":
+            batch = batch.filter(pc.is_in(batch.column("item"), value_set=self.core))
+        elif self.kind == "item":
+            batch = batch.filter(pc.equal(batch.column("item"), self.item))
+        cols = batch.column_names
         event = batch.column("event") if "event" in cols else pa.nulls(batch.num_rows, pa.string())
         event = pc.fill_null(event, DEFAULT_EVENT)
         weights = batch.column("count") if "count" in cols else None
@@ -305,37 +325,49 @@ def psd_of_trace(
             sel = pc.equal(event, ev)
             steps = pc.filter(batch.column("step"), sel).to_numpy().astype(np.int64, copy=False)
             w = None if weights is None else pc.filter(weights, sel).to_numpy().astype(np.float64)
-            per_event.setdefault(ev, _StepSeries()).add(steps, w)
-        if progress is not None:
-            progress(rows, None)
-    if rows == 0:
-        raise InputError(f"{reader.source}: trace is empty (no rows)")
-    if not saw_step:
-        raise InputError(f"{reader.source}: no step column (remap with --step-col); a PSD needs steps")
-    if run is None and len(runs) > 1:
-        raise UsageError(f"{reader.source}: trace holds {len(runs)} runs; choose one with --run")
-    if step_lo is None or step_hi is None:
-        raise InputError(f"{reader.source}: no rows of run {run!r}" if run is not None else f"{reader.source}: no rows")
-    if step_hi - step_lo + 1 > MAX_STEPS:
-        raise InputError(f"{reader.source}: steps span more than {MAX_STEPS:,} values; is the step column a timestamp?")
-    if chosen is None:
-        chosen = _resolve(per_event, events, reader.source, kind, item)
-    acc = _StepSeries()
-    for ev in chosen:
-        s = per_event.get(ev)
-        if s is not None and s.base is not None:
-            acc.add(np.arange(s.base, s.base + s.values.size, dtype=np.int64), s.values)
-    if acc.base is None:
-        raise InputError(f"{reader.source}: no {series} accesses of kind {', '.join(chosen)} to build a series from")
-    # The series spans the steps of the whole (selected) trace, zeros where nothing happened.
-    lo, hi = step_lo, step_hi
-    values = np.zeros(hi - lo + 1)
-    a = max(acc.base, lo)
-    b = min(acc.base + acc.values.size - 1, hi)
-    values[a - lo : b - lo + 1] = acc.values[a - acc.base : b - acc.base + 1]
-    label = series
-    res = psd_of_series(values, nperseg=nperseg, detrend=detrend, band=band, beta_band=beta_band, label=label, source=reader.source)
-    return _replace(res, run=run, events=tuple(chosen), core_items=None if core is None else len(core), step_min=lo, step_max=hi)
+            self.per_event.setdefault(ev, _StepSeries()).add(steps, w)
+
+    def _select_run(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        cols = batch.column_names
+        if "step" not in cols:
+            raise InputError(f"{self.source}: no step column (remap with --step-col); a PSD needs steps")
+        if batch.column("step").null_count:
+            raise InputError(f"{self.source}: missing value in column {self.columns.step!r}")
+        if self.run is not None and "run" not in cols:
+            raise InputError(f"{self.source}: --run given but the trace has no run column (remap with --run-col)")
+        if "run" not in cols:
+            return batch
+        if self.run is not None:
+            return batch.filter(pc.equal(pc.fill_null(batch.column("run"), ""), self.run))
+        self.runs.update(v for v in pc.unique(batch.column("run")).to_pylist() if v is not None)
+        return batch
+
+    def step_range(self) -> tuple[int, int]:
+        if self.run is None and len(self.runs) > 1:
+            raise UsageError(f"{self.source}: trace holds {len(self.runs)} runs; choose one with --run")
+        if self.lo is None or self.hi is None:
+            which = f" of run {self.run!r}" if self.run is not None else ""
+            raise InputError(f"{self.source}: no rows{which}")
+        if self.hi - self.lo + 1 > MAX_STEPS:
+            raise InputError(
+                f"{self.source}: steps span more than {MAX_STEPS:,} values; is the step column a timestamp?"
+            )
+        return self.lo, self.hi
+
+    def series(self, chosen: Sequence[str], lo: int, hi: int, *, label: str) -> np.ndarray:
+        """Accesses per step of the ``chosen`` kinds over every step from ``lo`` to ``hi`` (zeros included)."""
+        acc = _StepSeries()
+        for ev in chosen:
+            s = self.per_event.get(ev)
+            if s is not None and s.base is not None:
+                acc.add(np.arange(s.base, s.base + s.values.size, dtype=np.int64), s.values)
+        if acc.base is None:
+            raise InputError(f"{self.source}: no {label} accesses of kind {', '.join(chosen)} to build a series from")
+        values = np.zeros(hi - lo + 1)
+        a = max(acc.base, lo)
+        b = min(acc.base + acc.values.size - 1, hi)
+        values[a - lo : b - lo + 1] = acc.values[a - acc.base : b - acc.base + 1]
+        return values
 
 
 def _resolve(per_event: dict[str, _StepSeries], events, source: str, kind: str, item) -> tuple[str, ...]:
@@ -343,7 +375,8 @@ def _resolve(per_event: dict[str, _StepSeries], events, source: str, kind: str, 
     if events:
         if not any(e in per_event for e in events):
             what = f"item {item!r}" if kind == "item" else "the trace"
-            raise InputError(f"{source}: no events of kind {', '.join(events)} for {what} (kinds found: {', '.join(present) or 'none'})")
+            found = ", ".join(present) or "none"
+            raise InputError(f"{source}: no events of kind {', '.join(events)} for {what} (kinds found: {found})")
         return tuple(events)
     for ev in DEFAULT_COUNTED:
         if ev in per_event:
@@ -353,9 +386,3 @@ def _resolve(per_event: dict[str, _StepSeries], events, source: str, kind: str, 
     raise InputError(
         f"{source}: no retrieve or inject events to count (kinds found: {', '.join(present)}); choose with --event"
     )
-
-
-def _replace(res: PsdResult, **changes: Any) -> PsdResult:
-    import dataclasses
-
-    return dataclasses.replace(res, **changes)
