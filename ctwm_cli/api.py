@@ -1,0 +1,251 @@
+"""Notebook entry points: :func:`audit_trace` and :func:`read_trace` take what an agent engineer has.
+
+A source is a path, a glob (one data set, like ``duckdb.read_parquet('dir/*.parquet')``), a pandas
+or Polars DataFrame, a pyarrow Table, a ``Counter``/mapping of item -> count, or an iterable of item
+ids. Paths go through the library's trace readers; in-memory sources become an Arrow table that is
+counted by the same readers and the same aggregation (written once to a temporary Parquet file, so
+remapping, event rules and validation are those of ``ctwm audit``, not a second implementation).
+
+    >>> from ctwm_cli import audit_trace
+    >>> audit_trace(df, item_col="memory_id", seed=1)              # doctest: +SKIP
+    >>> audit_trace("runs/*.parquet", group_by="run").to_frame()   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import CtwmError, InputError, UsageError
+from .results import ToDict, html_table, jsonable, records_frame, result, short_value
+from .tail import AuditResult, audit_many
+from .tail.audit import new_seed
+from .traces import ColumnMap, ItemCounts, TraceReader, TraceScan, item_counts, open_trace, scan_trace
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@result
+class TraceCounts(ToDict):
+    """Per-item counts of a trace: ``counts`` has one entry per group (one if not grouped)."""
+
+    source: str
+    scan: TraceScan
+    counts: tuple[ItemCounts, ...]
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def __iter__(self) -> Iterator[ItemCounts]:
+        return iter(self.counts)
+
+    def __getitem__(self, i: int) -> ItemCounts:
+        return self.counts[i]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.scan.to_dict(), "source": self.source, "counts": [c.to_dict() for c in self.counts]}
+
+    def frame_rows(self) -> list[dict[str, Any]]:
+        return [c.to_dict() for c in self.counts]
+
+    def to_arrow(self) -> pa.Table:
+        """One row per (group, item): ``group`` (if grouped), ``item``, ``count``, most accessed first."""
+        parts = []
+        for c in self.counts:
+            cols = {"group": pa.repeat(pa.scalar(c.group, pa.string()), c.n_items)} if self.scan.group_by else {}
+            parts.append(pa.table({**cols, "item": c.items.cast(pa.string()), "count": pa.array(c.counts)}))
+        return pa.concat_tables(parts)
+
+    def to_frame(self):
+        """The counts as a pandas DataFrame (``group``, ``item``, ``count``)."""
+        return self.to_arrow().to_pandas()
+
+
+@result
+class AuditResults(ToDict):
+    """Several audits (one per group) with the seed they were derived from; ``to_dict()`` is the
+    ``audits`` payload of ``ctwm audit --json`` (plus the seed)."""
+
+    source: str
+    seed: int
+    audits: tuple[AuditResult, ...]
+
+    def __len__(self) -> int:
+        return len(self.audits)
+
+    def __iter__(self) -> Iterator[AuditResult]:
+        return iter(self.audits)
+
+    def __getitem__(self, i: int) -> AuditResult:
+        return self.audits[i]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "audits": [a.to_dict() for a in self.audits]}
+
+    def frame_rows(self) -> list[dict[str, Any]]:
+        return [a.summary_row() for a in self.audits]
+
+    def _repr_html_(self) -> str:
+        keep = ("trace", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
+        rows = [{k: v for k, v in jsonable(r).items() if k in keep} for r in self.frame_rows()]
+        return html_table(rows, f"{len(self.audits)} audits of {self.source} (seed {self.seed})")
+
+    def __repr__(self) -> str:
+        verdicts: dict[str, int] = {}
+        for a in self.audits:
+            verdicts[a.verdict.verdict] = verdicts.get(a.verdict.verdict, 0) + 1
+        tally = ", ".join(f"{k}: {v}" for k, v in sorted(verdicts.items()))
+        return (f"AuditResults(source={short_value(self.source)}, audits={len(self.audits)}, seed={self.seed}, "
+                f"verdicts={{{tally}}})")
+
+    def to_frame(self):
+        return records_frame(self.frame_rows())
+
+
+def read_trace(
+    source: Any,
+    *,
+    item_col: str | None = None,
+    group_by: str | None = None,
+    events: str | Sequence[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    label: str | None = None,
+) -> TraceCounts:
+    """Read ``source`` and count accesses per item (per group with ``group_by``).
+
+    ``item_col`` names the column holding item ids; ``columns`` remaps any other schema field
+    (``{"step": "agent_step"}``); ``events`` chooses the event kinds counted (default: ``retrieve``
+    if present, else ``inject``); ``label`` names the source in results (default: the path, or
+    ``<DataFrame>``, ``<Counter>``... for in-memory data). Grouped audits derive each group's seed
+    from its label, so the same label and seed give the same result as ``ctwm audit``.
+    """
+    cmap = ColumnMap.from_overrides({**(columns or {}), **({"item": item_col} if item_col else {})})
+    if isinstance(events, str):
+        events = (events,)
+    keep = (group_by,) if group_by and group_by not in cmap.canonical() else ()
+    if isinstance(source, (str, Path)):
+        name = str(source)
+        reader = _open_path(name, cmap, keep)
+        scan = scan_trace(reader, group_by=group_by)
+        return _relabel(scan, item_counts(scan, events), label or name)
+    table, kind = _as_table(source)
+    name = label or f"<{kind}>"
+    with tempfile.TemporaryDirectory(prefix="ctwm-") as tmp:
+        path = str(Path(tmp) / "trace.parquet")
+        _write_parquet(table, path, name)
+        try:
+            scan = scan_trace(open_trace(path, cmap, keep=keep), group_by=group_by)
+            counts = item_counts(scan, events)
+        except CtwmError as exc:  # name the user's data, not the temporary file
+            raise type(exc)(str(exc).replace(path, name)) from None
+    return _relabel(scan, counts, name)
+
+
+def audit_trace(
+    source: Any,
+    *,
+    item_col: str | None = None,
+    group_by: str | None = None,
+    events: str | Sequence[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    label: str | None = None,
+    seed: int | None = None,
+    **audit_options: Any,
+) -> AuditResult | AuditResults:
+    """Audit a trace from whatever holds it (see :func:`read_trace` for ``source`` and the reading
+    options). ``audit_options`` are those of :func:`ctwm_cli.audit` (``bootstrap``, ``min_tail``,
+    ``p_star``, ``z_star``, ``calibrate``, ``jobs``...). Returns one :class:`AuditResult`, or
+    :class:`AuditResults` (one audit per group, in group order) with ``group_by``.
+    ``seed=None`` draws a seed, recorded in the result."""
+    for bad in ("counts_list", "labels", "counts"):
+        if bad in audit_options:
+            raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)")
+    counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns, label=label)
+    seed = new_seed() if seed is None else int(seed)
+    results = audit_many(list(counts.counts), seed=seed, **audit_options)
+    if group_by is None:
+        return results[0]
+    return AuditResults(source=counts.source, seed=seed, audits=tuple(results))
+
+
+# --------------------------------------------------------------------------------------------
+# Sources
+
+
+def _open_path(name: str, cmap: ColumnMap, keep: Sequence[str]) -> TraceReader:
+    if Path(name).exists() or not _GLOB_CHARS.intersection(name) or name == "-":
+        return open_trace(name, cmap, keep=keep)
+    files = sorted(glob.glob(name, recursive=True))
+    if not files:
+        raise InputError(f"{name}: no files match this pattern")
+    readers = [open_trace(f, cmap, keep=keep) for f in files]
+    return readers[0] if len(readers) == 1 else _Concatenated(name, readers)
+
+
+class _Concatenated(TraceReader):
+    """The files a glob matched, read one after the other as one trace."""
+
+    def __init__(self, source: str, readers: Sequence[TraceReader]):
+        first = readers[0]
+        super().__init__(source, first.format, first.columns, first.keep)
+        self._readers = list(readers)
+
+    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:
+        for r in self._readers:
+            for batch in r.batches(dictionary_items=dictionary_items):
+                self._note_columns(r.columns_found)
+                yield batch
+
+
+def _as_table(source: Any) -> tuple[pa.Table, str]:
+    """An in-memory source as an Arrow table, and the kind of source it was (for labels)."""
+    kind = type(source).__name__
+    if isinstance(source, pa.RecordBatch):
+        return pa.Table.from_batches([source]), kind
+    if isinstance(source, pa.Table):
+        return source, kind
+    if type(source).__module__.startswith("polars") and hasattr(source, "collect") and not hasattr(source, "shape"):
+        source = source.collect()  # a LazyFrame
+    if hasattr(source, "__arrow_c_stream__") or hasattr(source, "to_arrow") or type(source).__name__ == "DataFrame":
+        try:
+            return pa.table(source), kind
+        except (TypeError, ValueError, pa.ArrowException) as exc:
+            raise InputError(f"<{kind}>: cannot convert to an Arrow table ({exc})") from None
+    if isinstance(source, Mapping):
+        items = [str(k) for k in source]
+        try:
+            values = pa.array(list(source.values()), type=pa.int64())
+        except (TypeError, ValueError, pa.ArrowException):
+            raise InputError(f"<{kind}>: counts must be integers (item -> count)") from None
+        return pa.table({"item": pa.array(items, pa.string()), "count": values}), kind
+    if isinstance(source, (bytes, bytearray)) or not isinstance(source, Iterable):
+        raise UsageError(
+            f"source must be a path, a DataFrame, a pyarrow Table, a mapping of item -> count or an "
+            f"iterable of item ids, got {kind}"
+        )
+    ids = source if isinstance(source, np.ndarray) else list(source)
+    arr = pa.array(ids) if isinstance(ids, np.ndarray) else pa.array([None if i is None else str(i) for i in ids])
+    return pa.table({"item": arr if arr.type == pa.string() else arr.cast(pa.string())}), kind
+
+
+def _write_parquet(table: pa.Table, path: str, name: str) -> None:
+    import pyarrow.parquet as pq
+
+    if table.num_rows == 0:
+        raise InputError(f"{name}: trace is empty (no rows)")
+    try:
+        pq.write_table(table, path)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise InputError(f"{name}: cannot be stored as a trace table ({exc})") from None
+
+
+def _relabel(scan: TraceScan, counts: list[ItemCounts], label: str) -> TraceCounts:
+    scan = dataclasses.replace(scan, source=label)
+    return TraceCounts(source=label, scan=scan, counts=tuple(dataclasses.replace(c, source=label) for c in counts))
