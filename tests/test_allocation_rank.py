@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -40,8 +41,8 @@ def test_two_items_closed_form(tau):
     assert a.core_mass == pytest.approx(1 / (1 + 2**-tau), rel=1e-14)
     # Gini of two values x1 > x2 with sum 1: |x1 - x2| / 2
     assert a.gini == pytest.approx((a.shares[0] - a.shares[1]) / 2, rel=1e-12)
-    assert a.max_median == pytest.approx(2 / (1 + 2**-tau), rel=1e-12)
-    assert a.skew == pytest.approx(0.0, abs=1e-9)
+    assert a.max_over_median == pytest.approx(2 / (1 + 2**-tau), rel=1e-12)
+    assert a.skewness == pytest.approx(0.0, abs=1e-9)
 
 
 def test_three_items_tau_one():
@@ -50,7 +51,7 @@ def test_three_items_tau_one():
     np.testing.assert_allclose(a.shares, [1 / z, 0.5 / z, (1 / 3) / z], rtol=1e-14)
     assert a.core_mass == pytest.approx(1.5 / z, rel=1e-14)
     assert a.tail_share == pytest.approx((1 / 3) / z, rel=1e-14)
-    assert a.max_median == pytest.approx(2.0, rel=1e-14)  # b(1)/b(2) = 2^τ
+    assert a.max_over_median == pytest.approx(2.0, rel=1e-14)  # b(1)/b(2) = 2^τ
 
 
 @given(m=st.integers(2, 200), tau=st.floats(0.05, 5.0))
@@ -67,8 +68,8 @@ def test_concentration_against_independent_formulas(m, tau):
     c = concentration(logw, logsumexp(logw))
     assert c["gini"] == pytest.approx(brute_gini(b), rel=1e-9, abs=1e-12)
     if m > 2:
-        assert c["skew"] == pytest.approx(float(scipy.stats.skew(b)), rel=1e-6, abs=1e-9)
-    assert c["max_median"] == pytest.approx(b.max() / np.median(b), rel=1e-9)
+        assert c["skewness"] == pytest.approx(float(scipy.stats.skew(b)), rel=1e-6, abs=1e-9)
+    assert c["max_over_median"] == pytest.approx(b.max() / np.median(b), rel=1e-9)
 
 
 # --- Proposition A.2: strict monotonicity in rank -----------------------------------------
@@ -159,7 +160,7 @@ def test_prop_a5_uniform_bound(m, tau):
 @pytest.mark.parametrize("m", [2, 10, 1000])
 def test_prop_a5_limit(m):
     errs = [np.max(np.abs(rank_shares(m, t) * m - 1)) for t in (1e-1, 1e-3, 1e-5, 1e-8)]
-    assert all(b < a for a, b in zip(errs, errs[1:]))
+    assert all(b < a for a, b in itertools.pairwise(errs))
     assert errs[-1] < 1e-6
 
 
@@ -174,7 +175,7 @@ def test_prop_a6_gini_bound(m, tau):
 @pytest.mark.parametrize("m", [2, 100, 10**5])
 def test_prop_a6_limit(m):
     gs = [allocate(m, t, core=1, budget=1).gini for t in (1.0, 0.1, 1e-3, 1e-6)]
-    assert all(b < a for a, b in zip(gs, gs[1:]))
+    assert all(b < a for a, b in itertools.pairwise(gs))
     assert gs[-1] < 1e-5
 
 
@@ -187,7 +188,7 @@ def test_large_m_extreme_tau(tau):
     assert a.shares.shape == (10**6,)
     assert np.all(np.isfinite(a.shares)) and np.all(a.shares >= 0)
     assert math.fsum(a.shares) == pytest.approx(1.0, abs=1e-12)
-    for v in (a.core_mass, a.tail_share, a.log_tail_share, a.gini, a.skew, a.max_median, a.log_z):
+    for v in (a.core_mass, a.tail_share, a.log_tail_share, a.gini, a.skewness, a.max_over_median, a.log_z):
         assert math.isfinite(v)
     assert 0 < a.tail_share < 1 and 0 < a.core_mass <= 1  # C rounds to 1.0 at τ = 10
     assert 0 < a.gini < 1
@@ -196,7 +197,7 @@ def test_large_m_extreme_tau(tau):
         # ζ(10) ≈ 1.000994575; tail share ≈ Σ_{r>100} r^-10 / ζ(10) ≈ 100^-9 / 9 (integral bound)
         assert a.shares[0] == pytest.approx(1 / 1.000994575127818, rel=1e-12)
         assert 1e-19 < a.tail_share < 2e-19
-        assert a.max_median == pytest.approx(math.exp(-math.log(0.5 * (500000.0**-10 + 500001.0**-10))), rel=1e-9)
+        assert a.max_over_median == pytest.approx(math.exp(-math.log(0.5 * (500000.0**-10 + 500001.0**-10))), rel=1e-9)
     else:
         assert a.gini < 0.01
 
@@ -205,8 +206,8 @@ def test_huge_tau_does_not_overflow():
     a = allocate(1000, 500.0, core=5, budget=10)
     assert a.shares[0] == 1.0 and a.core_mass == 1.0
     assert a.tail_share > 0 or a.log_tail_share < -700
-    assert a.max_median == math.inf and math.isfinite(a.log_max_median)
-    assert a.to_dict()["max_median"] is None  # JSON-safe
+    assert a.max_over_median == math.inf and math.isfinite(a.log_max_over_median)
+    assert a.to_dict()["max_over_median"] is None  # JSON-safe
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -254,3 +255,12 @@ def test_library_imports_no_cli_or_plotting():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_deprecated_concentration_spellings_warn_and_agree():
+    a = allocate(tau=1.0, n_items=50, core=5, budget=64)
+    with pytest.warns(DeprecationWarning, match=r"Allocation\.skew is deprecated; use \.skewness"):
+        assert a.skew == a.skewness
+    with pytest.warns(DeprecationWarning, match="max_median is deprecated"):
+        assert a.max_median == a.max_over_median and a.log_max_median == a.log_max_over_median
+    assert "skew" not in a.to_dict() and "max_median" not in a.to_dict()

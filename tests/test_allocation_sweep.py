@@ -37,8 +37,8 @@ def test_paper_sweep_all_metrics_increase():
     labels = {c.metric: c.basis for c in sw.checks}
     assert labels["core_mass"].startswith("guaranteed") and "A.4" in labels["core_mass"]
     assert labels["gini"].startswith("guaranteed")
-    assert labels["max_median"].startswith("guaranteed") and "A.3" in labels["max_median"]
-    assert labels["skew"].startswith("observed")
+    assert labels["max_over_median"].startswith("guaranteed") and "A.3" in labels["max_over_median"]
+    assert labels["skewness"].startswith("observed")
     for r in sw.rows:
         a = allocate(1000, r.tau, core=10, budget=512)
         assert r.core_mass == a.core_mass and r.gini == a.gini and r.tail_slots == a.tail_slots
@@ -50,13 +50,13 @@ def test_taus_are_sorted_and_deduplicated():
 
 
 def test_skew_of_two_items_is_flat_and_labelled_observed():
-    # M = 2: the skew of two values is 0 for every τ, so it cannot increase; no theorem is violated
+    # M = 2: the skewness of two values is 0 for every τ, so it cannot increase; no theorem is violated
     sw = tau_sweep(2, [0.5, 1.0, 2.0], core=1, budget=4)
-    skew = next(c for c in sw.checks if c.metric == "skew")
-    assert not skew.increasing and skew.basis.startswith("observed")
-    assert "allowed" in skew.note or "flat" in skew.note
+    skewness = next(c for c in sw.checks if c.metric == "skewness")
+    assert not skewness.increasing and skewness.basis.startswith("observed")
+    assert "allowed" in skewness.note or "flat" in skewness.note
     assert sw.all_guaranteed_hold
-    assert "skew" in sw.rows[1].check
+    assert "skewness" in sw.rows[1].check
 
 
 @given(m=st.integers(2, 400), data=st.data())

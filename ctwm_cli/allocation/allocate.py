@@ -3,20 +3,46 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..results import ToDict, jsonable, result
 from .apportion import largest_remainder
-from .rank import check_core, check_int, check_tau, concentration, _core_tail_log_mass, log_weights, logsumexp, shares_from_log
+from .rank import (
+    check_core, check_int, check_tau, concentration, core_tail_log_mass, log_weights, logsumexp, shares_from_log,
+)
 
 #: Ranks listed by ``Allocation.to_dict()`` unless told otherwise.
 DEFAULT_HEAD = 20
 
 
+class RenamedConcentration:
+    """Deprecated spellings of the concentration fields (``skew``, ``max_median``), kept for callers
+    of the public API; every result now spells them ``skewness`` and ``max_over_median``."""
+
+    __slots__ = ()
+
+    def _renamed(self, old: str, new: str) -> float:
+        warnings.warn(f"{type(self).__name__}.{old} is deprecated; use .{new}", DeprecationWarning, stacklevel=3)
+        return getattr(self, new)
+
+    @property
+    def skew(self) -> float:
+        return self._renamed("skew", "skewness")
+
+    @property
+    def max_median(self) -> float:
+        return self._renamed("max_median", "max_over_median")
+
+    @property
+    def log_max_median(self) -> float:
+        return self._renamed("log_max_median", "log_max_over_median")
+
+
 @result
-class Allocation(ToDict):
+class Allocation(RenamedConcentration, ToDict):
     """b(r; τ) over ``n_items`` ranks, core mass C(K, τ), and B slots apportioned to the K core
     ranks plus one tail-summary group (ranks > K pooled).
 
@@ -38,9 +64,9 @@ class Allocation(ToDict):
     core_slots: np.ndarray  # int64, non-increasing in rank, length K
     tail_slots: int  # slots of the tail summary
     gini: float
-    skew: float
-    max_median: float
-    log_max_median: float
+    skewness: float
+    max_over_median: float
+    log_max_over_median: float
 
     @property
     def items_in_prompt(self) -> int:
@@ -66,9 +92,9 @@ class Allocation(ToDict):
             "core_slots_total": int(self.core_slots.sum()),
             "items_in_prompt": self.items_in_prompt,
             "gini": self.gini,
-            "skew": self.skew,
-            "max_median": self.max_median,
-            "log_max_median": self.log_max_median,
+            "skewness": self.skewness,
+            "max_over_median": self.max_over_median,
+            "log_max_over_median": self.log_max_over_median,
             "log_z": self.log_z,
             "ranks_listed": h,
             "ranks": [
@@ -94,15 +120,15 @@ def allocate(n_items: int, tau: float, *, core: int, budget: int) -> Allocation:
     t = check_tau(tau)
     k = check_core(core, m)
     b = check_int(budget, "budget", minimum=1)
-    return _allocate(m, t, k, b)
+    return allocate_unchecked(m, t, k, b)
 
 
-def _allocate(m: int, tau: float, k: int, budget: int) -> Allocation:
-    """Unchecked core; also accepts k == m (no tail), used for per-step lists shorter than K."""
+def allocate_unchecked(m: int, tau: float, k: int, budget: int) -> Allocation:
+    """No argument checks (callers check); also accepts k == m (no tail), used for per-step lists shorter than K."""
     logw = log_weights(m, tau)
     log_z = logsumexp(logw)
     shares = shares_from_log(logw, log_z)
-    log_core, log_tail = _core_tail_log_mass(logw, log_z, k)
+    log_core, log_tail = core_tail_log_mass(logw, log_z, k)
     # each of C and 1 - C from the smaller of the two log masses, so both stay in [0, 1] and accurate
     if log_core <= log_tail:
         core_mass = math.exp(log_core)

@@ -78,7 +78,7 @@ def rank_shares(n_items: int, tau: float) -> np.ndarray:
     return shares_from_log(logw, logsumexp(logw))
 
 
-def _core_tail_log_mass(logw: np.ndarray, log_z: float, core: int) -> tuple[float, float]:
+def core_tail_log_mass(logw: np.ndarray, log_z: float, core: int) -> tuple[float, float]:
     """(log C(K, τ), log of the tail share 1 - C(K, τ)), each summed in log space.
 
     The tail share is summed directly rather than taken as ``1 - C``, so it stays accurate (and
@@ -92,17 +92,17 @@ def _core_tail_log_mass(logw: np.ndarray, log_z: float, core: int) -> tuple[floa
 
 
 def concentration(logw: np.ndarray, log_z: float) -> dict[str, float]:
-    """Gini, skew and max/median of the allocation vector, in O(M).
+    """Gini, skewness and max/median of the allocation vector, in O(M).
 
     With ``u_r = M·b_r - 1 = expm1(log w_r - log mean(w))`` (computed without cancellation even
     for τ near 0) and the vector already sorted by rank (descending shares):
 
     * Gini ``G = Σ_r (M + 1 - 2r)·b_r / M = Σ_r (M + 1 - 2r)·u_r / M²`` — the sorted-vector form
       of the mean absolute difference, equal to ``(2·Σ_{k<M} C(k, τ) - (M - 1)) / M``;
-    * skew: the Fisher–Pearson (population) skewness ``m3 / m2^1.5`` of the M shares (it is
+    * skewness: the Fisher–Pearson (population) skewness ``m3 / m2^1.5`` of the M shares (it is
       scale-free, so computed on u); 0 when all shares are equal;
     * max/median ``b(1) / median(b)``, with the median of an even M the mean of the two middle
-      shares. ``log_max_median`` keeps the value when it overflows (τ·log M > ~700).
+      shares. ``log_max_over_median`` keeps the value when it overflows (τ·log M > ~700).
     """
     m = logw.size
     log_mean = log_z - math.log(m)
@@ -111,7 +111,7 @@ def concentration(logw: np.ndarray, log_z: float) -> dict[str, float]:
     gini = float(np.dot(coef, u)) / (float(m) * float(m))
     d = u - float(np.mean(u))
     m2 = float(np.mean(d * d))
-    skew = float(np.mean(d * d * d)) / m2**1.5 if m2 > 0 else 0.0
+    skewness = float(np.mean(d * d * d)) / m2**1.5 if m2 > 0 else 0.0
     if m % 2:
         log_med = float(logw[(m - 1) // 2])
     else:
@@ -119,7 +119,7 @@ def concentration(logw: np.ndarray, log_z: float) -> dict[str, float]:
     log_mm = float(logw[0]) - log_med
     return {
         "gini": gini,
-        "skew": skew,
-        "max_median": math.exp(log_mm) if log_mm < 709.0 else math.inf,
-        "log_max_median": log_mm,
+        "skewness": skewness,
+        "max_over_median": math.exp(log_mm) if log_mm < 709.0 else math.inf,
+        "log_max_over_median": log_mm,
     }

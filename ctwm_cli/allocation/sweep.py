@@ -9,7 +9,7 @@ What the theory guarantees, for fixed 1 <= K < M and τ increasing:
   k, each strictly increasing. (Proposition A.6 only gives the limit G -> 0 as τ -> 0.)
 * max/median strictly increases for M >= 2 — Proposition A.3: it equals ``m^τ`` for odd M
   (median rank m), ``2 / ((M/2)^-τ + (M/2 + 1)^-τ)`` for even M.
-* skew: no guarantee. It is constant (0) for M = 2 and the paper proves nothing about it; its
+* skewness: no guarantee. It is constant (0) for M = 2 and the paper proves nothing about it; its
   check is labelled "observed".
 
 A check reports whether the computed sequence moved the theory's way at every step. A guaranteed
@@ -26,20 +26,20 @@ import numpy as np
 
 from ..errors import UsageError
 from ..results import ToDict, result
-from .allocate import Allocation, _allocate
+from .allocate import Allocation, RenamedConcentration, allocate_unchecked
 from .rank import check_core, check_int, check_tau
 
 #: metric -> (basis label, key used for the comparison)
 CHECK_BASIS: dict[str, tuple[str, str]] = {
     "core_mass": ("guaranteed (Thm A.4)", "log_tail_share"),
     "gini": ("guaranteed (Thm A.4 at every K)", "gini"),
-    "max_median": ("guaranteed (Prop A.3)", "log_max_median"),
-    "skew": ("observed (no theorem)", "skew"),
+    "max_over_median": ("guaranteed (Prop A.3)", "log_max_over_median"),
+    "skewness": ("observed (no theorem)", "skewness"),
 }
 
 
 @result
-class SweepRow(ToDict):
+class SweepRow(RenamedConcentration, ToDict):
     """One τ of a sweep: the allocation's summary numbers and the per-row check."""
 
     tau: float
@@ -47,9 +47,9 @@ class SweepRow(ToDict):
     tail_share: float
     log_tail_share: float
     gini: float
-    skew: float
-    max_median: float
-    log_max_median: float
+    skewness: float
+    max_over_median: float
+    log_max_over_median: float
     top_slots: int  # slots of rank 1
     tail_slots: int
     items_in_prompt: int
@@ -117,7 +117,7 @@ def tau_sweep(n_items: int, taus: Sequence[float], *, core: int, budget: int) ->
     k = check_core(core, m)
     b = check_int(budget, "budget", minimum=1)
     ts = check_taus(taus)
-    allocs = [_allocate(m, t, k, b) for t in ts]
+    allocs = [allocate_unchecked(m, t, k, b) for t in ts]
     return sweep_from_allocations(allocs)
 
 
@@ -138,9 +138,9 @@ def sweep_from_allocations(allocs: Sequence[Allocation]) -> TauSweep:
                 tail_share=a.tail_share,
                 log_tail_share=a.log_tail_share,
                 gini=a.gini,
-                skew=a.skew,
-                max_median=a.max_median,
-                log_max_median=a.log_max_median,
+                skewness=a.skewness,
+                max_over_median=a.max_over_median,
+                log_max_over_median=a.log_max_over_median,
                 top_slots=int(a.core_slots[0]),
                 tail_slots=a.tail_slots,
                 items_in_prompt=a.items_in_prompt,
@@ -157,7 +157,8 @@ def sweep_from_allocations(allocs: Sequence[Allocation]) -> TauSweep:
 
 def _values(a: Allocation) -> dict[str, float]:
     # "up" for every metric; the tail share goes down when the core mass goes up.
-    return {"core_mass": -a.log_tail_share, "gini": a.gini, "max_median": a.log_max_median, "skew": a.skew}
+    return {"core_mass": -a.log_tail_share, "gini": a.gini, "max_over_median": a.log_max_over_median,
+            "skewness": a.skewness}
 
 
 def _rose(metric: str, before: dict[str, float], after: dict[str, float]) -> bool:

@@ -33,7 +33,7 @@ from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap, item_counts, open_trace, scan_trace
 from ..traces.schema import DEFAULT_EVENT
-from .allocate import _allocate
+from .allocate import allocate_unchecked
 from .rank import check_int
 from .sweep import TauSweep, check_taus, sweep_from_allocations
 
@@ -144,12 +144,11 @@ def simulate_trace(
     m = counts.n_items
     have = set(scan.mapping)
     per_step_ok = "step" in have and ("rank" in have or "score" in have)
-    if ranking == "step":
-        if not per_step_ok:
-            raise InputError(
-                f"{scan.source}: per-step ranking needs a step column and a rank or score column "
-                f"(columns found: {', '.join(scan.columns_found)})"
-            )
+    if ranking == "step" and not per_step_ok:
+        raise InputError(
+            f"{scan.source}: per-step ranking needs a step column and a rank or score column "
+            f"(columns found: {', '.join(scan.columns_found)})"
+        )
     mode = "step" if ranking == "step" or (ranking == "auto" and per_step_ok and str(path) != "-") else "counts"
     kk = min(k, m)
     core_items = tuple(counts.items.slice(0, kk).to_pylist())
@@ -183,7 +182,7 @@ def _counts_rows(cnt: np.ndarray, taus: tuple[float, ...], k: int, b: int) -> tu
     allocs = []
     rows = []
     for t in taus:
-        a = _allocate(cnt.size, t, k, b)
+        a = allocate_unchecked(cnt.size, t, k, b)
         allocs.append(a)
         reach = a.core_slots >= 1
         served = float(cnt[:k][reach].sum()) / total
@@ -260,7 +259,9 @@ def _step_lists(reader, chosen: tuple[str, ...]) -> dict[str, np.ndarray]:
     return {"item": item_codes, "position": position, "size": sizes[group], "sizes": sizes}
 
 
-def _step_rows(lists: dict[str, np.ndarray], taus: tuple[float, ...], k: int, b: int) -> tuple[tuple[StepTauRow, ...], int]:
+def _step_rows(
+    lists: dict[str, np.ndarray], taus: tuple[float, ...], k: int, b: int
+) -> tuple[tuple[StepTauRow, ...], int]:
     item, pos, size, sizes = lists["item"], lists["position"], lists["size"], lists["sizes"]
     n = pos.size
     n_steps = sizes.size
@@ -274,7 +275,7 @@ def _step_rows(lists: dict[str, np.ndarray], taus: tuple[float, ...], k: int, b:
         tail_ok = np.zeros(n, dtype=bool)
         tail_slots_by_step = np.zeros(n_steps, dtype=np.int64)
         for length in distinct_sizes:
-            a = _allocate(int(length), t, min(k, int(length)), b)
+            a = allocate_unchecked(int(length), t, min(k, int(length)), b)
             sel = size == length
             p = pos[sel]
             in_core = p <= a.core

@@ -159,7 +159,7 @@ def _emit_allocation(a: Allocation, fmt: Format, show: int) -> None:
     for label, v in (
         ("core mass C(K, τ)", a.core_mass), ("tail share", a.tail_share), ("core slots", int(a.core_slots.sum())),
         ("tail-summary slots", a.tail_slots), ("items in prompt (core ranks with >= 1 slot)", a.items_in_prompt),
-        ("Gini", a.gini), ("skew", a.skew), ("max/median", a.max_median),
+        ("Gini", a.gini), ("skew", a.skewness), ("max/median", a.max_over_median),
     ):
         s.add_row(label, fmt_num(v))
     emit("simulate", {"mode": "allocation", **payload}, rows, fmt, tables=[t, s])
@@ -169,13 +169,13 @@ def _emit_sweep(sw: TauSweep, fmt: Format) -> None:
     rows = [r.to_dict() for r in sw.rows]
     t = Table(title=f"CTWM τ sweep  M={sw.n_items:,}  K={sw.core}  B={sw.budget:,}", title_justify="left",
               box=box.SIMPLE_HEAD)
-    cols = ("tau", "core_mass", "gini", "skew", "max_median", "top_slots", "tail_slots", "check")
+    cols = ("tau", "core_mass", "gini", "skewness", "max_over_median", "top_slots", "tail_slots", "check")
     _fill(t, cols, rows, rename=_HEADERS.get)
     emit("simulate", {"mode": "sweep", **sw.to_dict()}, rows, fmt, tables=[t, _checks_table(sw)])
 
 
 _HEADERS = {
-    "tau": "τ", "core_mass": "C(K,τ)", "gini": "Gini", "skew": "skew", "max_median": "max/med",
+    "tau": "τ", "core_mass": "C(K,τ)", "gini": "Gini", "skewness": "skew", "max_over_median": "max/med",
     "top_slots": "slots r=1", "tail_slots": "tail slots", "check": "check",
 }
 
