@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ctwm_cli.cli import main
+from ctwm_cli.localmodel import LocalModelError, LocalModelServer, find_gguf, missing_modules
 
 
 @dataclass
@@ -78,3 +79,19 @@ def chat_server():
     for srv in servers:
         srv.shutdown()
         srv.server_close()
+
+
+@pytest.fixture(scope="session")
+def local_model():
+    """The real llama.cpp server with the packaged GGUF model on a free 127.0.0.1 port, started once per
+    session and stopped at its end (``LocalServerInfo``: ``base_url``, ``model``). Skipped cleanly without
+    the ``.[local-model]`` extra."""
+    pytest.importorskip("llama_cpp", reason="needs the optional extra: pip install '.[local-model]'")
+    if missing_modules():
+        pytest.skip(f"needs the optional extra (missing {', '.join(missing_modules())}): pip install '.[local-model]'")
+    try:
+        find_gguf()
+    except LocalModelError as exc:
+        pytest.skip(str(exc))
+    with LocalModelServer(port=0, threads=2) as info:
+        yield info
