@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from ctwm_cli.world.graphs import FAMILIES
-from ctwm_cli.world.run import WorldConfig, run_grid, simulate
+from ctwm_cli.world import WorldConfig, run_grid, simulate
 
 PAPER_STEPS_PER_SECOND = 100_000 / 5.0
 
@@ -86,8 +86,8 @@ def bench_steps(steps: int) -> None:
         t0 = time.perf_counter()
         ref = naive_state_frequency(sim, cfg.capacity, cfg.k, n_naive)
         naive_rate = n_naive / (time.perf_counter() - t0)
-        fast = np.split(sim.retrieved[sim.retrieved_step < n_naive],
-                        np.cumsum(np.bincount(sim.retrieved_step[sim.retrieved_step < n_naive], minlength=n_naive))[:-1])
+        early = sim.retrieved_step < n_naive
+        fast = np.split(sim.retrieved[early], np.cumsum(np.bincount(sim.retrieved_step[early], minlength=n_naive))[:-1])
         same = all(list(a) == b for a, b in zip(fast, ref, strict=True))
         print(f"{family:<20}{rate:>12,.0f}{100_000 / rate:>9.2f}{rate / PAPER_STEPS_PER_SECOND:>9.1f}x"
               f"{rate / naive_rate:>9.1f}x{'' if same else '  (MISMATCH vs naive)'}")

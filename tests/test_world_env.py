@@ -81,7 +81,7 @@ def test_step_frequencies_match_transition_probabilities(world):
 
 def test_walk_frequencies_match_uniform_action_choice(world):
     # From a fixed state under the random-walk rule, P(tid) = P(s'|s,a) / #actions.
-    from ctwm_cli.world.run import _walk
+    from ctwm_cli.world.simulation import _walk
 
     v = int(np.argmax(np.diff(world.state_ptr)))
     lo, hi = int(world.state_ptr[v]), int(world.state_ptr[v + 1])

@@ -12,7 +12,7 @@ import pytest
 
 from ctwm_cli.errors import UsageError
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
-from ctwm_cli.world.run import WorldConfig, concentration, run_grid, run_ladder, run_world, simulate
+from ctwm_cli.world import WorldConfig, concentration, run_grid, run_ladder, run_world, simulate
 
 SMALL = dict(family="scale-free", size=100, steps=2000)
 
@@ -60,7 +60,7 @@ def test_manifest_repeats_the_run(tmp_path, run_cli):
     assert doc["seed"] == 9 and doc["command"] == "world run"
     man = json.loads((tmp_path / "a/manifest.json").read_text())
     assert man["config"]["seed"] == 9 and man["version"] and man["config"]["graph_params"]["blocks"] == 5
-    args = shlex.split(man["repeat"])[1:] + ["--out", str(tmp_path / "b")]
+    args = [*shlex.split(man["repeat"])[1:], "--out", str(tmp_path / "b")]
     assert run_cli(args).code == 0
     assert (tmp_path / "a/trace.parquet").read_bytes() == (tmp_path / "b/trace.parquet").read_bytes()
 
@@ -94,6 +94,7 @@ def test_grid_layout_and_jobs_independence(tmp_path):
     g1 = run_grid(tmp_path / "g1", jobs=1, **kw)
     g2 = run_grid(tmp_path / "g2", jobs=2, **kw)
     assert len(g1.cells) == 8
+    assert [(c.file, c.rows, c.gini) for c in g1.cells] == [(c.file, c.rows, c.gini) for c in g2.cells]
     for cell in g1.cells:
         f1, f2 = tmp_path / "g1" / cell.file, tmp_path / "g2" / cell.file
         assert f1.read_bytes() == f2.read_bytes()
@@ -117,7 +118,7 @@ def test_grid_cell_equals_world_run(tmp_path, run_cli):
     assert (tmp_path / "g" / g.cells[0].file).read_bytes() == Path(r.trace).read_bytes()
     # the manifest's repeat command reproduces the cell
     cell = json.loads((tmp_path / "g/_manifest.json").read_text())["cells"][0]
-    assert run_cli(shlex.split(cell["repeat"])[1:] + ["--out", str(tmp_path / "x")]).code == 0
+    assert run_cli([*shlex.split(cell["repeat"])[1:], "--out", str(tmp_path / "x")]).code == 0
     assert (tmp_path / "x/trace.parquet").read_bytes() == Path(r.trace).read_bytes()
 
 

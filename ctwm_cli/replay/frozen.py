@@ -134,9 +134,9 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
     rd = Path(run_dir)
     manifest, steps = _load(rd)
     cfg = _config(manifest["config"], predictor, predictor_params)
-    outdir = prepare_dir(out, overwrite) if out is not None else None
-    if outdir is not None and outdir.resolve() == rd.resolve():
+    if out is not None and Path(out).resolve() == rd.resolve():  # before prepare_dir clears its files
         raise UsageError("--out must not be the recorded run directory")
+    outdir = prepare_dir(out, overwrite) if out is not None else None
     counter = token_counter(cfg.tokenizer)
     pred = make_predictor(cfg.predictor, cfg.predictor_params)
     started = time.perf_counter()

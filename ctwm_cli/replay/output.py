@@ -28,15 +28,16 @@ tail_items, retrieved (the ranked item ids ρ returned), api_prompt_tokens (endp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import files
 from .._version import __version__
-from ..errors import InputError, UsageError
+from ..errors import UsageError
+from ..files import write_json, write_parquet
 from ..results import jsonable
 
 TRACE_FILE = "trace.parquet"
@@ -49,17 +50,13 @@ def run_id(log) -> str:
     return f"{log.arm.label}/{log.arm.encoding}/{log.seed}"
 
 
+#: The files a replay writes into its directory (what ``overwrite`` may replace).
+REPLAY_FILES = (MANIFEST_FILE, TRACE_FILE, STEPS_FILE)
+
+
 def prepare_dir(out: str | Path, overwrite: bool) -> Path:
-    p = Path(out)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a directory")
-    if (p / MANIFEST_FILE).exists() and not overwrite:
-        raise UsageError(f"--out {out}: already holds {MANIFEST_FILE}; pass --overwrite to replace it")
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"--out {out}: cannot create directory ({exc.strerror})") from None
-    return p
+    """The output directory, refused if it holds another run's files unless ``overwrite``."""
+    return files.prepare_dir(out, ours=REPLAY_FILES, overwrite=overwrite)
 
 
 def _events(log) -> tuple[np.ndarray, ...]:
@@ -269,8 +266,6 @@ def write_outputs(outdir: Path, command: str, logs: Sequence, episodes: Sequence
                   manifest: dict[str, Any], names: Sequence[str] | None = None) -> dict[str, str]:
     """Write the trace, the step log and the manifest (one episode and tail mask per log); return
     ``{file: sha256}``."""
-    from ..world.run import write_parquet
-
     names = list(names) if names is not None else [run_id(g) for g in logs]
     if len(set(names)) != len(names):
         raise UsageError(f"run ids are not distinct: {', '.join(names)}")
@@ -284,5 +279,5 @@ def write_outputs(outdir: Path, command: str, logs: Sequence, episodes: Sequence
     stats = {name: log.memory_stats for name, log in zip(names, logs, strict=True) if log.memory_stats is not None}
     if stats:
         doc["memory_stats"] = jsonable(stats)
-    (outdir / MANIFEST_FILE).write_text(json.dumps(doc, indent=2) + "\n")
+    write_json(outdir / MANIFEST_FILE, doc)  # last: a directory with a manifest is complete
     return files

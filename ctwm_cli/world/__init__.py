@@ -9,21 +9,12 @@ Typical use::
 from .env import State, Transition, World, WorldEnv, build_world
 from .graphs import DEFAULT_PARAMS, FAMILIES, PAPER_SIZES, Graph, make_graph
 from .policies import POLICIES, Policy, make_policy
-from .run import (
-    Concentration,
-    Ladder,
-    LadderRow,
-    Simulation,
-    WorldConfig,
-    WorldGrid,
-    WorldRun,
-    concentration,
-    run_grid,
-    run_ladder,
-    run_world,
-    simulate,
-    trace_table,
-)
+from .config import WorldConfig
+from .grid import WorldGrid, run_grid
+from .ladder import Ladder, LadderRow, run_ladder
+from .run import Concentration, WorldRun, concentration, run_world
+from .simulation import Simulation, simulate
+from .trace import trace_table
 
 __all__ = [
     "DEFAULT_PARAMS",

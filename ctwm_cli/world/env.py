@@ -17,8 +17,9 @@ Built from a :class:`~ctwm_cli.world.graphs.Graph` and a seed, deterministically
 * **Transitions.** Taking action ``a`` in ``v`` leads to neighbour ``w`` of its set with
   probability ``P(w | v, a)`` drawn from a symmetric Dirichlet(``concentration``) (default 2.0:
   outcomes are uneven, so the next state is worth predicting, but no outcome is negligible; lower
-  values make one outcome dominate). Identical payloads use uniform outcome probabilities. A transition ``e = (s, a, s')`` has an integer id ``tid``; transitions of a state, and
-  of an action, are contiguous, so a step is one ``bisect`` on a precomputed cumulative array.
+  values make one outcome dominate). Identical payloads use uniform outcome probabilities. A
+  transition ``e = (s, a, s')`` has an integer id ``tid``; transitions of a state, and of an action,
+  are contiguous, so a step is one ``bisect`` on a precomputed cumulative array.
   Its trace item id is ``"s<src>-a<action>->s<dst>"`` (``a`` the action's index within its state).
 """
 

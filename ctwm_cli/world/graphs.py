@@ -213,7 +213,8 @@ def _simple(edges: np.ndarray) -> np.ndarray:
     return np.unique(e, axis=0)
 
 
-def _join_components(n: int, edges: np.ndarray, gen: np.random.Generator, block: np.ndarray | None = None) -> np.ndarray:
+def _join_components(n: int, edges: np.ndarray, gen: np.random.Generator,
+                     block: np.ndarray | None = None) -> np.ndarray:
     """Join every component other than the largest to the largest with one edge."""
     lab = components(n, edges)
     sizes = np.bincount(lab)
@@ -323,7 +324,8 @@ def _preferential(n: int, m: int, gen: np.random.Generator, offset: int = 0) -> 
     return np.asarray(edges, dtype=np.int64) + offset
 
 
-def _sbm_raw(n: int, blocks: int, mean_degree: float, mixing: float, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _sbm_raw(n: int, blocks: int, mean_degree: float, mixing: float,
+             gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     block = (np.arange(n) * blocks) // n  # near-equal contiguous blocks
     sizes = np.bincount(block, minlength=blocks)
     iu, ju = np.triu_indices(n, k=1)

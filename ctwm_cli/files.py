@@ -1,0 +1,159 @@
+"""Writing results to disk: checked before any work, written atomically, never mixed with another run.
+
+* :func:`check_output_file` / :func:`check_output_dir` validate an output path *before* a command
+  computes anything (usage error, exit 2: a directory where a file is wanted, an unknown suffix, a
+  missing parent; input/data error, exit 3: the place cannot be written). They create nothing.
+* :func:`atomic_write` and the ``write_*`` helpers write a temporary file next to the target (a
+  hidden ``.NAME.<pid>.<random>.tmp``, which Parquet dataset readers ignore) and rename it over the
+  target: a reader sees the old file or the new one, never half of one; an interrupted write leaves
+  no temporary file behind.
+* :func:`prepare_dir` opens a multi-file output directory: one that holds another run's files
+  (``ours``: the manifest and the part files, as glob patterns) is refused unless ``overwrite``
+  (our own files are deleted, nothing else) or ``resume`` (the caller verifies and completes them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, UsageError
+
+ROW_GROUP_ROWS = 1 << 20
+
+
+def _parent(p: Path) -> Path:
+    return p.parent if str(p.parent) else Path(".")
+
+
+def _probe(directory: Path, param: str, path: str | Path) -> None:
+    """Create and delete a file in ``directory``: the one reliable test that we can write there."""
+    probe = directory / f".ctwm-probe.{os.getpid()}.{secrets.token_hex(4)}"
+    try:
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"{param} {path}: cannot write in {str(directory)!r} ({exc.strerror})") from None
+
+
+def check_output_file(path: str | Path, *, param: str = "output", suffixes: Sequence[str] = ()) -> Path:
+    """Check that ``path`` can be written as a file, before any work; create nothing."""
+    p = Path(path)
+    if suffixes and not p.name.lower().endswith(tuple(suffixes)):
+        raise UsageError(f"{param} {str(path)!r}: file must end in {' or '.join(suffixes)}")
+    if p.is_dir():
+        raise UsageError(f"{param} {str(path)!r}: is a directory, expected a file")
+    parent = _parent(p)
+    if not parent.is_dir():
+        raise UsageError(f"{param} {str(path)!r}: directory {str(parent)!r} does not exist")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"{param} {str(path)!r}: file is not writable")
+    _probe(parent, param, path)
+    return p
+
+
+def _owned(directory: Path, ours: Sequence[str]) -> list[Path]:
+    return sorted({f for pattern in ours for f in directory.glob(pattern) if f.is_file()})
+
+
+def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False, resume: bool = False,
+                     param: str = "out") -> Path:
+    """Check that ``out`` can hold a run's files, before any work; create nothing.
+
+    A directory holding files matching ``ours`` is refused unless ``overwrite`` or ``resume``.
+    """
+    p = Path(out)
+    if overwrite and resume:
+        raise UsageError("overwrite and resume exclude each other")
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--{param} {out}: exists and is not a directory")
+    existing = _owned(p, ours) if p.is_dir() else []
+    if existing and not (overwrite or resume):
+        raise UsageError(f"--{param} {out}: already holds {existing[0].relative_to(p)} (and {len(existing) - 1} "
+                         "more files) of another run; pass --overwrite to replace it or --resume to complete it"
+                         if len(existing) > 1 else
+                         f"--{param} {out}: already holds {existing[0].relative_to(p)}; pass --overwrite to replace it")
+    ancestor = p
+    while not ancestor.exists():
+        ancestor = _parent(ancestor) if ancestor != _parent(ancestor) else Path(".")
+    if not ancestor.is_dir():
+        raise UsageError(f"--{param} {out}: {str(ancestor)!r} is not a directory")
+    _probe(ancestor, f"--{param}", out)
+    return p
+
+
+def prepare_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False, resume: bool = False,
+                param: str = "out") -> Path:
+    """:func:`check_output_dir`, then create ``out``; with ``overwrite``, delete the files matching
+    ``ours`` (and the directories they leave empty) — nothing else."""
+    p = check_output_dir(out, ours=ours, overwrite=overwrite, resume=resume, param=param)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--{param} {out}: cannot create directory ({exc.strerror})") from None
+    if overwrite:
+        for f in _owned(p, ours):
+            f.unlink()
+            with contextlib.suppress(OSError):  # only empty directories go
+                for d in f.relative_to(p).parents:
+                    if d != Path("."):
+                        (p / d).rmdir()
+    return p
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; when the block succeeds, flush it to disk and rename
+    it to ``path``; when it fails (or a signal interrupts it), delete it."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def write_bytes(path: str | Path, data: bytes) -> None:
+    with atomic_write(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | Path, doc: dict[str, Any]) -> None:
+    """``doc`` as indented JSON with a final newline."""
+    write_text(path, json.dumps(doc, indent=2) + "\n")
+
+
+def write_parquet(table, path: str | Path) -> str:
+    """Write ``table`` deterministically (fixed row groups, zstd, no schema metadata such as
+    timestamps), atomically; return the file's SHA-256."""
+    import pyarrow.parquet as pq
+
+    with atomic_write(path) as tmp:
+        pq.write_table(table.replace_schema_metadata(None), str(tmp), row_group_size=ROW_GROUP_ROWS,
+                       compression="zstd", use_dictionary=True, write_statistics=True)
+    return sha256(path)
+
+
+def sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,92 @@
+"""What determines a Synthetic Graph World run: :class:`WorldConfig` (validated by ``resolved()``).
+
+A run's ``seed`` is split with ``SeedSequence(seed).spawn(6)`` into independent streams for the
+graph, the world (payloads, actions, transition probabilities), the environment (start state and
+outcomes), the policy, the store (evictions) and the retriever, so a run is fully determined by its
+configuration; ``command()`` is the ``ctwm world run`` line that repeats it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ..errors import UsageError
+from ..memory.retrievers import RETRIEVERS
+from ..results import ToDict, result
+from .env import DEFAULT_WORLD
+from .graphs import FAMILIES, graph_params
+from .policies import POLICIES, policy_params
+
+
+@result
+class WorldConfig(ToDict):
+    """Everything that determines a run (stored in its manifest)."""
+
+    family: str = "scale-free"
+    size: int = 500
+    graph_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    world_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    policy: str = "random-walk"
+    policy_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    retriever: str = "state-frequency"
+    k: int = 3
+    capacity: int = 200
+    steps: int = 100_000
+    seed: int = 0
+    writes: bool = True
+    run: str | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.run or f"{self.family}-{self.size}-{self.seed}"
+
+    def resolved(self) -> WorldConfig:
+        """Validated copy with every default filled in (what the manifest records)."""
+        if self.family not in FAMILIES:
+            raise UsageError(f"unknown family {self.family!r} (choose from: {', '.join(FAMILIES)})")
+        if self.retriever not in RETRIEVERS:
+            raise UsageError(f"unknown retriever {self.retriever!r} (choose from: {', '.join(RETRIEVERS)})")
+        if self.policy not in POLICIES:
+            raise UsageError(f"unknown policy {self.policy!r} (choose from: {', '.join(POLICIES)})")
+        if self.steps < 1:
+            raise UsageError(f"steps must be >= 1, got {self.steps}")
+        if self.k < 1:
+            raise UsageError(f"k must be >= 1, got {self.k}")
+        if self.capacity < 1:
+            raise UsageError(f"capacity must be >= 1, got {self.capacity}")
+        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise UsageError(f"seed must be a non-negative integer, got {self.seed!r}")
+        unknown = sorted(set(self.world_params) - set(DEFAULT_WORLD))
+        if unknown:
+            raise UsageError(f"unknown world parameter(s): {', '.join(unknown)} (known: {', '.join(DEFAULT_WORLD)})")
+        for key, value in self.world_params.items():
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise UsageError(f"world parameter {key!r} must be a number, got {value!r}")
+            if key != "concentration" and float(value) != int(value):
+                raise UsageError(f"world parameter {key!r} must be an integer, got {value!r}")
+        pp = policy_params(self.policy, self.policy_params)  # holds the key's variable name, never the key
+        return dataclasses.replace(
+            self,
+            graph_params=graph_params(self.family, self.graph_params),
+            world_params={k: (v if k == "concentration" else int(v))
+                          for k, v in {**DEFAULT_WORLD, **self.world_params}.items()},
+            policy_params=pp,
+            seed=int(self.seed),
+        )
+
+    def command(self) -> str:
+        """The ``ctwm world run`` command line that repeats this run."""
+        parts = ["ctwm world run", f"--family {self.family}", f"--size {self.size}", f"--policy {self.policy}",
+                 f"--retriever {self.retriever}", f"--steps {self.steps}", f"--seed {self.seed}",
+                 f"--k {self.k}", f"--capacity {self.capacity}"]
+        parts += [f"--graph-param {k}={v}" for k, v in self.graph_params.items()]
+        parts += [f"--world-param {k}={v}" for k, v in self.world_params.items()]
+        parts += [f"--policy-param {k}={v}" for k, v in self.policy_params.items() if v is not None]
+        if not self.writes:
+            parts.append("--no-writes")
+        if self.run:
+            parts.append(f"--run {self.run}")
+        return " ".join(parts)
