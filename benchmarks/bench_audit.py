@@ -85,7 +85,7 @@ def timed(fn, repeat: int = 1):
 
 
 def trials(p_precision: float) -> int:
-    return int(math.floor(0.25 / p_precision**2 + 1e-9))
+    return math.floor(0.25 / p_precision**2 + 1e-9)
 
 
 def precision_for(k: int) -> float:
@@ -164,8 +164,8 @@ def worker_plfit_one_thread(sizes: list[int], seed: int, ks: dict[str, int]) -> 
         for kind in DATASETS:
             x = make_data(kind, n, seed)
             k = ks[str(n)]
-            t1, _ = timed(lambda: plfit(power_law_fit, x, PLFIT_ONE), 2)
-            tk, _ = timed(lambda: plfit(power_law_fit, x, precision_for(k)))
+            t1, _ = timed(lambda: plfit(power_law_fit, x, PLFIT_ONE), 2)  # noqa: B023 (called at once by timed)
+            tk, _ = timed(lambda: plfit(power_law_fit, x, precision_for(k)))  # noqa: B023 (called at once by timed)
             out[f"{kind}/{n}"] = {"t1": t1, "tk": tk, "k": k, "per_rep": (tk - t1) / (k - 1)}
     return out
 
@@ -244,15 +244,16 @@ def _split_kernels():
 
 
 def breakdown_replicate(x: np.ndarray, reps: int) -> dict[str, float]:
-    """Seconds per replicate in each step of ``bootstrap._replicate_ks`` (same code path, timed)."""
+    """Seconds per replicate in each step of ``bootstrap.replicate_ks`` (same code path, timed)."""
     from ctwm_cli.tail.bootstrap import gof_tasks
-    from ctwm_cli.tail.powerlaw import Histogram, _scan, fit_power_law, sample_power_law
+    from ctwm_cli.tail.powerlaw import Histogram, fit_power_law, sample_power_law, scan_cutoffs
 
     hist = Histogram.from_sample(x)
     pl = fit_power_law(hist)
     (task,) = gof_tasks(hist, pl, replicates=reps, seed=np.random.SeedSequence(1), min_tail=100,
                         xmin_fixed=False)[:1]
-    seeds, body_values, body_counts, n, n_tail, alpha, xmin, discrete, min_tail, _ = task
+    seeds, body_values, body_counts, n = task.seeds, task.body_values, task.body_counts, task.n
+    n_tail, alpha, xmin, discrete, min_tail = task.n_tail, task.alpha, task.xmin, task.discrete, task.min_tail
     p_body = body_counts / body_counts.sum() if body_counts.size else body_counts
     acc = dict.fromkeys(("resample body", "draw tail", "np.unique tail", "assemble", "scan: MLE",
                          "scan: KS", "scan (as run)"), 0.0)
@@ -271,7 +272,7 @@ def breakdown_replicate(x: np.ndarray, reps: int) -> dict[str, float]:
         values = np.concatenate([body_values[keep] if hb.size else body_values[:0], tv])
         counts = np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.float64)
         t4 = clock()
-        _scan(values, counts, float(min_tail), discrete, -1)
+        scan_cutoffs(values, counts, float(min_tail), discrete, -1)
         t5 = clock()
         alphas, ntail = _mle_all(values, counts, float(min_tail))
         t6 = clock()
@@ -283,11 +284,11 @@ def breakdown_replicate(x: np.ndarray, reps: int) -> dict[str, float]:
 
 
 def breakdown_fit(x: np.ndarray, repeat: int) -> dict[str, float]:
-    from ctwm_cli.tail.powerlaw import Histogram, _scan, fit_power_law
+    from ctwm_cli.tail.powerlaw import Histogram, fit_power_law, scan_cutoffs
 
     t_hist, hist = timed(lambda: Histogram.from_sample(x), repeat)
     c = hist.counts.astype(np.float64)
-    t_scan, _ = timed(lambda: _scan(hist.values, c, 100.0, True, -1), repeat)
+    t_scan, _ = timed(lambda: scan_cutoffs(hist.values, c, 100.0, True, -1), repeat)
     t_mle, (alphas, ntail) = timed(lambda: _mle_all(hist.values, c, 100.0), repeat)
     t_ks, _ = timed(lambda: _ks_all(hist.values, c, alphas, ntail), repeat)
     t_fit, _ = timed(lambda: fit_power_law(hist), repeat)
@@ -402,7 +403,7 @@ def main() -> None:
             r = R[key] = {"kind": kind, "n": n}
             # ctwm fit
             rep = 5 if n <= 100_000 else 3
-            r["fit"], pl = timed(lambda: fit_power_law(Histogram.from_sample(x)), rep)
+            r["fit"], pl = timed(lambda: fit_power_law(Histogram.from_sample(x)), rep)  # noqa: B023 (called at once by timed)
             if pl is None:
                 raise SystemExit(f"{key}: no admissible x_min (change --seed)")
             hist = Histogram.from_sample(x)
@@ -411,34 +412,34 @@ def main() -> None:
             r["alt"] = ctwm_alt_stage(x, 3)
             r["alt_blas1"] = alt1.get(key, math.nan)
             # ctwm audit: base (B=0), one-thread per-rep, full B with 2 jobs
-            r["base"], _ = timed(lambda: audit(x, bootstrap=0, seed=1, jobs=1), 2)
+            r["base"], _ = timed(lambda: audit(x, bootstrap=0, seed=1, jobs=1), 2)  # noqa: B023 (called at once by timed)
             b = small_b[n]
-            t_b, _ = timed(lambda: bootstrap_gof(hist, pl, replicates=b, seed=1, jobs=1))
+            t_b, _ = timed(lambda: bootstrap_gof(hist, pl, replicates=b, seed=1, jobs=1))  # noqa: B023 (called at once by timed)
             r["rep1"] = t_b / b
             est = r["base"] + B * r["rep1"]  # no credit for the 2nd core: the machine is shared
             if est > budget:
                 r["audit"], r["rep_eff"] = skipped(est), math.nan
             else:
-                r["audit"], res = timed(lambda: audit(x, bootstrap=B, seed=1, jobs=JOBS))
+                r["audit"], res = timed(lambda: audit(x, bootstrap=B, seed=1, jobs=JOBS))  # noqa: B023 (called at once by timed)
                 r["rep_eff"] = (r["audit"] - r["base"]) / B * JOBS
                 r["p_gof"] = res.p_gof
             # plfit
             if power_law_fit:
                 p1 = plfit1.get(key, {})
                 r["pl_rep1"] = p1.get("per_rep", math.nan)
-                r["pl_fit1"], fitted = timed(lambda: plfit(power_law_fit, x, PLFIT_ONE), 2)
+                r["pl_fit1"], fitted = timed(lambda: plfit(power_law_fit, x, PLFIT_ONE), 2)  # noqa: B023 (called at once by timed)
                 r["pl_xmin"], r["pl_alpha"] = fitted.xmin, fitted.alpha
                 nt = trials(plfit_full_p)
                 per_rep = r["pl_rep1"]
                 if not math.isfinite(per_rep):  # no one-thread worker: a few trials with default threads
                     k = max(4, plfit_k[n] // 4)
-                    tk, _ = timed(lambda: plfit(power_law_fit, x, precision_for(k)))
+                    tk, _ = timed(lambda: plfit(power_law_fit, x, precision_for(k)))  # noqa: B023 (called at once by timed)
                     per_rep = max(tk - r["pl_fit1"], 0.0) / (k - 1) * JOBS
                 est = r["pl_fit1"] + (nt - 1) * per_rep  # one-thread cost: no credit for the 2nd core
                 if est > budget:
                     r["pl_full"] = skipped(est)
                 else:
-                    r["pl_full"], res = timed(lambda: plfit(power_law_fit, x, plfit_full_p))
+                    r["pl_full"], res = timed(lambda: plfit(power_law_fit, x, plfit_full_p))  # noqa: B023 (called at once by timed)
                     r["pl_p"] = res.p
             # powerlaw
             if powerlaw:
@@ -446,8 +447,8 @@ def main() -> None:
                 if est > budget:
                     r["pw_fit"] = r["pw_cmp"] = skipped(est)
                 else:
-                    r["pw_fit"], f = timed(lambda: powerlaw.Fit(x, discrete=True, verbose=False))
-                    r["pw_cmp"], _ = timed(lambda: f.distribution_compare("truncated_power_law", "lognormal"))
+                    r["pw_fit"], f = timed(lambda: powerlaw.Fit(x, discrete=True, verbose=False))  # noqa: B023 (called at once by timed)
+                    r["pw_cmp"], _ = timed(lambda: f.distribution_compare("truncated_power_law", "lognormal"))  # noqa: B023 (called at once by timed)
                     r["pw_xmin"], r["pw_alpha"] = float(f.xmin), float(f.alpha)
                     prev_pl_time[kind] = r["pw_fit"] + r["pw_cmp"]
 

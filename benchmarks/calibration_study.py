@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ctwm_cli.tail import LOGNORMAL, TPL, audit
-from ctwm_cli.tail.calibrate import sample_tpl_tail
+from ctwm_cli.tail.samplers import sample_tpl_tail
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -44,8 +44,10 @@ def main() -> None:
                ("lognormal", 200_000, 4.0, 1.5), ("tpl", 10_000, 1.5, 0.003)]
     if args.quick:
         configs = configs[:1]
-    print(f"seeds per row {args.seeds}, bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, level {args.level}")
-    print(f"{'data':<34} {'paper: TPL':>14} {'paper: LN':>10} {'calibrated: TPL':>16} {'calibrated: LN':>15} {'s/audit':>8}")
+    print(f"seeds per row {args.seeds}, bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, "
+          f"level {args.level}")
+    print(f"{'data':<34} {'paper: TPL':>14} {'paper: LN':>10} {'calibrated: TPL':>16} {'calibrated: LN':>15} "
+          f"{'s/audit':>8}")
     for kind, n, a, b in configs:
         paper, cal = [], []
         t0 = time.perf_counter()
@@ -68,7 +70,8 @@ def main() -> None:
             lo, hi = wilson(k, len(calls))
             return f"{k / len(calls):.0%} [{lo:.0%},{hi:.0%}]"
 
-        print(f"{label:<34} {cell(TPL, paper):>14} {cell(LOGNORMAL, paper):>10} {cell(TPL, cal):>16} {cell(LOGNORMAL, cal):>15} {dt:>8.1f}")
+        print(f"{label:<34} {cell(TPL, paper):>14} {cell(LOGNORMAL, paper):>10} {cell(TPL, cal):>16} "
+              f"{cell(LOGNORMAL, cal):>15} {dt:>8.1f}")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ctwm_cli.tail import INCONCLUSIVE, LOGNORMAL, TPL, Histogram, audit
-from ctwm_cli.tail import alternatives as A
-from ctwm_cli.tail.calibrate import calibrate, calibrated_rule, sample_lognormal_tail, sample_tpl_tail
+from ctwm_cli.tail import INCONCLUSIVE, LOGNORMAL, TPL, audit
+from ctwm_cli.tail import densities as A
+from ctwm_cli.tail.calibrate import calibrated_rule
+from ctwm_cli.tail.samplers import sample_lognormal_tail, sample_tpl_tail
 from ctwm_cli.tail.verdict import Verdict
 
 
@@ -59,7 +60,8 @@ def test_calibrated_rule_thresholds():
     assert calibrated_rule(ok, 0.1, 2.5, 0.5, 0.05).verdict == LOGNORMAL
     assert calibrated_rule(ok, 1.0, 2.5, 0.5, 0.05).verdict == INCONCLUSIVE
     assert calibrated_rule(ok, 1.0, 0.5, 2.5, 0.05).verdict == INCONCLUSIVE  # both: indistinguishable
-    bad = Verdict(verdict=INCONCLUSIVE, reason="Assumption 3.3 fails: n_tail = 5 < 100", rule="paper", assumption_3_3=False)
+    bad = Verdict(verdict=INCONCLUSIVE, reason="Assumption 3.3 fails: n_tail = 5 < 100", rule="paper",
+                  assumption_3_3=False)
     assert calibrated_rule(bad, 9.0, 2.5, 0.5, 0.05).reason.startswith("Assumption 3.3")
 
 

@@ -13,7 +13,7 @@ _GRID_MAX = 2_000_000
 
 
 def _model_ccdf(fit: Any, xmin: float, grid: np.ndarray, discrete: bool) -> np.ndarray:
-    from ..tail.alternatives import logpmf
+    from ..tail.families import logpmf
 
     if discrete:
         hi = min(float(grid[-1]), xmin + _GRID_MAX)

@@ -1,29 +1,32 @@
 """Heavy-tail fits, bootstrap goodness of fit, likelihood-ratio tests and the audit's verdict."""
 
-from .alternatives import TailFit
 from .audit import AuditResult, AuditSettings, audit, audit_many, derive_seed, fit_alternatives
 from .bootstrap import GofResult, bootstrap_gof
 from .compare import Comparison
+from .families import REGISTRY, Family, Tail, TailFit
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, sample_power_law
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS, Verdict, paper_rule
 
 __all__ = [
     "INCONCLUSIVE",
     "LOGNORMAL",
+    "REGISTRY",
     "TPL",
     "VERDICTS",
     "AuditResult",
     "AuditSettings",
     "Comparison",
+    "Family",
     "GofResult",
     "Histogram",
     "PowerLawFit",
+    "Tail",
     "TailFit",
     "Verdict",
     "audit",
     "audit_many",
-    "derive_seed",
     "bootstrap_gof",
+    "derive_seed",
     "fit_alternatives",
     "fit_power_law",
     "paper_rule",

@@ -12,17 +12,21 @@ import numpy as np
 from scipy import stats
 
 from .._version import __version__
+from ..diagnostics import Concentration, concentration
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from . import alternatives as alt
-from .bootstrap import GofResult, _replicate_ks, gof_result, gof_tasks
+from . import families as fam
+from .bootstrap import GofResult, gof_result, gof_tasks, replicate_ks
+from .calibrate import Calibration
+from .calibrate import calibrate as run_calibration
 from .compare import Comparison, nested_power_law, vuong
+from .families import TailFit
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
-FAMILIES = ("truncated_power_law", "lognormal", "exponential", "stretched_exponential")
+FAMILIES = fam.ALTERNATIVES
 
 
 @result
@@ -46,18 +50,18 @@ class AuditResult(ToDict):
     settings: AuditSettings
     power_law: PowerLawFit | None
     gof: GofResult | None
-    alternatives: dict[str, alt.TailFit]
+    alternatives: dict[str, TailFit]
     comparisons: list[Comparison]
     verdict: Verdict
     power_law_pass: bool | None
-    concentration: Any | None
-    calibration: Any | None = None
+    concentration: Concentration | None
+    calibration: Calibration | None = None
     version: str = __version__
 
     # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
     @property
     def tpl_vs_lognormal(self) -> Comparison | None:
-        return next((c for c in self.comparisons if c.first == "truncated_power_law" and c.second == "lognormal"), None)
+        return next((c for c in self.comparisons if (c.first, c.second) == fam.RULE_PAIR), None)
 
     @property
     def p_gof(self) -> float:
@@ -93,7 +97,8 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
     """Check the audit's parameters (the CLI calls this before reading any trace)."""
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
     if discrete and xmin is not None and xmin != math.floor(xmin):
-        raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} (use --continuous for real-valued cutoffs)")
+        raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} "
+                         "(set discrete=False, a continuous fit, for real-valued cutoffs)")
     if seed is not None and seed < 0:
         raise UsageError(f"seed must be >= 0, got {seed}")
     if calibrate < 0:
@@ -102,7 +107,8 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
         raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
 
 
-def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None, xmin: float | None) -> None:
+def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None,
+              xmin: float | None) -> None:
     if bootstrap < 0:
         raise UsageError(f"bootstrap must be >= 0, got {bootstrap}")
     if min_tail < 1:
@@ -125,7 +131,7 @@ def _as_values(counts: Any, discrete: bool) -> np.ndarray:
     if not np.all(np.isfinite(x)) or np.any(x <= 0):
         raise InputError("counts must be finite and positive")
     if discrete and np.any(x != np.floor(x)):
-        raise UsageError("discrete audit needs integer counts; use --continuous for real-valued data")
+        raise UsageError("discrete=True needs integer counts; set discrete=False (continuous) for real-valued data")
     return x
 
 
@@ -202,12 +208,27 @@ def audit_many(
     seed = new_seed() if seed is None else int(seed)
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), seed, discrete, xmin, bootstrap, min_tail, p_star,
-                             z_star, diagnostics) for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
+                             z_star, diagnostics)
+                    for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
 
 
-def _prepare(counts, label, index, n_audits, seed, discrete, xmin, bootstrap, min_tail, p_star, z_star, diagnostics):
+@result
+class _Prepared:
+    """One count vector fitted, before its bootstrap."""
+
+    label: str | None
+    settings: AuditSettings
+    concentration: Concentration | None
+    hist: Histogram
+    power_law: PowerLawFit | None
+    fits: dict[str, TailFit]
+    comparisons: list[Comparison]
+
+
+def _prepare(counts, label, index, n_audits, seed, discrete, xmin, bootstrap, min_tail, p_star, z_star,
+             diagnostics) -> _Prepared:
     """Fit one count vector (everything but the bootstrap)."""
     x = _as_values(counts, discrete)
     if label is None and getattr(counts, "source", None) is not None:
@@ -217,46 +238,43 @@ def _prepare(counts, label, index, n_audits, seed, discrete, xmin, bootstrap, mi
     own_seed = seed if n_audits == 1 else derive_seed(seed, label if label is not None else f"#{index}")
     settings = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail,
                              p_star=p_star, z_star=z_star, seed=own_seed)
-    conc = None
-    if diagnostics:
-        from ..diagnostics import concentration
-
-        conc = concentration(x)
     hist = Histogram.from_sample(x)
     pl = fit_power_law(hist, discrete=discrete, xmin=xmin, min_tail=min_tail)
     fits, comparisons = fit_alternatives(hist, pl, z_star=z_star) if pl is not None else ({}, [])
-    return (label, settings, conc, hist, pl, fits, comparisons)
+    return _Prepared(label=label, settings=settings, concentration=concentration(x) if diagnostics else None,
+                     hist=hist, power_law=pl, fits=fits, comparisons=comparisons)
 
 
-def _run(prepared, *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
+def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
     # every bootstrap's tasks in one pool
     tasks, owner = [], []
-    for k, (_, s, _, hist, pl, _, _) in enumerate(prepared):
-        if pl is None or s.bootstrap == 0:
+    for k, p in enumerate(prepared):
+        s = p.settings
+        if p.power_law is None or s.bootstrap == 0:
             continue
-        t = gof_tasks(hist, pl, replicates=s.bootstrap, seed=np.random.SeedSequence(s.seed),
+        t = gof_tasks(p.hist, p.power_law, replicates=s.bootstrap, seed=np.random.SeedSequence(s.seed),
                       min_tail=s.min_tail, xmin_fixed=s.xmin is not None)
         tasks += t
         owner += [k] * len(t)
-    chunks = run_tasks(_replicate_ks, tasks, jobs=jobs, sizes=[len(t[0]) for t in tasks], progress=progress)
+    chunks = run_tasks(replicate_ks, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
     results = []
-    for k, (label, s, conc, hist, pl, fits, comparisons) in enumerate(prepared):
+    for k, p in enumerate(prepared):
         mine = [c for c, o in zip(chunks, owner, strict=True) if o == k]
-        gof = gof_result(pl, mine, s.bootstrap) if mine else None
-        results.append(_assemble(label, s, conc, hist, pl, fits, comparisons, gof))
+        gof = gof_result(p.power_law, mine, p.settings.bootstrap) if mine else None
+        results.append(_assemble(p, gof))
     if calibrate:
-        from .calibrate import calibrate as run_calibration
-
         results = [
-            dataclasses.replace(r, calibration=run_calibration(p[3], r, replicates=calibrate, level=level,
+            dataclasses.replace(r, calibration=run_calibration(p.hist, r, replicates=calibrate, level=level,
                                                                jobs=jobs, progress=calibration_progress))
             for r, p in zip(results, prepared, strict=True)
         ]
     return results
 
 
-def _assemble(label, s: AuditSettings, conc, hist: Histogram, pl: PowerLawFit | None, fits, comparisons,
-              gof: GofResult | None) -> AuditResult:
+def _assemble(p: _Prepared, gof: GofResult | None) -> AuditResult:
+    s, hist, pl = p.settings, p.hist, p.power_law
+    common = dict(label=p.label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
+                  concentration=p.concentration)
     if pl is None:
         if hist.values.size < 2:
             verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
@@ -267,47 +285,33 @@ def _assemble(label, s: AuditSettings, conc, hist: Histogram, pl: PowerLawFit | 
         else:
             verdict = paper_rule(n_tail=None, lam=math.nan, sigma=math.nan, p_gof=math.nan,
                                  min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)
-        return AuditResult(label=label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
-                           power_law=None, gof=None, alternatives={}, comparisons=[], verdict=verdict,
-                           power_law_pass=None, concentration=conc)
+        return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[], verdict=verdict,
+                           power_law_pass=None)
     p_gof = gof.pvalue if gof is not None else math.nan
-    main = comparisons[0]
+    main = p.comparisons[0]
     verdict = paper_rule(n_tail=pl.n_tail, lam=main.statistic, sigma=main.sigma, p_gof=p_gof,
                          min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)
-    nested = next(c for c in comparisons if c.nested)
+    nested = next(c for c in p.comparisons if c.nested)
     pl_pass = None if gof is None else bool(p_gof >= s.p_star and nested.preferred is None)
-    return AuditResult(label=label, n=hist.n, distinct_values=int(hist.values.size), settings=s, power_law=pl,
-                       gof=gof, alternatives=fits, comparisons=comparisons, verdict=verdict,
-                       power_law_pass=pl_pass, concentration=conc)
+    return AuditResult(**common, power_law=pl, gof=gof, alternatives=p.fits, comparisons=p.comparisons,
+                       verdict=verdict, power_law_pass=pl_pass)
 
 
-def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, alt.TailFit], list[Comparison]]:
-    """Fit every alternative family on the power law's tail and run the likelihood-ratio tests.
-    The first comparison returned is TPL vs log-normal (the rule's Λ, σ)."""
-    with single_blas_thread():  # 2-parameter optimisers: BLAS threads only spin (see parallel.py)
-        return _fit_alternatives(hist, pl, z_star)
+def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, TailFit], list[Comparison]]:
+    """Fit every alternative family of the registry on the power law's tail and run the likelihood-ratio
+    tests it lists. The first comparison returned is TPL vs log-normal (the rule's Λ, σ)."""
+    with single_blas_thread():  # 2-parameter optimisers: BLAS threads only spin (see ctwm_cli.parallel)
+        tail = fam.Tail.of(hist, pl.xmin, pl.discrete)
+        fits = fam.fit_all(tail, pl)
+        return fits, compare_fits(tail, pl, fits, z_star=z_star)
 
 
-def _fit_alternatives(hist: Histogram, pl: PowerLawFit, z_star: float):
-    i = int(np.searchsorted(hist.values, pl.xmin))
-    v, c = hist.values[i:], hist.counts[i:].astype(np.float64)
-    d, xm = pl.discrete, pl.xmin
-    fits = {
-        "truncated_power_law": alt.fit_truncated_power_law(v, c, xm, d, pl),
-        "lognormal": alt.fit_lognormal(v, c, xm, d),
-        "exponential": alt.fit_exponential(v, c, xm, d),
-        "stretched_exponential": alt.fit_stretched_exponential(v, c, xm, d),
-    }
-    logs = {name: alt.logpmf(f, v) for name, f in fits.items()}
-    logs["power_law"] = alt.logpmf(pl, v)
+def compare_fits(tail: fam.Tail, pl: PowerLawFit, fits: dict[str, TailFit], *, z_star: float) -> list[Comparison]:
+    """The registry's Vuong tests (rule pair first) and its nested tests, on one tail."""
+    every: dict[str, TailFit | PowerLawFit] = {"power_law": pl, **fits}
+    logs = {name: fam.logpmf(f, tail.values) for name, f in every.items()}
+    comparisons = [vuong(a, b, logs[a] - logs[b], tail.counts, z_star) for a, b in fam.vuong_pairs()]
     level = float(2 * stats.norm.sf(z_star))
-    pairs = [
-        ("truncated_power_law", "lognormal"),
-        ("power_law", "lognormal"),
-        ("power_law", "exponential"),
-        ("truncated_power_law", "exponential"),
-        ("power_law", "stretched_exponential"),
-    ]
-    comparisons = [vuong(a, b, logs[a] - logs[b], c, z_star) for a, b in pairs]
-    comparisons.append(nested_power_law(pl.loglik, fits["truncated_power_law"].loglik, level))
-    return fits, comparisons
+    comparisons += [nested_power_law(every[inner].loglik, every[outer].loglik, level)
+                    for outer, inner in fam.nested_pairs()]
+    return comparisons

@@ -19,7 +19,7 @@ import numpy as np
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..parallel import run_tasks
-from .powerlaw import Histogram, PowerLawFit, _scan, power_law_table, sample_power_law, sample_power_law_hist
+from .powerlaw import Histogram, PowerLawFit, scan_cutoffs, power_law_table, sample_power_law, sample_power_law_hist
 
 
 @result
@@ -42,34 +42,51 @@ class GofResult(ToDict):
         }
 
 
-def _replicate_ks(task) -> np.ndarray:
-    (seeds, body_values, body_counts, n, n_tail, alpha, xmin, discrete, min_tail, fixed) = task
-    p_body = body_counts / body_counts.sum() if body_counts.size else body_counts
-    table = power_law_table(alpha, xmin) if discrete else None
-    out = np.empty(len(seeds))
-    for k, ss in enumerate(seeds):
+@result
+class GofTask:
+    """One chunk of replicates (picklable): the child seeds and everything a replicate needs."""
+
+    seeds: list[np.random.SeedSequence]
+    body_values: np.ndarray
+    body_counts: np.ndarray
+    n: int
+    n_tail: int
+    alpha: float
+    xmin: float
+    discrete: bool
+    min_tail: int
+    xmin_fixed: bool
+
+
+def replicate_ks(task: GofTask) -> np.ndarray:
+    """D_b of every replicate in one chunk (NaN where the re-fit found no admissible x_min)."""
+    t = task
+    p_body = t.body_counts / t.body_counts.sum() if t.body_counts.size else t.body_counts
+    table = power_law_table(t.alpha, t.xmin) if t.discrete else None
+    out = np.empty(len(t.seeds))
+    for k, ss in enumerate(t.seeds):
         rng = np.random.default_rng(ss)
-        nt = int(rng.binomial(n, n_tail / n))
-        hb = rng.multinomial(n - nt, p_body) if body_values.size and nt < n else np.zeros(0, dtype=np.int64)
-        if discrete:
-            tv, tc = sample_power_law_hist(alpha, xmin, nt, rng, table)
+        nt = int(rng.binomial(t.n, t.n_tail / t.n))
+        hb = rng.multinomial(t.n - nt, p_body) if t.body_values.size and nt < t.n else np.zeros(0, dtype=np.int64)
+        if t.discrete:
+            tv, tc = sample_power_law_hist(t.alpha, t.xmin, nt, rng, table)
         else:
-            tv, tc = np.unique(sample_power_law(alpha, xmin, nt, rng, False), return_counts=True)
+            tv, tc = np.unique(sample_power_law(t.alpha, t.xmin, nt, rng, False), return_counts=True)
         keep = hb > 0
-        values = np.concatenate([body_values[keep] if hb.size else body_values[:0], tv])
+        values = np.concatenate([t.body_values[keep] if hb.size else t.body_values[:0], tv])
         counts = np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.float64)
-        if fixed:
+        if t.xmin_fixed:
             # re-fit α at the fixed cutoff only
-            if values.size == 0 or values[values >= xmin].size == 0:
+            if values.size == 0 or values[values >= t.xmin].size == 0:
                 out[k] = math.nan
                 continue
-            i = int(np.searchsorted(values, xmin))
-            if values[i] != xmin:
-                values = np.insert(values, i, xmin)
+            i = int(np.searchsorted(values, t.xmin))
+            if values[i] != t.xmin:
+                values = np.insert(values, i, t.xmin)
                 counts = np.insert(counts, i, 0.0)
-            best, _, d, _ = _scan(values, counts, 0.0, discrete, i)
+            best, _, d, _ = scan_cutoffs(values, counts, 0.0, t.discrete, i)
         else:
-            best, _, d, _ = _scan(values, counts, float(min_tail), discrete, -1)
+            best, _, d, _ = scan_cutoffs(values, counts, float(t.min_tail), t.discrete, -1)
         out[k] = d if best >= 0 else math.nan
     return out
 
@@ -85,14 +102,15 @@ def gof_tasks(
     seed: np.random.SeedSequence,
     min_tail: int,
     xmin_fixed: bool,
-) -> list[tuple]:
-    """The bootstrap's work, as picklable tasks for :func:`_replicate_ks`."""
+) -> list[GofTask]:
+    """The bootstrap's work, as picklable tasks for :func:`replicate_ks`."""
     children = seed.spawn(replicates)
     below = hist.values < fit.xmin
     body_values, body_counts = hist.values[below], hist.counts[below].astype(np.float64)
     return [
-        (children[i : i + CHUNK], body_values, body_counts, hist.n, fit.n_tail, fit.alpha, fit.xmin,
-         fit.discrete, min_tail, xmin_fixed)
+        GofTask(seeds=children[i : i + CHUNK], body_values=body_values, body_counts=body_counts, n=hist.n,
+                n_tail=fit.n_tail, alpha=fit.alpha, xmin=fit.xmin, discrete=fit.discrete, min_tail=min_tail,
+                xmin_fixed=xmin_fixed)
         for i in range(0, replicates, CHUNK)
     ]
 
@@ -120,5 +138,5 @@ def bootstrap_gof(
     """Bootstrap p-value of the KS distance of the fitted power-law tail."""
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     tasks = gof_tasks(hist, fit, replicates=replicates, seed=ss, min_tail=min_tail, xmin_fixed=xmin_fixed)
-    chunks = run_tasks(_replicate_ks, tasks, jobs=jobs, sizes=[len(t[0]) for t in tasks], progress=progress)
+    chunks = run_tasks(replicate_ks, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
     return gof_result(fit, chunks, replicates)

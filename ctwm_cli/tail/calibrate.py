@@ -17,7 +17,8 @@ B times more. The confusion table uses that plug-in p_gof; the calibrated verdic
 beyond the observed p_gof.
 
 Calibrated verdict at level a: ``tpl-compatible`` when the observed z exceeds the (1 - a) quantile
-of z under the fitted log-normal (decided by the Monte Carlo p-value (1 + #{z_LN >= z})/(R + 1) <= a); ``lognormal-compatible`` when it falls below the a quantile of z
+of z under the fitted log-normal (decided by the Monte Carlo p-value (1 + #{z_LN >= z})/(R + 1) <= a);
+``lognormal-compatible`` when it falls below the a quantile of z
 under the fitted TPL; ``inconclusive`` otherwise (or when both hold: the families cannot be told
 apart at this size). Unlike Definition 3.4 it does not also require the pure power law to pass the
 bootstrap screen: a truncated power law with a strong cutoff fails that screen by construction,
@@ -30,18 +31,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..errors import UsageError
 from ..progress import ProgressCallback
-from ..results import ToDict, result
-from . import alternatives as alt
+from ..results import ToDict, jsonable, result
 from .compare import vuong
+from .families import RULE_PAIR, Tail, family, fit_all, logpmf
 from ..parallel import run_tasks
-from .powerlaw import Histogram, fit_power_law, sample_power_law
+from .powerlaw import Histogram, fit_power_law
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS, Verdict, paper_rule
 
-GENERATORS = ("lognormal", "truncated_power_law")
+GENERATORS = (RULE_PAIR[1], RULE_PAIR[0])  # the null of each one-sided call: log-normal, then TPL
 CHUNK = 10
 
 
@@ -60,7 +60,8 @@ class Calibration(ToDict):
 
     def to_dict(self) -> dict:
         out = {}
-        for name in ("replicates", "level", "seed", "observed_z", "thresholds", "pvalue_lognormal", "confusion", "failed"):
+        for name in ("replicates", "level", "seed", "observed_z", "thresholds", "pvalue_lognormal", "confusion",
+                     "failed"):
             out[name] = getattr(self, name)
         out["null_z_quantiles"] = {}
         for g, z in self.null_z.items():
@@ -68,102 +69,58 @@ class Calibration(ToDict):
             qs = np.quantile(ok, [0.025, 0.05, 0.5, 0.95, 0.975]).tolist() if ok.size else [None] * 5
             out["null_z_quantiles"][g] = dict(zip(("q025", "q05", "q50", "q95", "q975"), qs, strict=True))
         out["verdict"] = self.verdict.to_dict()
-        from ..results import jsonable
-
         return jsonable(out)
 
 
-# ---------------------------------------------------------------------------------------------
-# exact samplers of the fitted tails
+@result
+class CalibrationTask:
+    """One chunk of replicates of one generating family (picklable)."""
+
+    seeds: list[np.random.SeedSequence]
+    generator: str
+    fitted: dict[str, dict[str, float]]  # family -> observed parameters (warm starts)
+    body_values: np.ndarray
+    body_counts: np.ndarray
+    n: int
+    n_tail: int
+    xmin: float
+    discrete: bool
+    min_tail: int
+    p_star: float
+    z_star: float
+    null_d: np.ndarray
+    fixed_xmin: float | None
 
 
-def sample_lognormal_tail(mu: float, sigma: float, xmin: float, size: int, rng: np.random.Generator, discrete: bool) -> np.ndarray:
-    """Exact draws of ceil(Y), Y ~ LogNormal(μ, σ) conditioned on ceil(Y) >= x_min (or Y >= x_min)."""
-    lo = xmin - 1.0 if discrete else xmin
-    z0 = (math.log(lo) - mu) / sigma if lo > 0 else -math.inf
-    s0 = special.ndtr(-z0)  # P(Z > z0)
-    u = rng.random(size)
-    z = -special.ndtri(u * s0)  # Z | Z > z0 by inversion in the upper tail
-    y = np.exp(mu + sigma * z)
-    if not discrete:
-        return np.maximum(y, xmin)
-    return np.maximum(np.ceil(y), xmin)
-
-
-def sample_tpl_tail(alpha: float, lam: float, xmin: float, size: int, rng: np.random.Generator, discrete: bool) -> np.ndarray:
-    """Exact draws from p(x) ∝ x^-α e^{-λx}, x >= x_min."""
-    if lam <= 0:
-        return sample_power_law(alpha, xmin, size, rng, discrete)
-    if alpha > 1:  # power-law proposal, accept with e^{-λ(x - x_min)}
-        out = np.empty(size)
-        filled = 0
-        while filled < size:
-            want = size - filled
-            prop = sample_power_law(alpha, xmin, int(want * 1.5) + 32, rng, discrete)
-            keep = prop[rng.random(prop.size) < np.exp(-lam * (prop - xmin))][:want]
-            out[filled : filled + keep.size] = keep
-            filled += keep.size
-        return out
-    if not discrete:
-        # x^-α e^{-λx} with α < 1 is a Gamma(1 - α, 1/λ) density: invert its upper tail above x_min
-        a = 1.0 - alpha
-        q0 = special.gammaincc(a, lam * xmin)
-        return np.maximum(special.gammainccinv(a, rng.random(size) * q0) / lam, xmin)
-    if alpha < 0:
-        # invert the tabulated CDF (the mass beyond the grid is below e^-60)
-        hi = xmin + math.ceil(60.0 / lam) + math.ceil(-alpha / lam)
-        grid = np.arange(xmin, hi + 1.0)
-        logp = -alpha * np.log(grid) - lam * grid
-        cdf = np.cumsum(np.exp(logp - logp.max()))
-        return grid[np.minimum(np.searchsorted(cdf, rng.random(size) * cdf[-1]), grid.size - 1)]
-    # 0 <= α <= 1: geometric proposal x_min + floor(Exp(λ)), accept with (x/x_min)^-α <= 1
-    out = np.empty(size)
-    filled = 0
-    while filled < size:
-        want = size - filled
-        prop = xmin + np.floor(rng.exponential(1.0 / lam, int(want * 1.5) + 32))
-        keep = prop[rng.random(prop.size) < np.exp(-alpha * np.log(prop / xmin))][:want]
-        out[filled : filled + keep.size] = keep
-        filled += keep.size
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def _replicates(task) -> np.ndarray:
+def replicate_rows(task: CalibrationTask) -> np.ndarray:
     """Rows of (z, Λ, verdict code) for one chunk of replicates of one generator."""
-    (seeds, generator, fitted, body_values, body_counts, n, n_tail, xmin, discrete, min_tail,
-     p_star, z_star, null_d, fixed_xmin) = task
-    params = fitted[generator]
-    p_body = body_counts / body_counts.sum() if body_counts.size else body_counts
-    out = np.full((len(seeds), 3), np.nan)
-    for k, ss in enumerate(seeds):
+    t = task
+    gen = family(t.generator)
+    p_body = t.body_counts / t.body_counts.sum() if t.body_counts.size else t.body_counts
+    out = np.full((len(t.seeds), 3), np.nan)
+    for k, ss in enumerate(t.seeds):
         rng = np.random.default_rng(ss)
-        nt = int(rng.binomial(n, n_tail / n))
-        if generator == "lognormal":
-            tail = sample_lognormal_tail(params["mu"], params["sigma"], xmin, nt, rng, discrete)
-        else:
-            tail = sample_tpl_tail(params["alpha"], params["lambda"], xmin, nt, rng, discrete)
-        hb = rng.multinomial(n - nt, p_body) if body_values.size and nt < n else np.zeros(0, np.int64)
+        nt = int(rng.binomial(t.n, t.n_tail / t.n))
+        tail = gen.sample(t.fitted[t.generator], t.xmin, nt, rng, t.discrete)
+        hb = rng.multinomial(t.n - nt, p_body) if t.body_values.size and nt < t.n else np.zeros(0, np.int64)
         tv, tc = np.unique(tail, return_counts=True)
         keep = hb > 0
-        hist = Histogram(values=np.concatenate([body_values[keep] if hb.size else body_values[:0], tv]),
+        hist = Histogram(values=np.concatenate([t.body_values[keep] if hb.size else t.body_values[:0], tv]),
                          counts=np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.int64))
         # the same procedure as the observed audit: x_min re-selected, or kept when the user fixed it
-        pl = fit_power_law(hist, discrete=discrete, min_tail=min_tail, xmin=fixed_xmin)
+        pl = fit_power_law(hist, discrete=t.discrete, min_tail=t.min_tail, xmin=t.fixed_xmin)
         if pl is None:
             out[k, 2] = VERDICTS.index(INCONCLUSIVE)
             continue
-        i = int(np.searchsorted(hist.values, pl.xmin))
-        v, c = hist.values[i:], hist.counts[i:].astype(np.float64)
+        rep_tail = Tail.of(hist, pl.xmin, t.discrete)
         # warm starts at the observed fits: the replicate's optimum is near them
-        tpl = alt.fit_truncated_power_law(v, c, pl.xmin, discrete, pl, start=fitted["truncated_power_law"])
-        ln = alt.fit_lognormal(v, c, pl.xmin, discrete, start=fitted["lognormal"])
-        cmp = vuong("truncated_power_law", "lognormal", alt.logpmf(tpl, v) - alt.logpmf(ln, v), c, z_star)
-        p_gof = (1 + np.sum(null_d >= pl.ks)) / (null_d.size + 1) if null_d.size else math.nan
+        fits = fit_all(rep_tail, pl, starts=t.fitted, names=RULE_PAIR)
+        first, second = (fits[name] for name in RULE_PAIR)
+        cmp = vuong(*RULE_PAIR, logpmf(first, rep_tail.values) - logpmf(second, rep_tail.values), rep_tail.counts,
+                    t.z_star)
+        p_gof = (1 + np.sum(t.null_d >= pl.ks)) / (t.null_d.size + 1) if t.null_d.size else math.nan
         verdict = paper_rule(n_tail=pl.n_tail, lam=cmp.statistic, sigma=cmp.sigma, p_gof=p_gof,
-                             min_tail=min_tail, p_star=p_star, z_star=z_star)
+                             min_tail=t.min_tail, p_star=t.p_star, z_star=t.z_star)
         out[k] = (cmp.z, cmp.statistic, VERDICTS.index(verdict.verdict))
     return out
 
@@ -201,11 +158,13 @@ def calibrate(
         fitted = {name: r.alternatives[name].params for name in GENERATORS}
         for i in range(0, replicates, CHUNK):
             chunk = children[i : i + CHUNK]
-            tasks.append((chunk, g, fitted, body_values, body_counts, hist.n, pl.n_tail, pl.xmin, pl.discrete,
-                          s.min_tail, s.p_star, s.z_star, null_d, s.xmin))
+            tasks.append(CalibrationTask(
+                seeds=chunk, generator=g, fitted=fitted, body_values=body_values, body_counts=body_counts, n=hist.n,
+                n_tail=pl.n_tail, xmin=pl.xmin, discrete=pl.discrete, min_tail=s.min_tail, p_star=s.p_star,
+                z_star=s.z_star, null_d=null_d, fixed_xmin=s.xmin))
             sizes.append(len(chunk))
             owner.append(g)
-    rows = run_tasks(_replicates, tasks, jobs=jobs, sizes=sizes, progress=progress)
+    rows = run_tasks(replicate_rows, tasks, jobs=jobs, sizes=sizes, progress=progress)
     by_gen = {g: np.concatenate([x for x, o in zip(rows, owner, strict=True) if o == g]) for g in GENERATORS}
     null_z = {g: by_gen[g][:, 0] for g in GENERATORS}
     confusion = {}
@@ -243,7 +202,8 @@ def calibrated_rule(paper: Verdict, z: float, z_hi: float, z_lo: float, level: f
                        reason="no finite z: an alternative fit failed on the tail")
     if replicates is not None and (replicates + 1) * level < 1:
         return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=True,
-                       reason=f"R = {replicates} replicates cannot reach level {level:g}: use R >= {math.ceil(1 / level) - 1}")
+                       reason=f"R = {replicates} replicates cannot reach level {level:g}: "
+                              f"use R >= {math.ceil(1 / level) - 1}")
     tpl = p_ln <= level if p_ln is not None else z > z_hi
     ln = p_tpl <= level if p_tpl is not None else z < z_lo
     if tpl and ln:
@@ -252,7 +212,8 @@ def calibrated_rule(paper: Verdict, z: float, z_hi: float, z_lo: float, level: f
                               f"simulated thresholds {z_lo:.2f} and {z_hi:.2f})")
     if tpl:
         return Verdict(verdict=TPL, rule="calibrated", assumption_3_3=True,
-                       reason=f"z = {z:.2f} exceeds the {1 - level:.0%} quantile {z_hi:.2f} of z under the fitted log-normal")
+                       reason=f"z = {z:.2f} exceeds the {1 - level:.0%} quantile {z_hi:.2f} of z "
+                              "under the fitted log-normal")
     if ln:
         return Verdict(verdict=LOGNORMAL, rule="calibrated", assumption_3_3=True,
                        reason=f"z = {z:.2f} is below the {level:.0%} quantile {z_lo:.2f} of z under the fitted TPL")

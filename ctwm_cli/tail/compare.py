@@ -46,7 +46,8 @@ def vuong(first: str, second: str, d: np.ndarray, weights: np.ndarray, z_star: f
     preferred = None
     if sigma > 0 and abs(z) >= z_star:
         preferred = first if lam > 0 else second
-    return Comparison(first=first, second=second, nested=False, statistic=lam, sigma=sigma, z=z, pvalue=p, preferred=preferred)
+    return Comparison(first=first, second=second, nested=False, statistic=lam, sigma=sigma, z=z, pvalue=p,
+                      preferred=preferred)
 
 
 def nested_power_law(ll_pl: float, ll_tpl: float, level: float) -> Comparison:

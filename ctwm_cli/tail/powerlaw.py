@@ -63,6 +63,14 @@ class PowerLawFit(ToDict):
     loglik: float
     candidates: int
 
+    @property
+    def family(self) -> str:
+        return "power_law"
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"alpha": self.alpha}
+
 
 # ---------------------------------------------------------------------------------------------
 # compiled kernels
@@ -157,7 +165,7 @@ def _ks_continuous(values, counts, start, n_tail, alpha, cap):
 
 
 @_jit
-def _scan(values, counts, min_tail, discrete, fixed):
+def scan_cutoffs(values, counts, min_tail, discrete, fixed):
     """Fit every admissible candidate (or only index ``fixed`` when >= 0).
 
     Returns (best index, alpha, D, number of candidates); best index -1 if none admissible.
@@ -228,9 +236,9 @@ def fit_power_law(
             counts = np.concatenate([[0], counts])
     c = counts.astype(np.float64)
     if xmin is None:
-        best, alpha, d, ncand = _scan(values, c, float(min_tail), discrete, -1)
+        best, alpha, d, ncand = scan_cutoffs(values, c, float(min_tail), discrete, -1)
     else:
-        best, alpha, d, ncand = _scan(values, c, 0.0, discrete, 0)
+        best, alpha, d, ncand = scan_cutoffs(values, c, 0.0, discrete, 0)
     if best < 0:
         return None
     return _finish(values, counts, best, alpha, d, discrete, ncand)

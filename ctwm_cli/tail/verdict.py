@@ -54,6 +54,7 @@ def paper_rule(
                        reason=f"TPL preferred (z = {z:.2f}) but p_gof was not computed (bootstrap of 0 replicates)")
     if not (p_gof >= p_star):
         return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=True,
-                       reason=f"TPL preferred (z = {z:.2f}) but the power-law tail is rejected by the bootstrap (p_gof = {p_gof:.3f} < {p_star:g})")
+                       reason=f"TPL preferred (z = {z:.2f}) but the power-law tail is rejected by the bootstrap "
+                              f"(p_gof = {p_gof:.3f} < {p_star:g})")
     return Verdict(verdict=TPL, rule="paper", assumption_3_3=True,
                    reason=f"TPL preferred (z = {z:.2f}) and the tail passes the bootstrap (p_gof = {p_gof:.3f})")

@@ -33,7 +33,7 @@ _jit = numba.njit(cache=True, nogil=True, fastmath=False)
 @_jit
 def _shift(s: float, q: float) -> int:
     need = s + 10.0 - q
-    return int(math.ceil(need)) if need > 0 else 0
+    return math.ceil(need) if need > 0 else 0
 
 
 @_jit

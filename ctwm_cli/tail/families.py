@@ -1,0 +1,393 @@
+"""The tail families and their registry: one class per family, the same verbs for each.
+
+Every family is a proper distribution on the same support (the integers >= x_min, or x >= x_min for
+densities), so log-likelihood ratios between them are meaningful. A family knows its ``name``, its
+``parameters``, how to ``fit`` a :class:`Tail` (maximum likelihood), its ``logpmf`` (mass or
+density), how to ``sample`` exactly, and the ``bounds`` of its parameters. The fits of the audit,
+the likelihood-ratio tests, the bootstraps and the calibration all go through :data:`REGISTRY`;
+adding a family is one class here (and its density in :mod:`~ctwm_cli.tail.densities`).
+
+**Bounds are never silent.** A fit that ends on a box edge reports ``at_bound`` (parameter -> the
+bound reached) and ``converged = False``; ``converged`` is true only for an interior optimum the
+optimiser accepted. Where a limit is a model of its own it is reachable and named in ``limit``:
+λ -> 0 of the truncated power law and β -> 0 of the stretched exponential are power laws.
+The TPL's α may go far below zero (a peaked tail on few distinct values; box [-1000, ...]).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import ClassVar
+
+import numpy as np
+from scipy import optimize
+
+from ..errors import UsageError
+from ..results import ToDict, result
+from . import densities as dens
+from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, sample_power_law
+from .samplers import sample_exponential_tail, sample_lognormal_tail, sample_stretched_tail, sample_tpl_tail
+
+TPL_ALPHA_LOW = -1000.0
+TPL_ALPHA_HIGH = 30.0
+_LOG_LAMBDA = (-40.0, 10.0)  # λ = e^-40 is the power law for every tail a count can have
+_REL_EDGE = 1e-7  # an internal coordinate this close to a box edge counts as on it
+
+
+@result
+class Tail:
+    """The tail of one sample: distinct values >= x_min (ascending) and their multiplicities."""
+
+    values: np.ndarray
+    counts: np.ndarray  # float64
+    xmin: float
+    discrete: bool
+
+    @classmethod
+    def of(cls, hist: Histogram, xmin: float, discrete: bool) -> Tail:
+        i = int(np.searchsorted(hist.values, xmin))
+        return cls(values=hist.values[i:], counts=hist.counts[i:].astype(np.float64), xmin=float(xmin),
+                   discrete=discrete)
+
+    @property
+    def n(self) -> float:
+        return float(self.counts.sum())
+
+
+@result
+class TailFit(ToDict):
+    """One family fitted on the tail. ``params`` are named; ``loglik`` is summed over the tail;
+    ``se`` holds Hessian-based standard errors where the family provides them (NaN at a bound)."""
+
+    family: str
+    discrete: bool
+    xmin: float
+    n_tail: int
+    params: dict[str, float]
+    loglik: float
+    converged: bool
+    at_bound: dict[str, float]
+    limit: str | None = None  # the model a bound stands for (e.g. "power_law"), else None
+    se: dict[str, float] | None = None
+
+
+@result
+class Optimum:
+    x: np.ndarray
+    fun: float
+    success: bool
+
+
+def minimise(nll: Callable, starts: list[list[float]], box: list[tuple[float, float]], *, jac: bool = False,
+             warm: bool = False) -> Optimum:
+    """The one optimiser of the package: L-BFGS-B from each start, the best finite optimum kept.
+    ``warm``: the first start is a warm start (a calibration replicate near the observed fit); when
+    it converges the other starts are skipped. A non-finite objective value counts as 1e300."""
+
+    def safe(theta):
+        with np.errstate(all="ignore"):
+            try:
+                v = nll(theta)
+            except (OverflowError, ValueError, ZeroDivisionError):
+                v = (math.inf, np.zeros(len(theta))) if jac else math.inf
+        f = v[0] if jac else v
+        if not np.isfinite(f):
+            return (1e300, np.zeros(len(theta))) if jac else 1e300
+        return v
+
+    best = Optimum(x=np.asarray(starts[0], dtype=float), fun=math.inf, success=False)
+    for i, x0 in enumerate(starts):
+        if i == 1 and warm and best.success:
+            break
+        with np.errstate(all="ignore"):
+            res = optimize.minimize(safe, np.asarray(x0, dtype=float), jac=jac, method="L-BFGS-B", bounds=box)
+        if np.isfinite(res.fun) and res.fun < 1e300 and res.fun < best.fun:
+            best = Optimum(x=res.x, fun=float(res.fun), success=bool(res.success))
+    return best
+
+
+def edges(theta: np.ndarray, box: list[tuple[float, float]]) -> list[int]:
+    """-1 / +1 where a coordinate sits on its lower / upper box edge, else 0."""
+    out = []
+    for t, (lo, hi) in zip(theta, box, strict=True):
+        tol = _REL_EDGE * max(1.0, abs(lo), abs(hi))
+        out.append(-1 if t <= lo + tol else 1 if t >= hi - tol else 0)
+    return out
+
+
+def hessian_se(grad: Callable[[np.ndarray], np.ndarray], theta: np.ndarray) -> np.ndarray:
+    """Standard errors sqrt(diag(H^-1)) from the Hessian of the negative log-likelihood, by central
+    differences of its analytic gradient; NaN when H is not positive definite."""
+    k = theta.size
+    h = np.empty((k, k))
+    for j in range(k):
+        step = 1e-5 * max(1.0, abs(theta[j]))
+        e = np.zeros(k)
+        e[j] = step
+        h[:, j] = (grad(theta + e) - grad(theta - e)) / (2 * step)
+    h = 0.5 * (h + h.T)
+    try:
+        np.linalg.cholesky(h)
+    except np.linalg.LinAlgError:
+        return np.full(k, math.nan)
+    return np.sqrt(np.diag(np.linalg.inv(h)))
+
+
+class Family(ABC):
+    """A tail family. Subclasses set ``name`` and ``parameters`` and implement the verbs."""
+
+    name: ClassVar[str]
+    parameters: ClassVar[tuple[str, ...]]
+    compare_with: ClassVar[tuple[str, ...]] = ()  # the Vuong tests this family is the first of
+    nests: ClassVar[str | None] = None  # the family it contains as a boundary case (nested LR test)
+
+    @abstractmethod
+    def fit(self, tail: Tail, *, reference: PowerLawFit | None = None, start: dict[str, float] | None = None):
+        """Maximum-likelihood fit on ``tail``. ``reference``: the power law on the same tail (starts,
+        nesting); ``start``: a warm start (e.g. the observed fit, in a simulation replicate)."""
+
+    @abstractmethod
+    def logpmf(self, x: np.ndarray, params: dict[str, float], xmin: float, discrete: bool) -> np.ndarray:
+        """Pointwise log-probability (mass or density) of tail values."""
+
+    @abstractmethod
+    def sample(self, params: dict[str, float], xmin: float, size: int, rng: np.random.Generator,
+               discrete: bool) -> np.ndarray:
+        """Exact draws from the fitted tail."""
+
+    def bounds(self, tail: Tail, reference: PowerLawFit | None = None) -> dict[str, tuple[float, float]]:
+        """The parameter box of the fit, on the natural scale (the default: unbounded)."""
+        return {p: (-math.inf, math.inf) for p in self.parameters}
+
+
+class PowerLaw(Family):
+    name = "power_law"
+    parameters = ("alpha",)
+    compare_with = ("lognormal", "exponential", "stretched_exponential")
+
+    def fit(self, tail, *, reference=None, start=None) -> PowerLawFit | None:
+        return fit_power_law(Histogram(values=tail.values, counts=tail.counts.astype(np.int64)),
+                             discrete=tail.discrete, xmin=tail.xmin)
+
+    def logpmf(self, x, params, xmin, discrete):
+        return power_law_logpmf(x, params["alpha"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        return sample_power_law(params["alpha"], xmin, size, rng, discrete)
+
+    def bounds(self, tail, reference=None):
+        return {"alpha": (1.0, math.inf)}
+
+
+class TruncatedPowerLaw(Family):
+    """p(x) ∝ x^-α e^{-λx}; fitted over (α, ln λ) with the analytic gradient."""
+
+    name = "truncated_power_law"
+    parameters = ("alpha", "lambda")
+    compare_with = ("lognormal", "exponential")
+    nests = "power_law"
+
+    def bounds(self, tail, reference=None):
+        # α's box grows with the power law's own (uncapped) α so the family always contains it
+        hi = max(TPL_ALPHA_HIGH, 2.0 * reference.alpha) if reference is not None else TPL_ALPHA_HIGH
+        return {"alpha": (TPL_ALPHA_LOW, hi), "lambda": (math.exp(_LOG_LAMBDA[0]), math.exp(_LOG_LAMBDA[1]))}
+
+    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+        pl = reference if reference is not None else PowerLaw().fit(tail)
+        n, xmin, d = tail.n, tail.xmin, tail.discrete
+        slog = float(np.dot(tail.counts, np.log(tail.values)))
+        sx = float(np.dot(tail.counts, tail.values))
+
+        def nll(theta):
+            alpha, lam = theta[0], math.exp(theta[1])
+            lz, ga, gl = dens.tpl_logz_grad(alpha, lam, xmin, d)
+            return alpha * slog + lam * sx + n * lz, np.array([slog + n * ga, lam * (sx + n * gl)])
+
+        box = [self.bounds(tail, pl)["alpha"], _LOG_LAMBDA]
+        starts = [[pl.alpha, math.log(1.0 / tail.values[-1])], [max(pl.alpha - 0.5, 0.5), math.log(n / sx)]]
+        if start is not None and start.get("lambda", 0) > 0:
+            starts.insert(0, [start["alpha"], math.log(start["lambda"])])
+        opt = minimise(nll, starts, box, jac=True, warm=start is not None)
+        ll = -opt.fun
+        edge = edges(opt.x, box)
+        if not ll >= pl.loglik or edge[1] == -1:  # the power law (λ = 0) is in the family: its limit
+            return self._fit(tail, {"alpha": pl.alpha, "lambda": 0.0}, max(ll, pl.loglik), {"lambda": 0.0},
+                             "power_law", {"alpha": pl.alpha_se, "lambda": math.nan})
+        params = {"alpha": float(opt.x[0]), "lambda": float(math.exp(opt.x[1]))}
+        names = ("alpha", "lambda")
+        at = {p: float(box[k][0 if e < 0 else 1]) for k, (p, e) in enumerate(zip(names, edge, strict=True)) if e}
+        if "lambda" in at:
+            at["lambda"] = math.exp(at["lambda"])
+        se = {"alpha": math.nan, "lambda": math.nan}
+        if not at and opt.success:
+            s = hessian_se(lambda t: nll(t)[1], opt.x)
+            se = {"alpha": float(s[0]), "lambda": float(s[1] * params["lambda"])}
+        return self._fit(tail, params, ll, at, None, se, ok=opt.success)
+
+    def _fit(self, tail, params, ll, at, limit, se, ok=True) -> TailFit:
+        return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n), params=params,
+                       loglik=float(ll), converged=bool(ok and not at and math.isfinite(ll)), at_bound=at,
+                       limit=limit, se=se)
+
+    def logpmf(self, x, params, xmin, discrete):
+        if params["lambda"] == 0.0:
+            return power_law_logpmf(x, params["alpha"], xmin, discrete)
+        return dens.tpl_logpmf(np.asarray(x, dtype=np.float64), params["alpha"], params["lambda"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        return sample_tpl_tail(params["alpha"], params["lambda"], xmin, size, rng, discrete)
+
+
+class LogNormal(Family):
+    """ceil(Y), Y ~ LogNormal(μ, σ), given X >= x_min; fitted over (μ, ln σ) with the analytic gradient."""
+
+    name = "lognormal"
+    parameters = ("mu", "sigma")
+
+    def bounds(self, tail, reference=None):
+        return {"mu": (math.log(tail.xmin) - 200.0, math.log(tail.values[-1]) + 10.0), "sigma": (0.01, 100.0)}
+
+    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+        v, c, xmin, d = tail.values, tail.counts, tail.xmin, tail.discrete
+        n = tail.n
+        logs = np.log(v - 0.5 if d else v)
+        m = float(np.dot(c, logs) / n)
+        s = float(math.sqrt(max(np.dot(c, (logs - m) ** 2) / n, 1e-4)))
+        b = self.bounds(tail)
+        box = [b["mu"], (math.log(b["sigma"][0]), math.log(b["sigma"][1]))]
+        starts = [[m, math.log(s)], [math.log(xmin) - 2 * s * s, math.log(2 * s)]]
+        if start is not None:
+            starts.insert(0, [start["mu"], math.log(start["sigma"])])
+
+        def nll(theta):
+            return dens.lognormal_nll_grad(theta, v, c, xmin, d)
+
+        opt = minimise(nll, starts, box, jac=True, warm=start is not None)
+        params = {"mu": float(opt.x[0]), "sigma": float(math.exp(opt.x[1]))}
+        edge = edges(opt.x, box)
+        at = {p: float(b[p][0 if e < 0 else 1]) for p, e in zip(("mu", "sigma"), edge, strict=True) if e}
+        se = {"mu": math.nan, "sigma": math.nan}
+        if not at and opt.success:
+            sd = hessian_se(lambda t: nll(t)[1], opt.x)
+            se = {"mu": float(sd[0]), "sigma": float(sd[1] * params["sigma"])}
+        ll = -opt.fun
+        return TailFit(family=self.name, discrete=d, xmin=xmin, n_tail=int(n), params=params, loglik=float(ll),
+                       converged=bool(opt.success and not at and math.isfinite(ll)), at_bound=at, se=se)
+
+    def logpmf(self, x, params, xmin, discrete):
+        return dens.lognormal_logpmf(x, params["mu"], params["sigma"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        return sample_lognormal_tail(params["mu"], params["sigma"], xmin, size, rng, discrete)
+
+
+class Exponential(Family):
+    """Geometric (discrete) or shifted exponential; closed-form MLE."""
+
+    name = "exponential"
+    parameters = ("lambda",)
+
+    def bounds(self, tail, reference=None):
+        return {"lambda": (0.0, math.inf)}
+
+    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+        n = tail.n
+        excess = float(np.dot(tail.counts, tail.values - tail.xmin) / n)
+        if excess <= 0:  # every tail value equals x_min: the degenerate limit λ = ∞
+            return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(n),
+                           params={"lambda": math.inf}, loglik=-math.inf, converged=False,
+                           at_bound={"lambda": math.inf})
+        lam = math.log1p(1.0 / excess) if tail.discrete else 1.0 / excess
+        ll = float(np.dot(tail.counts, self.logpmf(tail.values, {"lambda": lam}, tail.xmin, tail.discrete)))
+        return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(n),
+                       params={"lambda": lam}, loglik=ll, converged=True, at_bound={})
+
+    def logpmf(self, x, params, xmin, discrete):
+        return dens.exponential_logpmf(x, params["lambda"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        return sample_exponential_tail(params["lambda"], xmin, size, rng, discrete)
+
+
+class StretchedExponential(Family):
+    """P(X >= x) = exp(-κ g_β(x)), fitted over (ln κ, β) with β in [0, 5]: β = 0 is the power law
+    P(X >= x) = (x/x_min)^-κ, reachable rather than hidden behind a small positive bound.
+    ``params`` carry λ = κ/β (the usual exp(-λ(x^β - x_min^β)) form; infinite at β = 0) beside κ, β."""
+
+    name = "stretched_exponential"
+    parameters = ("kappa", "beta")
+    _BOX: ClassVar[list[tuple[float, float]]] = [(-60.0, 20.0), (0.0, 5.0)]
+
+    def bounds(self, tail, reference=None):
+        return {"kappa": (math.exp(self._BOX[0][0]), math.exp(self._BOX[0][1])), "beta": self._BOX[1]}
+
+    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+        v, c, xmin, d = tail.values, tail.counts, tail.xmin, tail.discrete
+
+        def nll(theta):
+            return -float(np.dot(c, dens.stretched_exp_logpmf(v, math.exp(theta[0]), theta[1], xmin, d)))
+
+        starts = []
+        for beta in (0.3, 0.7):
+            m = float(np.dot(c, v**beta - xmin**beta) / tail.n)
+            starts.append([math.log(beta / m) if m > 0 else 0.0, beta])
+        opt = minimise(nll, starts, self._BOX)
+        kappa, beta = float(math.exp(opt.x[0])), float(opt.x[1])
+        if beta <= _REL_EDGE * 5.0:
+            beta = 0.0
+        edge = edges(opt.x, self._BOX)
+        b = self.bounds(tail)
+        at = {p: float(b[p][0 if e < 0 else 1]) for p, e in zip(("kappa", "beta"), edge, strict=True) if e}
+        params = {"lambda": kappa / beta if beta > 0 else math.inf, "beta": beta, "kappa": kappa}
+        ll = -opt.fun
+        return TailFit(family=self.name, discrete=d, xmin=xmin, n_tail=int(tail.n), params=params, loglik=float(ll),
+                       converged=bool(opt.success and not at and math.isfinite(ll)), at_bound=at,
+                       limit="power_law" if at.get("beta") == 0.0 else None)
+
+    def logpmf(self, x, params, xmin, discrete):
+        return dens.stretched_exp_logpmf(x, params["kappa"], params["beta"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        return sample_stretched_tail(params["kappa"], params["beta"], xmin, size, rng, discrete)
+
+
+REGISTRY: dict[str, Family] = {f.name: f for f in (PowerLaw(), TruncatedPowerLaw(), LogNormal(), Exponential(),
+                                                   StretchedExponential())}
+#: the pair whose Vuong test the verdict rule reads (its Λ, σ)
+RULE_PAIR = ("truncated_power_law", "lognormal")
+#: the families fitted beside the power law on its tail
+ALTERNATIVES = tuple(name for name in REGISTRY if name != "power_law")
+
+
+def family(name: str) -> Family:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UsageError(f"family must be one of {', '.join(REGISTRY)}, got {name!r}") from None
+
+
+def vuong_pairs() -> list[tuple[str, str]]:
+    """The non-nested comparisons, the rule's pair first, then each family's ``compare_with``."""
+    pairs = [RULE_PAIR]
+    for fam in REGISTRY.values():
+        pairs += [(fam.name, other) for other in fam.compare_with if (fam.name, other) not in pairs]
+    return pairs
+
+
+def nested_pairs() -> list[tuple[str, str]]:
+    """(containing family, nested family) for every family that contains another as a boundary case."""
+    return [(fam.name, fam.nests) for fam in REGISTRY.values() if fam.nests is not None]
+
+
+def logpmf(fit: TailFit | PowerLawFit, x: np.ndarray) -> np.ndarray:
+    """Pointwise log-probability of tail values under any fitted family."""
+    return REGISTRY[fit.family].logpmf(np.asarray(x, dtype=np.float64), fit.params, fit.xmin, fit.discrete)
+
+
+def fit_all(tail: Tail, reference: PowerLawFit, *, starts: dict[str, dict[str, float]] | None = None,
+            names: tuple[str, ...] = ALTERNATIVES) -> dict[str, TailFit]:
+    """Fit the named families on ``tail`` (warm ``starts`` by family name, when given)."""
+    starts = starts or {}
+    return {n: REGISTRY[n].fit(tail, reference=reference, start=starts.get(n)) for n in names}
