@@ -23,7 +23,7 @@ def test_longmemeval_json(run_cli):
     assert doc["accuracy_measured"] is False
     assert doc["questions"] == 21 and doc["params"]["budget"] == 4096
     assert {a["name"] for a in doc["arms"]} == {"graph", "ctwm", "ctwm-relaxed"}
-    tokens = [c for c in doc["comparisons"] if c["metric"] == "tokens" and c["question_type"] == "all"]
+    tokens = [c for c in doc["comparisons"] if c["metric"] == "tokens" and c["group"] == "all"]
     assert {c["treatment"] for c in tokens} == {"ctwm", "ctwm-relaxed"}
 
 
@@ -71,8 +71,8 @@ def test_report_collects_saved_results(run_cli, tmp_path):
                                                   "LongMemEval synthetic (ctwm-relaxed)"]
     saved = json.loads(lme.read_text())
     tok = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == "tokens"
-               and c["question_type"] == "all")
-    assert rows[1]["reduction"] == tok["value"] and rows[1]["ci_low"] == tok["ci_low"]
+               and c["group"] == "all")
+    assert rows[1]["reduction"] == -tok["relative"] and rows[1]["ci_low"] == -tok["relative_ci_high"]
     syn = rows[0]
     assert syn["reduction"] == pytest.approx(1 - syn["treatment_tokens"] / syn["baseline_tokens"])
     assert syn["ci_low"] <= syn["reduction"] <= syn["ci_high"]

@@ -53,8 +53,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..llm import ChatClient, check_timeout
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
 from ..progress import ProgressCallback
+from ..paired import IndexResample, PairedDelta, paired_delta
 from ..results import ToDict, result
 from .packing import BENCH_POLICIES, PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
 
@@ -386,25 +388,6 @@ class ArmSummary(ToDict):
 
 
 @result
-class Comparison(ToDict):
-    """Treatment vs baseline on one metric over one question type, with a paired bootstrap CI.
-
-    ``metric`` ``tokens``: ``value`` is the token reduction 1 − Σt/Σb; recall and accuracy metrics:
-    ``value`` is the difference of means (treatment − baseline)."""
-
-    treatment: str
-    baseline: str
-    question_type: str
-    metric: str
-    questions: int
-    treatment_value: float | None
-    baseline_value: float | None
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-
-
-@result
 class LongMemEvalResult(ToDict):
     """``ctwm bench longmemeval``: per-arm summaries, paired comparisons and per-question outcomes."""
 
@@ -416,7 +399,7 @@ class LongMemEvalResult(ToDict):
     params: dict[str, Any]
     tokenizer: str
     summary: tuple[ArmSummary, ...]
-    comparisons: tuple[Comparison, ...]
+    comparisons: tuple[PairedDelta, ...]  # tokens: relative = sum(t)/sum(b) - 1; recall, accuracy: delta of means
     outcomes: tuple[QuestionOutcome, ...]
     accuracy_measured: bool
     accuracy_note: str
@@ -480,6 +463,7 @@ def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence
         raise UsageError(f"--limit must be >= 1, got {limit}")
     if (base_url is None) != (model is None):
         raise UsageError("accuracy needs both --base-url and --model")
+    check_timeout(timeout)
     started = time.perf_counter()
     if isinstance(data, (str, Path)):
         source = str(data)
@@ -494,10 +478,8 @@ def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence
     counter = token_counter(tokenizer)
     answerer = judge = None
     if base_url is not None:
-        from ..world.endpoint import EndpointPolicy
-
-        answerer = EndpointPolicy(base_url=base_url, model=model, timeout=timeout, retries=retries)
-        judge = EndpointPolicy(base_url=base_url, model=judge_model or model, timeout=timeout, retries=retries)
+        answerer = ChatClient(base_url=base_url, model=model, timeout=timeout, retries=retries)
+        judge = ChatClient(base_url=base_url, model=judge_model or model, timeout=timeout, retries=retries)
     outcomes: list[QuestionOutcome] = []
     total = len(questions) * len(arms)
     done = 0
@@ -565,59 +547,29 @@ def _summaries(questions, arms, outcomes, baseline, replicates, level, rng, meas
                 **{m: _mean([getattr(o.recall, m) for o in os_]) for m in RECALL_METRICS},
                 accuracy=_mean([o.correct for o in os_]) if measured else None))
         # one resample of the questions of this type, shared by every arm and metric
-        n = len(ids)
-        idx = rng.integers(0, n, size=(replicates, n)) if replicates else None
+        resample = IndexResample(len(ids), replicates, rng)
         base = [by[(baseline, i)] for i in ids]
+        metrics = [*RECALL_METRICS, *(["accuracy"] if measured else [])]
         for arm in arms:
             if arm.name == baseline:
                 continue
             treat = [by[(arm.name, i)] for i in ids]
-            comps.append(_token_comp(arm.name, baseline, qt, treat, base, idx, level))
-            metrics = [*RECALL_METRICS, *(["accuracy"] if measured else [])]
+            t = np.array([o.tokens for o in treat], dtype=np.float64)
+            b = np.array([o.tokens for o in base], dtype=np.float64)
+            ones = np.ones(t.size)
+            comps.append(paired_delta((t, ones), (b, ones), resample, level=level, treatment=arm.name,
+                                      baseline=baseline, metric="tokens", group=qt))
             for m in metrics:
-                comps.append(_mean_comp(arm.name, baseline, qt, m, treat, base, idx, level))
+                tv, bv = _values(treat, m), _values(base, m)
+                ok = np.isfinite(tv) & np.isfinite(bv)  # the same questions have evidence under both arms
+                w = ok.astype(np.float64)
+                comps.append(paired_delta((np.where(ok, tv, 0.0), w), (np.where(ok, bv, 0.0), w), resample,
+                                          level=level, treatment=arm.name, baseline=baseline, metric=m, group=qt,
+                                          units=int(ok.sum())))
     return tuple(summary), tuple(comps)
-
-
-def _q(level: float) -> tuple[float, float]:
-    return (1 - level) / 2, 1 - (1 - level) / 2
-
-
-def _token_comp(tname, bname, qt, treat, base, idx, level) -> Comparison:
-    t = np.array([o.tokens for o in treat], dtype=np.float64)
-    b = np.array([o.tokens for o in base], dtype=np.float64)
-    val = 1.0 - t.sum() / b.sum() if b.sum() else None
-    lo = hi = None
-    if idx is not None and val is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = 1.0 - t[idx].sum(axis=1) / b[idx].sum(axis=1)
-        r = r[np.isfinite(r)]
-        if r.size:
-            lo, hi = (float(v) for v in np.quantile(r, _q(level)))
-    return Comparison(treatment=tname, baseline=bname, question_type=qt, metric="tokens", questions=int(t.size),
-                      treatment_value=float(t.mean()), baseline_value=float(b.mean()), value=val, ci_low=lo, ci_high=hi)
 
 
 def _values(outs, metric) -> np.ndarray:
     if metric == "accuracy":
         return np.array([np.nan if o.correct is None else float(o.correct) for o in outs])
     return np.array([np.nan if getattr(o.recall, metric) is None else float(getattr(o.recall, metric)) for o in outs])
-
-
-def _mean_comp(tname, bname, qt, metric, treat, base, idx, level) -> Comparison:
-    t, b = _values(treat, metric), _values(base, metric)
-    ok = np.isfinite(t) & np.isfinite(b)  # the same questions have evidence under both arms
-    tv = float(t[ok].mean()) if ok.any() else None
-    bv = float(b[ok].mean()) if ok.any() else None
-    val = None if tv is None else tv - bv
-    lo = hi = None
-    if idx is not None and val is not None:
-        w = ok[idx].astype(np.float64)
-        d = np.where(ok, t - b, 0.0)[idx]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = d.sum(axis=1) / w.sum(axis=1)
-        r = r[np.isfinite(r)]
-        if r.size:
-            lo, hi = (float(v) for v in np.quantile(r, _q(level)))
-    return Comparison(treatment=tname, baseline=bname, question_type=qt, metric=metric, questions=int(ok.sum()),
-                      treatment_value=tv, baseline_value=bv, value=val, ci_low=lo, ci_high=hi)

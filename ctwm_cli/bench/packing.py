@@ -30,21 +30,19 @@ list, with a light plural stemmer; the query's distinct words count once.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
 from ..errors import UsageError
-from ..memory.policies import BM25_B, BM25_K1, allocation_slots, check_policy_args
+from ..memory.bm25 import bm25_scores as shared_bm25_scores
+from ..memory.policies import allocation_slots, check_policy_args
 from ..memory.tokens import TokenCounter
 from ..results import ToDict, result
 
 BENCH_POLICIES = ("graph", "ctwm")
 _WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
-    "a an and are as at be but by did do does for from had has have how i i'm in is it its me my of on or so "
-    "that the their them then there these they this to was we were what when where which who why will with "
-    "you your can could would should about into than also just any our us".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "i'm", "in", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "can", "could", "would", "should", "about", "into", "than", "also", "just", "any", "our", "us"]
 )
 
 
@@ -68,32 +66,12 @@ def one_line(text: str) -> str:
 
 
 def bm25_scores(query: str | Sequence[str], docs: Sequence[Sequence[str]]) -> list[float]:
-    """BM25 score of every document (a list of words) for ``query`` (text, or a list of words)."""
+    """BM25 score of every document (a list of words) for ``query`` (text, or a list of words), with
+    the one BM25 of the package (:mod:`ctwm_cli.memory.bm25`)."""
     q = set(words(query) if isinstance(query, str) else query)
-    n = len(docs)
-    if not n or not q:
-        return [0.0] * n
-    lens = [len(d) for d in docs]
-    avgdl = sum(lens) / n or 1.0
-    tfs = []
-    df: dict[str, int] = {}
-    for d in docs:
-        tf: dict[str, int] = {}
-        for w in d:
-            if w in q:
-                tf[w] = tf.get(w, 0) + 1
-        tfs.append(tf)
-        for w in tf:
-            df[w] = df.get(w, 0) + 1
-    idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
-    out = []
-    for tf, dl in zip(tfs, lens, strict=True):
-        s = 0.0
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl)
-        for w, f in tf.items():
-            s += idf[w] * f * (BM25_K1 + 1) / (f + norm)
-        out.append(s)
-    return out
+    if not docs or not q:
+        return [0.0] * len(docs)
+    return shared_bm25_scores(q, docs)
 
 
 def rank_order(scores: Sequence[float]) -> list[int]:

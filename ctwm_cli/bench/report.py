@@ -83,18 +83,19 @@ def _lme_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
     measured = bool(doc.get("accuracy_measured"))
     parity = "accuracy" if measured else "session_all"
     for c in doc.get("comparisons", []):
-        if c.get("metric") != "tokens" or c.get("question_type") != "all":
+        if c.get("metric") != "tokens" or c.get("group") != "all":
             continue
-        p = next((d for d in doc["comparisons"] if d.get("metric") == parity and d.get("question_type") == "all"
+        p = next((d for d in doc["comparisons"] if d.get("metric") == parity and d.get("group") == "all"
                   and d.get("treatment") == c["treatment"]), {})
         name = label if c["treatment"] == "ctwm" else f"{label} ({c['treatment']})"
         rows.append(ReportRow(
-            configuration=name, source=source, units="questions", n=int(c.get("questions", 0)),
+            configuration=name, source=source, units="questions", n=int(c.get("units", 0)),
             baseline=c["baseline"], treatment=c["treatment"], baseline_tokens=c.get("baseline_value"),
-            treatment_tokens=c.get("treatment_value"), reduction=c.get("value"), ci_low=c.get("ci_low"),
-            ci_high=c.get("ci_high"), parity_metric=parity if measured else "session recall (all)",
+            treatment_tokens=c.get("treatment_value"), reduction=_neg(c.get("relative")),
+            ci_low=_neg(c.get("relative_ci_high")), ci_high=_neg(c.get("relative_ci_low")),
+            parity_metric=parity if measured else "session recall (all)",
             baseline_parity=p.get("baseline_value"), treatment_parity=p.get("treatment_value"),
-            parity_delta=p.get("value")))
+            parity_delta=p.get("delta")))
     return rows
 
 

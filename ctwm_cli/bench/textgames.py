@@ -48,6 +48,7 @@ import numpy as np
 from ..errors import InputError, UsageError
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
 from ..progress import ProgressCallback
+from ..paired import BlockResample, IndexResample, paired_delta
 from ..results import ToDict, result
 from .packing import PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
 
@@ -310,8 +311,6 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
                   seed: int | None = None, label: str | None = None,
                   progress: ProgressCallback | None = None) -> TextGameResult:
     """Play every game once and replay its actions under graph and ctwm (see the module docstring)."""
-    from ..replay.metrics import block_starts
-
     check_pack_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
     if tokenizer not in TOKENIZERS:
         raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
@@ -357,23 +356,22 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
     g_all = np.concatenate([np.asarray(r.graph_tokens, dtype=np.float64) for r in played])
     c_all = np.concatenate([np.asarray(r.ctwm_tokens, dtype=np.float64) for r in played])
     red = float(1 - c_all.sum() / g_all.sum())
-    lo = hi = None
-    if bootstrap and len(played) > 1:  # whole games resampled: the paired unit is the episode
+    if len(played) > 1:  # whole games resampled: the paired unit is the episode
         gs_ = np.array([sum(r.graph_tokens) for r in played], dtype=np.float64)
         cs_ = np.array([sum(r.ctwm_tokens) for r in played], dtype=np.float64)
-        idx = rng.integers(0, len(played), size=(bootstrap, len(played)))
-        r = 1 - cs_[idx].sum(axis=1) / gs_[idx].sum(axis=1)
-        lo, hi = (float(v) for v in np.quantile(r, [(1 - level) / 2, 1 - (1 - level) / 2]))
+        resample: Any = IndexResample(len(played), bootstrap, rng)
+        d = paired_delta((cs_, np.ones(cs_.size)), (gs_, np.ones(gs_.size)), resample, level=level,
+                         treatment="ctwm", baseline="graph", metric="tokens")
         method = "paired bootstrap over games (whole episodes resampled), percentile interval"
-    elif bootstrap:
-        starts, size = block_starts([played[0].steps], block, bootstrap, rng)
-        cg = np.concatenate([[0.0], np.cumsum(g_all)])
-        cc = np.concatenate([[0.0], np.cumsum(c_all)])
-        r = 1 - (cc[starts + size] - cc[starts]).sum(axis=1) / (cg[starts + size] - cg[starts]).sum(axis=1)
-        lo, hi = (float(v) for v in np.quantile(r, [(1 - level) / 2, 1 - (1 - level) / 2]))
-        method = "moving-block bootstrap over the steps of the one game, percentile interval"
     else:
-        method = "none"
+        resample = BlockResample([played[0].steps], block, bootstrap, rng)
+        d = paired_delta((c_all, np.ones(c_all.size)), (g_all, np.ones(g_all.size)), resample, level=level,
+                         treatment="ctwm", baseline="graph", metric="tokens")
+        method = "moving-block bootstrap over the steps of the one game, percentile interval"
+    # reduction = 1 - sum(ctwm)/sum(graph) = -relative, so its interval is the relative one negated
+    lo = None if d.relative_ci_high is None else -d.relative_ci_high
+    hi = None if d.relative_ci_low is None else -d.relative_ci_low
+    method = method if d.interval == "formed" else d.interval
     wins = sum(r.won for r in rows)
     return TextGameResult(
         source=source, label=label or f"TextWorld {agent}", games=tuple(rows), steps=int(g_all.size),

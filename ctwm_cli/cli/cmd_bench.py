@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import secrets
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from ..bench.longmemeval import (
-    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, LongMemEvalResult, run_longmemeval,
-)
-from ..bench.report import BenchReport, bench_report
-from ..bench.textgames import AGENTS, TextGameResult, run_textgames
-from ..bench.textgames import DEFAULT_BUDGET as TW_BUDGET
-from ..memory.tokens import TOKENIZERS
+from .choices import GAME_AGENTS as AGENTS
+from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
 from .options import Format, FormatOpt, JsonOpt, SeedOpt, resolve_format
 from .output import announce_seed, emit, fmt_num, progress_bar
+
+if TYPE_CHECKING:
+    from ..bench.longmemeval import LongMemEvalResult
+    from ..bench.report import BenchReport
+    from ..bench.textgames import TextGameResult
+
+DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU = (
+    LONGMEMEVAL_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates", "tau")
+)
+TW_BUDGET = TEXTGAMES_BUDGET
+
 
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
 GameAgent = Enum("GameAgent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
@@ -90,16 +96,19 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
     for col in ccols:
         c.add_column(col, justify="left" if col in ("arm", "question type") else "right",
                      no_wrap=col in ("arm", "question type"))
-    by = {(x.treatment, x.question_type, x.metric): x for x in res.comparisons}
+    by = {(x.treatment, x.group, x.metric): x for x in res.comparisons}
     for (arm, qt, metric), x in by.items():
         if metric != "tokens" or qt not in ("all", "multi-session"):
             continue
 
         def delta(m: str) -> str:
             d = by.get((arm, qt, m))
-            return "–" if d is None or d.value is None else f"{d.value:+.3f} {_ci(d.ci_low, d.ci_high, pct=False)}"
+            return "–" if d is None or d.delta is None else f"{d.delta:+.3f} {_ci(d.ci_low, d.ci_high, pct=False)}"
 
-        cells = [arm, qt, f"{_pct(x.value)} {_ci(x.ci_low, x.ci_high)}", delta("turn_all"), delta("session_all")]
+        reduction = None if x.relative is None else -x.relative  # 1 - sum(treatment)/sum(baseline)
+        lo = None if x.relative_ci_high is None else -x.relative_ci_high
+        hi = None if x.relative_ci_low is None else -x.relative_ci_low
+        cells = [arm, qt, f"{_pct(reduction)} {_ci(lo, hi)}", delta("turn_all"), delta("session_all")]
         if res.accuracy_measured:
             cells.append(delta("accuracy"))
         c.add_row(*cells)
@@ -139,7 +148,14 @@ def longmemeval(
     BM25 of its session) and gives the top --k a line while they fit; CTWM allocates the same
     ranking core/tail with b(r; τ). With --base-url and --model each prompt is also answered and
     judged (yes/no, per question type); without them accuracy is not measured.
+
+    \b
+    Examples:
+      ctwm bench longmemeval longmemeval_s.json --seed 1
+      ctwm bench longmemeval questions.json --limit 50 --budget 2048 --json > lme.json
     """
+    from ..bench.longmemeval import run_longmemeval
+
     fmt = resolve_format(fmt, as_json)
     seed = _seed(seed)
     with progress_bar("longmemeval") as progress:
@@ -191,7 +207,14 @@ def textworld(
     """Play text games once and replay the same actions under Graph Memory and CTWM: prompt tokens per
     step, paired token reduction with a bootstrap CI over games, successes. Needs the optional extra
     (pip install 'ctwm[textworld]'; ALFWorld games: 'ctwm[alfworld]').
+
+    \b
+    Examples:
+      ctwm bench textworld tw_games/ --seed 1
+      ctwm bench textworld games/ --agent walkthrough --limit 5 --json
     """
+    from ..bench.textgames import run_textgames
+
     fmt = resolve_format(fmt, as_json)
     seed = _seed(seed)
     with progress_bar("textworld") as progress:
@@ -228,7 +251,15 @@ def report(
     as_json: JsonOpt = False,
 ) -> None:
     """Collect paired CTWM-vs-Graph-Memory comparisons into one table: configuration, token reduction,
-    CI, and a parity metric (coverage, recall or accuracy, success)."""
+    CI, and a parity metric (coverage, recall or accuracy, success).
+
+    \b
+    Examples:
+      ctwm bench report --synthetic --seed 1
+      ctwm bench report lme.json tw.json --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    from ..bench.report import bench_report
+
     fmt = resolve_format(fmt, as_json)
     if synthetic:
         seed = _seed(seed)

@@ -1,25 +1,36 @@
-"""``ctwm replay``: memory policies and prompt encodings on Synthetic Graph World episodes."""
+"""``ctwm replay``: memory policies and prompt encodings on Synthetic Graph World episodes.
+
+The options every replay command shares are declared once (:data:`SHARED`) and added to each
+command's signature by :func:`replay_options`, which hands the command one :class:`ReplayOptions`.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import secrets
+import sys
+import time
+from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
-from ..memory.encodings import ENCODINGS
-from ..memory.policies import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES
-from ..memory.predictor import PREDICTORS
-from ..memory.tokens import TOKENIZERS
-from ..replay import ReplayConfig, ReplayResult, frozen_replay, parse_taus, replay_ablation, replay_compare, replay_encodings
-from ..replay.runner import AGENTS
-from ..world.graphs import FAMILIES
+from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
 from .options import Format, FormatOpt, JsonOpt, SeedOpt, resolve_format
-from .output import announce_seed, emit, fmt_num, progress_bar
+from .output import announce_seed, emit, fmt_num, message, progress_bar
 
+if TYPE_CHECKING:
+    from ..replay import ReplayConfig, ReplayResult
+
+AGENTS = REPLAY_AGENTS
+DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES = (
+    REPLAY_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates")
+)
 Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
 Agent = Enum("Agent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
 Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: ignore[misc]
@@ -27,35 +38,107 @@ EncodingName = Enum("EncodingName", {e: e for e in ENCODINGS}, type=str)  # type
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
 PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
 
-FamilyOpt = Annotated[Family, typer.Option("--family", help="Graph family of the world.")]  # type: ignore[valid-type]
-SizeOpt = Annotated[int, typer.Option("--size", help="Number of states |V|.")]
-AgentOpt = Annotated[Agent, typer.Option("--agent", help="Agent policy that generates the episodes (as in ctwm world run).")]  # type: ignore[valid-type]
-StepsOpt = Annotated[int, typer.Option("--steps", help="Steps per episode.")]
-SeedsOpt = Annotated[int, typer.Option("--seeds", help="Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.")]
-BudgetOpt = Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt); binds every policy except full.")]
-KOpt = Annotated[int, typer.Option("--k", help="Items retrieved by flat and graph (top-k).")]
-CoreOpt = Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ranks 1..K get their own line).")]
-CandOpt = Annotated[int, typer.Option("--max-candidates", help="Candidates ranked by graph and ctwm per step (M at most).")]
-TauOpt = Annotated[str, typer.Option("--tau", "-t", help="CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).")]
-TokOpt = Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).")]  # type: ignore[valid-type]
-PredOpt = Annotated[PredictorName, typer.Option("--predictor", help="reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.")]  # type: ignore[valid-type]
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Endpoint predictor: base URL of an OpenAI-compatible server. Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint predictor: model name.")]
-BootOpt = Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the paired CIs (0: no intervals).")]
-BlockOpt = Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap.")]
-LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(
+    "--base-url", help="Endpoint predictor or agent: base URL (http/https) of an OpenAI-compatible server, e.g. "
+    "http://127.0.0.1:8080/v1. Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint predictor or agent: model name.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds per model request (endpoint predictor or agent).")]
 OutOpt = Annotated[str | None, typer.Option("--out", "-o", help="Write trace.parquet, steps.parquet and manifest.json into this directory.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing replay in --out.")]
-VerifyOpt = Annotated[bool, typer.Option("--verify-tokens", help="Also encode every whole prompt and check it against the per-line count (slower).")]
+TimingsOpt = Annotated[bool, typer.Option("--timings", help="Print the wall-clock time and steps/s on stderr (never in the results).")]
 
-replay_app = typer.Typer(
-    help=(
-        "Memory policies (full, flat, graph, ctwm, tiered) and prompt encodings (verbose, compact) replayed on the same "
-        "Synthetic Graph World episodes: prompt tokens, coverage, tail error, paired deltas with bootstrap CIs. "
-        "Without a subcommand: compare the encodings of one memory policy."
-    ),
-    invoke_without_command=True,
-)
+
+@dataclasses.dataclass(frozen=True)
+class ReplayOptions:
+    """The shared options of the replay commands, as parsed."""
+
+    family: Any
+    size: int
+    agent: Any
+    steps: int
+    seed: int | None
+    episodes: int
+    seeds: int | None
+    budget: int
+    k: int
+    core: int
+    max_candidates: int
+    tau: str
+    tokenizer: Any
+    predictor: Any
+    base_url: str | None
+    model: str | None
+    timeout: float
+    bootstrap: int
+    block: int
+    level: float
+    out: str | None
+    overwrite: bool
+    verify_tokens: bool
+    fmt: Format
+    as_json: bool
+    timings: bool
+
+
+def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+SHARED = [
+    _param("family", Annotated[Family, typer.Option("--family", help="Graph family of the world.")], Family["scale-free"]),  # type: ignore[valid-type]
+    _param("size", Annotated[int, typer.Option("--size", help="Number of states |V|.")], 500),
+    _param("agent", Annotated[Agent, typer.Option("--agent", help=(  # type: ignore[valid-type]
+        "Who acts. Open loop (same trajectories for every arm, exact paired tokens): random-walk, semantic (as in "
+        "ctwm world run). Closed loop (the agent acts from each arm's memory prompt, so each arm drives its own "
+        "trajectory; success becomes a metric): reader (offline, goal-directed from the prompt), endpoint (an "
+        "OpenAI-compatible model, --base-url/--model)."))], Agent["random-walk"]),
+    _param("steps", Annotated[int, typer.Option("--steps", help="Steps per episode.")], 2000),
+    _param("seed", SeedOpt, None),
+    _param("episodes", Annotated[int, typer.Option("--episodes", help="Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.")], 3),
+    _param("seeds", Annotated[int | None, typer.Option("--seeds", hidden=True, help="Deprecated alias of --episodes.")], None),
+    _param("budget", Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt); binds every policy except full.")], DEFAULT_BUDGET),
+    _param("k", Annotated[int, typer.Option("--k", help="Items retrieved by flat and graph (top-k).")], DEFAULT_K),
+    _param("core", Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ranks 1..K get their own line).")], DEFAULT_CORE),
+    _param("max_candidates", Annotated[int, typer.Option("--max-candidates", help="Candidates ranked by graph and ctwm per step (M at most).")], DEFAULT_MAX_CANDIDATES),
+    _param("tau", Annotated[str, typer.Option("--tau", "-t", help="CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).")], "1.0"),
+    _param("tokenizer", Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).")], Tokenizer["cl100k_base"]),  # type: ignore[valid-type]
+    _param("predictor", Annotated[PredictorName, typer.Option("--predictor", help="reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.")], PredictorName["reader"]),  # type: ignore[valid-type]
+    _param("base_url", BaseUrlOpt, None),
+    _param("model", ModelOpt, None),
+    _param("timeout", TimeoutOpt, 30.0),
+    _param("bootstrap", Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the paired CIs (0: no intervals).")], 1000),
+    _param("block", Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.")], 50),
+    _param("level", Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")], 0.95),
+    _param("out", OutOpt, None),
+    _param("overwrite", OverwriteOpt, False),
+    _param("verify_tokens", Annotated[bool, typer.Option("--verify-tokens", help="Also encode every whole prompt and check it against the per-line count (slower).")], False),
+    _param("fmt", FormatOpt, Format.table),
+    _param("as_json", JsonOpt, False),
+    _param("timings", TimingsOpt, False),
+]
+SHARED_NAMES = [p.name for p in SHARED]
+
+
+def replay_options(fn: Callable[..., None]) -> Callable[..., None]:
+    """Add the shared options to ``fn``'s signature; ``fn`` receives them as ``opts: ReplayOptions``. A
+    parameter of ``fn`` with a shared option's name replaces it (``opts`` then holds the shared default)."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "opts"]
+    names = {p.name for p in own}
+    shared = [p for p in SHARED if p.name not in names]
+    params = [*own, *shared]
+
+    @functools.wraps(fn)
+    def wrapper(**kw: Any) -> None:
+        values = {p.name: kw.pop(p.name) if p.name in shared_names else p.default for p in SHARED}
+        return fn(opts=ReplayOptions(**values), **kw)
+
+    shared_names = {p.name for p in shared}
+
+    del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
 
 
 def _seed(seed: int | None) -> int:
@@ -65,23 +148,40 @@ def _seed(seed: int | None) -> int:
     return seed
 
 
-def _config(family, size, agent, steps, seed, seeds, budget, k, core, max_candidates, tokenizer, predictor, base_url,
-            model, bootstrap, block, level, verify) -> ReplayConfig:
-    if seeds < 1:
-        raise UsageError(f"--seeds must be >= 1, got {seeds}")
-    params: dict[str, Any] = {}
-    if predictor.value == "endpoint":
-        params = {"base_url": base_url, "model": model}
-    elif base_url or model:
-        raise UsageError("--base-url and --model apply to --predictor endpoint only")
-    return ReplayConfig(family=family.value, size=size, agent=agent.value, steps=steps,
-                        seeds=tuple(seed + i for i in range(seeds)), budget=budget, k=k, core=core,
-                        max_candidates=max_candidates, tokenizer=tokenizer.value, predictor=predictor.value,
-                        predictor_params=params, bootstrap=bootstrap, block=block, level=level, verify_tokens=verify)
+def _config(o: ReplayOptions, seed: int) -> ReplayConfig:
+    from ..replay import ReplayConfig
+
+    episodes, flag = o.episodes, "--episodes"
+    if o.seeds is not None:
+        message("warning: --seeds is deprecated; use --episodes")
+        episodes, flag = o.seeds, "--seeds"
+    if episodes < 1:
+        raise UsageError(f"{flag} must be >= 1, got {episodes}")
+    endpoint = {"base_url": o.base_url, "model": o.model, "timeout": o.timeout}
+    uses = o.predictor.value == "endpoint" or o.agent.value == "endpoint"
+    if not uses and (o.base_url or o.model):
+        raise UsageError("--base-url and --model apply to --predictor endpoint only, or to --agent endpoint")
+    return ReplayConfig(family=o.family.value, size=o.size, agent=o.agent.value,
+                        agent_params=endpoint if o.agent.value == "endpoint" else {}, steps=o.steps,
+                        seeds=tuple(seed + i for i in range(episodes)), budget=o.budget, k=o.k, core=o.core,
+                        max_candidates=o.max_candidates, tokenizer=o.tokenizer.value, predictor=o.predictor.value,
+                        predictor_params=endpoint if o.predictor.value == "endpoint" else {}, bootstrap=o.bootstrap,
+                        block=o.block, level=o.level, verify_tokens=o.verify_tokens)
+
+
+def _timed(o: ReplayOptions, label: str, steps: int, fn: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    res = fn()
+    if o.timings:
+        sec = time.perf_counter() - started
+        print(f"{label}: {steps:,} steps in {sec:.2f} s ({steps / sec:,.0f} steps/s)", file=sys.stderr)
+    return res
 
 
 METRIC_LABELS = {"tokens_mean": "tokens/step", "tail_error": "tail error", "overall_error": "overall error",
-                 "state_coverage": "state cov.", "transition_coverage": "transition cov."}
+                 "state_coverage": "state cov.", "transition_coverage": "transition cov.",
+                 "answerable_tail_error": "answerable tail err.", "answerable_overall_error": "answerable err.",
+                 "evidence_in_prompt": "evidence in prompt", "task_rate": "tasks/step", "steps_per_task": "steps/task"}
 
 
 def _ci(lo, hi, digits: int = 3) -> str:
@@ -92,189 +192,250 @@ def _pct(v) -> str:
     return "–" if v is None else f"{100 * v:+.1f}%"
 
 
-def _render(res: ReplayResult, fmt: Format, seed: int, title: str) -> None:
+def _arms_table(res: ReplayResult, title: str) -> Table:
     cfg = res.config
-    t = Table(title=f"{title}: {cfg.family}, |V|={cfg.size}, {cfg.agent}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
-                    f"budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}", title_justify="left",
-              caption="tokens: whole prompt per step; coverage: state/transition (evidence held by the memory that "
-                      "reached the prompt); tail error: steps at the least-visited half of the visited states.",
+    closed = res.loop == "closed"
+    t = Table(title=f"{title} ({res.loop} loop): {cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x "
+                    f"{cfg.steps:,} steps, budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}",
+              title_justify="left",
+              caption="tokens: whole prompt per step; coverage: state/transition; answerable: an outcome of (s, a) was "
+                      "seen earlier, so a memory could hold it; evidence: share of answerable steps whose evidence "
+                      "reached the prompt; tail: steps at the least-visited half of the visited states"
+                      + ("; each arm drives its own trajectory (closed loop)." if closed else "."),
               caption_justify="left")
-    for col in ("method", "tokens/step", "median", "p95", "coverage", "tail error", "overall error", "lines", "tail items"):
+    cols = ["method", "tokens/step", "p95", "coverage", "tail err", "overall err", "answerable", "ans. tail err",
+            "ans. err", "evidence"]
+    if closed:
+        cols += ["tasks reached", "steps/task"]
+    for col in cols:
         t.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
     for a in res.arms:
-        cov = f"{fmt_num(a.state_coverage, 3)}/{fmt_num(a.transition_coverage, 3)}"
-        t.add_row(a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_median, 5), fmt_num(a.tokens_p95, 5), cov,
-                  fmt_num(a.tail_error, 3), fmt_num(a.overall_error, 3), fmt_num(a.items_injected, 3),
-                  fmt_num(a.tail_items, 3))
-    tables: list[Any] = [t]
+        row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5),
+               f"{fmt_num(a.state_coverage, 3)}/{fmt_num(a.transition_coverage, 3)}", fmt_num(a.tail_error, 3),
+               fmt_num(a.overall_error, 3), f"{a.answerable_steps:,}", fmt_num(a.answerable_tail_error, 3),
+               fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3)]
+        if closed:
+            row += [f"{a.tasks_reached}/{a.tasks_started}", fmt_num(a.steps_per_task, 4)]
+        t.add_row(*row)
+    for r in res.references:
+        label = r.name if r.on is None else f"{r.name} on {r.on}"
+        row = [f"{label} (reference)", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
+               f"{r.answerable_steps:,}", fmt_num(r.answerable_tail_error, 3), fmt_num(r.answerable_overall_error, 3),
+               "–"]
+        t.add_row(*([*row, "–", "–"] if closed else row))
+    return t
+
+
+def _deltas_table(res: ReplayResult, seed: int) -> Table:
+    cfg = res.config
+    c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% block-bootstrap CIs "
+                    f"(B={cfg.bootstrap}, block={cfg.block}, seed={seed})", title_justify="left")
+    for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "relative [CI]"):
+        c.add_column(col, justify="left" if col in ("treatment - baseline", "metric") else "right")
+    last = None
+    for d in res.comparisons:
+        pair = f"{d.treatment} - {d.baseline}"
+        rel = "–" if d.relative is None else _pct(d.relative) + (
+            "" if d.relative_ci_low is None else f" [{_pct(d.relative_ci_low)}, {_pct(d.relative_ci_high)}]")
+        delta = fmt_num(d.delta, 3) + ("" if d.ci_low is None else f" {_ci(d.ci_low, d.ci_high)}")
+        c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
+                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, rel)
+        last = pair
+    statuses = {d.interval for d in res.comparisons} - {"formed"}
+    if statuses:
+        c.caption = "no interval: " + "; ".join(sorted(statuses))
+        c.caption_justify = "left"
+    return c
+
+
+def _render(res: ReplayResult, fmt: Format, seed: int, title: str) -> None:
+    tables: list[Any] = [_arms_table(res, title)]
     if res.comparisons:
-        c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% block-bootstrap CIs "
-                        f"(B={cfg.bootstrap}, block={cfg.block}, seed={seed})", title_justify="left")
-        for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "relative [CI]"):
-            c.add_column(col, justify="left" if col in ("treatment - baseline", "metric") else "right")
-        last = None
-        for d in res.comparisons:
-            pair = f"{d.treatment} - {d.baseline}"
-            rel = "–" if d.relative is None else _pct(d.relative) + (
-                "" if d.relative_ci_low is None else f" [{_pct(d.relative_ci_low)}, {_pct(d.relative_ci_high)}]")
-            delta = fmt_num(d.delta, 3) + ("" if d.ci_low is None else f" {_ci(d.ci_low, d.ci_high)}")
-            c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
-                      fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, rel)
-            last = pair
-        tables.append(c)
+        tables.append(_deltas_table(res, seed))
     if res.tau_sweep:
         s = Table(title="τ sweep (ctwm, measured on the episodes)", title_justify="left")
-        for col in ("encoding", "tau", "tokens/step", "tail error", "overall error", "core lines", "tail listed", "tail items", "coverage"):
+        for col in ("encoding", "tau", "tokens/step", "tail error", "overall error", "core lines", "tail listed",
+                    "tail items", "coverage"):
             s.add_column(col, justify="left" if col == "encoding" else "right")
         for r in res.tau_sweep:
             s.add_row(r.encoding, fmt_num(r.tau, 4), fmt_num(r.tokens_mean, 5), fmt_num(r.tail_error, 3),
                       fmt_num(r.overall_error, 3), fmt_num(r.items_in_prompt, 3), fmt_num(r.items_summarised, 3),
                       fmt_num(r.tail_items, 3), f"{fmt_num(r.state_coverage, 3)}/{fmt_num(r.transition_coverage, 3)}")
         tables.append(s)
+    for arm, n in res.matched_over_budget.items():
+        tables.append(f"{arm}: budget per step = what graph spent; at {n:,} step(s) ctwm's minimal prompt was larger "
+                      "and was used instead")
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")
     emit(res.command, res.to_dict(), [a.to_dict() for a in res.arms], fmt, seed=seed, tables=tables)
 
 
+replay_app = typer.Typer(
+    help=(
+        "Memory policies (full, flat, graph, ctwm, tiered) and prompt encodings (verbose, compact) replayed on the same "
+        "Synthetic Graph World episodes: prompt tokens, coverage, tail error, answerable error with oracle/counts "
+        "reference rows, paired deltas with bootstrap CIs; open loop (default) or closed loop (--agent reader|endpoint). "
+        "Without a subcommand: compare the encodings of one memory policy."
+    ),
+    invoke_without_command=True,
+)
+
+
 @replay_app.callback()
+@replay_options
 def replay(
     ctx: typer.Context,
     memory: Annotated[Memory, typer.Option("--memory", help="Memory policy whose encodings are compared.")] = Memory["ctwm"],  # type: ignore[valid-type]
-    family: FamilyOpt = Family["scale-free"],
-    size: SizeOpt = 500,
-    agent: AgentOpt = Agent["random-walk"],
-    steps: StepsOpt = 2000,
-    seed: SeedOpt = None,
-    seeds: SeedsOpt = 3,
-    budget: BudgetOpt = DEFAULT_BUDGET,
-    k: KOpt = DEFAULT_K,
-    core: CoreOpt = DEFAULT_CORE,
-    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
-    tau: TauOpt = "1.0",
-    tokenizer: TokOpt = Tokenizer["cl100k_base"],
-    predictor: PredOpt = PredictorName["reader"],
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    bootstrap: BootOpt = 1000,
-    block: BlockOpt = 50,
-    level: LevelOpt = 0.95,
-    out: OutOpt = None,
-    overwrite: OverwriteOpt = False,
-    verify_tokens: VerifyOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    *,
+    opts: ReplayOptions,
 ) -> None:
     """Compare the verbose and compact encodings of one memory policy on the same episodes.
 
-    Reports prompt tokens per step (mean, median, p95), coverage, tail and overall error per
-    encoding, and compact - verbose paired deltas with block-bootstrap CIs. Subcommands:
-    compare (policies, Table 3), ablation (Table 4), frozen (Theorem A.7).
+    Reports prompt tokens per step (mean, median, p95), coverage, tail and overall error, answerable
+    error per encoding, and compact - verbose paired deltas with block-bootstrap CIs. Subcommands:
+    compare (policies, Table 3), ablation (Table 4), pareto (budget sweep), frozen (Theorem A.7).
+
+    \b
+    Examples:
+      ctwm replay --memory ctwm --steps 1000 --episodes 2 --seed 1
+      ctwm replay --agent reader --out run/ --seed 1 && ctwm replay frozen run/ --encoding verbose
     """
     if ctx.invoked_subcommand is not None:
         return
-    fmt = resolve_format(fmt, as_json)
-    taus = parse_taus(tau)
+    from ..replay import parse_taus, replay_encodings
+
+    fmt = resolve_format(opts.fmt, opts.as_json)
+    taus = parse_taus(opts.tau)
     if memory.value != "ctwm" and taus != (1.0,):
         raise UsageError("--tau applies to --memory ctwm only")
-    seed = _seed(seed)
-    cfg = _config(family, size, agent, steps, seed, seeds, budget, k, core, max_candidates, tokenizer, predictor,
-                  base_url, model, bootstrap, block, level, verify_tokens)
-    with progress_bar("replay", total=len(cfg.seeds) * 2 * len(taus)) as progress:
-        res = replay_encodings(cfg, memory=memory.value, taus=taus, out=out, overwrite=overwrite, seed=seed,
-                               progress=progress)
+    seed = _seed(opts.seed)
+    cfg = _config(opts, seed)
+    n = len(cfg.seeds) * 2 * len(taus)
+    with progress_bar("replay", total=n) as progress:
+        res = _timed(opts, "replay", n * cfg.steps, lambda: replay_encodings(
+            cfg, memory=memory.value, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, f"encodings of {memory.value}")
 
 
 @replay_app.command("compare")
+@replay_options
 def compare(
     memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered).")] = "full,flat,graph,ctwm",
     encoding: Annotated[EncodingName, typer.Option("--encoding", help="Prompt encoding of every policy.")] = EncodingName["compact"],  # type: ignore[valid-type]
     baseline: Annotated[str, typer.Option("--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
-    family: FamilyOpt = Family["scale-free"],
-    size: SizeOpt = 500,
-    agent: AgentOpt = Agent["random-walk"],
-    steps: StepsOpt = 2000,
-    seed: SeedOpt = None,
-    seeds: SeedsOpt = 3,
-    budget: BudgetOpt = DEFAULT_BUDGET,
-    k: KOpt = DEFAULT_K,
-    core: CoreOpt = DEFAULT_CORE,
-    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
-    tau: TauOpt = "1.0",
-    tokenizer: TokOpt = Tokenizer["cl100k_base"],
-    predictor: PredOpt = PredictorName["reader"],
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    bootstrap: BootOpt = 1000,
-    block: BlockOpt = 50,
-    level: LevelOpt = 0.95,
-    out: OutOpt = None,
-    overwrite: OverwriteOpt = False,
-    verify_tokens: VerifyOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    match_tokens: Annotated[str | None, typer.Option("--match-tokens", help="graph: at every step ctwm's budget is what Graph Memory spent on that step (comparison at equal cost; open loop only).")] = None,
+    *,
+    opts: ReplayOptions,
 ) -> None:
     """Memory policies on the same episodes, in the layout of the paper's Table 3.
 
-    Tokens per step, state/transition coverage, tail error and overall error per policy, and the
-    paired deltas of every policy against --baseline with block-bootstrap CIs. A --tau sweep runs
-    ctwm once per τ and adds the τ table (Section 5.6).
+    Tokens per step, coverage, tail and overall error, answerable error and evidence in prompt per
+    policy, the oracle and counts reference rows, and the paired deltas of every policy against
+    --baseline with block-bootstrap CIs. A --tau sweep runs ctwm once per τ.
+
+    \b
+    Examples:
+      ctwm replay compare --seed 1
+      ctwm replay compare --memory graph,ctwm --match-tokens graph --seed 1 --json
+      ctwm replay compare --agent reader --memory graph,ctwm --seed 1
     """
-    fmt = resolve_format(fmt, as_json)
+    from ..replay import parse_taus, replay_compare
+
+    fmt = resolve_format(opts.fmt, opts.as_json)
     mems = [m.strip() for m in memory.split(",") if m.strip()]
-    taus = parse_taus(tau)
+    taus = parse_taus(opts.tau)
     if "ctwm" not in mems and taus != (1.0,):
         raise UsageError("--tau applies to ctwm, which is not among --memory")
-    seed = _seed(seed)
-    cfg = _config(family, size, agent, steps, seed, seeds, budget, k, core, max_candidates, tokenizer, predictor,
-                  base_url, model, bootstrap, block, level, verify_tokens)
+    seed = _seed(opts.seed)
+    cfg = _config(opts, seed)
     base = None if baseline.strip().lower() == "none" else baseline.strip()
-    n_arms = sum(len(taus) if m == "ctwm" else 1 for m in set(mems))
-    with progress_bar("replay compare", total=len(cfg.seeds) * n_arms) as progress:
-        res = replay_compare(cfg, memories=mems, encoding=encoding.value, baseline=base, taus=taus, out=out,
-                             overwrite=overwrite, seed=seed, progress=progress)
+    n = len(cfg.seeds) * sum(len(taus) if m == "ctwm" else 1 for m in set(mems))
+    with progress_bar("replay compare", total=n) as progress:
+        res = _timed(opts, "replay compare", n * cfg.steps, lambda: replay_compare(
+            cfg, memories=mems, encoding=encoding.value, baseline=base, taus=taus, match_tokens=match_tokens,
+            out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "memory policies")
 
 
 @replay_app.command("ablation")
-def ablation(
-    family: FamilyOpt = Family["scale-free"],
-    size: SizeOpt = 500,
-    agent: AgentOpt = Agent["random-walk"],
-    steps: StepsOpt = 2000,
-    seed: SeedOpt = None,
-    seeds: SeedsOpt = 3,
-    budget: BudgetOpt = DEFAULT_BUDGET,
-    k: KOpt = DEFAULT_K,
-    core: CoreOpt = DEFAULT_CORE,
-    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
-    tau: TauOpt = "1.0",
-    tokenizer: TokOpt = Tokenizer["cl100k_base"],
-    predictor: PredOpt = PredictorName["reader"],
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    bootstrap: BootOpt = 1000,
-    block: BlockOpt = 50,
-    level: LevelOpt = 0.95,
-    out: OutOpt = None,
-    overwrite: OverwriteOpt = False,
-    verify_tokens: VerifyOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
-) -> None:
+@replay_options
+def ablation(*, opts: ReplayOptions) -> None:
     """The encoding x allocation ablation of the paper's Table 4: {verbose, compact} x {graph, ctwm}.
 
     Paired deltas: every cell against graph/verbose, ctwm against graph within compact (allocation
     effect), compact against verbose within ctwm (encoding effect).
+
+    \b
+    Examples:
+      ctwm replay ablation --steps 1000 --seed 1
     """
-    fmt = resolve_format(fmt, as_json)
-    seed = _seed(seed)
-    taus = parse_taus(tau)
-    cfg = _config(family, size, agent, steps, seed, seeds, budget, k, core, max_candidates, tokenizer, predictor,
-                  base_url, model, bootstrap, block, level, verify_tokens)
-    with progress_bar("replay ablation", total=len(cfg.seeds) * (2 + 2 * len(taus))) as progress:
-        res = replay_ablation(cfg, taus=taus, out=out, overwrite=overwrite, seed=seed, progress=progress)
+    from ..replay import parse_taus, replay_ablation
+
+    fmt = resolve_format(opts.fmt, opts.as_json)
+    seed = _seed(opts.seed)
+    taus = parse_taus(opts.tau)
+    cfg = _config(opts, seed)
+    n = len(cfg.seeds) * (2 + 2 * len(taus))
+    with progress_bar("replay ablation", total=n) as progress:
+        res = _timed(opts, "replay ablation", n * cfg.steps, lambda: replay_ablation(
+            cfg, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "encoding x allocation ablation")
+
+
+@replay_app.command("pareto")
+@replay_options
+def pareto(
+    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies to sweep.")] = "graph,ctwm",
+    budget: Annotated[str, typer.Option("--budget", "-B", help="Budgets swept: START:STOP:N (N evenly spaced, inclusive) or a comma list.")] = "128:1024:6",
+    encoding: Annotated[EncodingName, typer.Option("--encoding", help="Prompt encoding of every policy.")] = EncodingName["compact"],  # type: ignore[valid-type]
+    plot: Annotated[str | None, typer.Option("--plot", help="Also write the Pareto figure (.png, .svg or .pdf).")] = None,
+    *,
+    opts: ReplayOptions,
+) -> None:
+    """Tokens against answerable tail error per policy over a budget sweep, with CIs.
+
+    With graph and ctwm in open loop a third series ctwm[<=graph] spends at every step what Graph
+    Memory spent, and its paired deltas against graph answer "is CTWM better at the same price?".
+
+    \b
+    Examples:
+      ctwm replay pareto --memory graph,ctwm --budget 128:1024:6 --seed 1
+      ctwm replay pareto --budget 128,512 --tau 0.5,1 --plot pareto.png --json
+    """
+    from ..plots import check_plot_path
+    from ..replay import parse_taus, replay_pareto
+
+    fmt = resolve_format(opts.fmt, opts.as_json)
+    check_plot_path(plot)
+    if opts.out:
+        raise UsageError("replay pareto writes no run directory; use --json or --plot")
+    seed = _seed(opts.seed)
+    cfg = _config(opts, seed)
+    mems = [m.strip() for m in memory.split(",") if m.strip()]
+    with progress_bar("replay pareto") as progress:
+        res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=parse_taus(opts.tau),
+                            seed=seed, progress=progress)
+    t = Table(title=f"Pareto ({res.loop} loop): {cfg.family}, |V|={cfg.size}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
+                    f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block={cfg.block}, seed={seed})",
+              title_justify="left", caption=res.finding, caption_justify="left")
+    cols = ["series", "budget", "tokens/step [CI]", "ans. tail err [CI]", "evidence"]
+    if res.loop == "closed":
+        cols.append("tasks/1k steps [CI]")
+    for col in cols:
+        t.add_column(col, justify="left" if col == "series" else "right", no_wrap=col == "series")
+    for p in res.points:
+        row = [p.arm, str(p.budget), f"{fmt_num(p.tokens_mean, 5)} {_ci(p.tokens_ci_low, p.tokens_ci_high, 4)}",
+               f"{fmt_num(p.answerable_tail_error, 3)} {_ci(p.answerable_tail_error_ci_low, p.answerable_tail_error_ci_high)}",
+               fmt_num(p.evidence_in_prompt, 3)]
+        if res.loop == "closed":
+            row.append(f"{fmt_num(p.task_rate, 3)} {_ci(p.task_rate_ci_low, p.task_rate_ci_high)}")
+        t.add_row(*row)
+    tables: list[Any] = [t]
+    if plot:
+        from ..plots.pareto import plot_pareto
+
+        tables.append(f"figure: {plot_pareto(res, plot)}")
+    emit("replay pareto", res.to_dict(), [p.to_dict() for p in res.points], fmt, seed=seed, tables=tables)
 
 
 @replay_app.command("frozen")
@@ -285,6 +446,7 @@ def frozen(
     predictor: Annotated[PredictorName | None, typer.Option("--predictor", help="Predictor of the replay [default: the recorded one].")] = None,  # type: ignore[valid-type]
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
+    timeout: TimeoutOpt = 30.0,
     out: OutOpt = None,
     overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
@@ -293,28 +455,38 @@ def frozen(
     """Theorem A.7: replay recorded state-action trajectories under another encoding.
 
     Checks that the retrieval map returns the recorded item ids at every step and reports the
-    replay loss (tail and overall error) beside the live loss. Exit code 1 if any retrieval differs.
+    replay loss (tail and overall error) beside the live loss, and, when the live run under the
+    replay encoding is recorded too, the trajectory term (zero in open loop, not in closed loop).
+    Exit code 1 if any retrieval differs.
+
+    \b
+    Examples:
+      ctwm replay compare --steps 2000 --seed 1 --out replay_run/ && ctwm replay frozen replay_run/
+      ctwm replay frozen replay_run/ --encoding verbose --run scale-free-500-1 --json
     """
+    from ..replay import frozen_replay
+
     fmt = resolve_format(fmt, as_json)
     params = None
     if predictor is not None and predictor.value == "endpoint":
-        params = {"base_url": base_url, "model": model}
+        params = {"base_url": base_url, "model": model, "timeout": timeout}
     elif base_url or model:
-        raise UsageError("--base-url and --model apply to --predictor endpoint only")
+        raise UsageError("--base-url, --model and --timeout apply to --predictor endpoint only")
     res = frozen_replay(run_dir, encoding.value, runs=run, predictor=predictor.value if predictor else None,
                         predictor_params=params, out=out, overwrite=overwrite)
     t = Table(title=f"frozen replay of {res.run_dir} under {res.encoding} ({res.tokenizer}, predictor {res.predictor})",
               title_justify="left",
-              caption="same ρ = the retrieval map returned the recorded item ids at every step; "
-                      "errors are live (recorded) vs replay on the recorded trajectory.", caption_justify="left")
+              caption="same ρ = the retrieval map returned the recorded item ids at every step; errors are live "
+                      "(recorded) vs replay on the recorded trajectory; trajectory term = live error under the replay "
+                      "encoding - replay error (Theorem A.7).", caption_justify="left")
     for col in ("run", "live enc", "same ρ", "live tail err", "replay tail err", "Δ tail", "live err", "replay err",
-                "live tokens", "replay tokens"):
+                "live tokens", "replay tokens", "trajectory term"):
         t.add_column(col, justify="left" if col in ("run", "live enc") else "right", no_wrap=True)
     for r in res.rows:
         t.add_row(r.run, r.live_encoding, "yes" if r.retrieval_identical else f"no ({r.mismatched_steps} steps)",
                   fmt_num(r.live_tail_error, 4), fmt_num(r.replay_tail_error, 4), fmt_num(r.tail_error_difference, 3),
                   fmt_num(r.live_overall_error, 4), fmt_num(r.replay_overall_error, 4), fmt_num(r.live_tokens_mean, 5),
-                  fmt_num(r.replay_tokens_mean, 5))
+                  fmt_num(r.replay_tokens_mean, 5), fmt_num(r.trajectory_term, 3))
     tables: list[Any] = [t]
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")

@@ -29,6 +29,7 @@ one: every verbose piece holds the compact piece's information plus annotations.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 from ..errors import UsageError
 
@@ -100,7 +101,7 @@ class Compact(Encoding):
     """Rank order, ids only, a count hint; the tail as a short typed summary."""
 
     name = "compact"
-    TITLES = {"ranked": "Memories, ranked by retrieval order:\n",
+    TITLES: ClassVar[dict[str, str]] = {"ranked": "Memories, ranked by retrieval order:\n",
               "core": "Core memories, ranked by retrieval order:\n",
               "history": "History, oldest first:\n"}
 
@@ -125,7 +126,7 @@ class Verbose(Encoding):
     """Names, payloads, scores, degrees and provenance (the auditing form of Appendix C)."""
 
     name = "verbose"
-    TITLES = {"ranked": "Retrieved items, with scores and provenance:\n",
+    TITLES: ClassVar[dict[str, str]] = {"ranked": "Retrieved items, with scores and provenance:\n",
               "core": "Core memories, ranked by retrieval order, with scores and provenance:\n",
               "history": "Observation history, oldest first:\n"}
 
@@ -157,8 +158,8 @@ class Verbose(Encoding):
         return [VERBOSE_INSTRUCTION, BUDGET_RULE, OUTPUT] if kind == "core" else [VERBOSE_INSTRUCTION, OUTPUT]
 
     def item_parts(self, rank: int, tid: int, score: float, count: int, degree: int, last: int) -> list[str]:
-        return [f"- {self._t(tid)};", f" rank {rank},", f" score {score:.2f},", f" count {count},", f" degree {degree},",
-                f" source step {last}", "\n"]
+        return [f"- {self._t(tid)};", f" rank {rank},", f" score {score:.2f},", f" count {count},",
+                f" degree {degree},", f" source step {last}", "\n"]
 
     def history(self, step: int, tid: int) -> str:
         return f"step {step}: {self._t(tid)}\n"

@@ -47,155 +47,28 @@ smaller transition id.
 from __future__ import annotations
 
 import heapq
-import math
 from typing import Any
 
 import numpy as np
 
+from ..allocation import allocate, largest_remainder, rank_shares
+from ..allocation.rank import check_tau
 from ..errors import UsageError
-from ..results import ToDict, result
+from .base import (
+    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, EpisodicMemory, MemoryPolicy, Prompt,
+    Retrieval, make_prompt,
+)
+from .bm25 import BM25, BM25_B, BM25_K1
 from .encodings import Encoding
-from .store import TransitionStore
+from .tiered import TieredMemory
 from .tokens import TokenCounter
 
 MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered")
-DEFAULT_BUDGET = 512
-DEFAULT_K = 8
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-
-@result
-class Retrieval(ToDict):
-    """ρ at one step: ranked transition ids (rank 1 first) and their scores."""
-
-    tids: tuple[int, ...]
-    scores: tuple[float, ...]
-
-
-@result
-class Prompt(ToDict):
-    """A rendered prompt and where each retrieved item went."""
-
-    lines: tuple[str, ...]
-    tokens: int  # exact count of the whole prompt, header and output contract included
-    injected: tuple[int, ...]  # tids with their own line, in prompt order
-    injected_rank: tuple[int, ...]  # their retrieval rank (history: line number)
-    injected_tokens: tuple[int, ...]
-    summarised: tuple[int, ...]  # tids listed in the tail summary
-    summarised_rank: tuple[int, ...]
-    tail_count: int  # items in the tail (listed or only counted)
-    mentions_state: bool  # some line or summary entry is a transition from s_t
-    mentions_transition: bool  # some line or summary entry is an outcome of (s_t, a_t)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.lines)
-
-
-class EpisodicMemory:
-    """The transitions written so far, with the indexes every policy reads."""
-
-    def __init__(self, world):
-        n = world.n_transitions
-        self.world = world
-        self.store = TransitionStore(max(n, 1), n, world.size, eviction="lfu")  # never evicts
-        self.freq = self.store.freq
-        self.src = world.tid_src.tolist()
-        self.dst = world.tid_dst.tolist()
-        self.gact = world.tid_action.tolist()  # global action id
-        self.act_ptr = world.act_ptr.tolist()
-        self.last = [-1] * n
-        self.out: list[list[int]] = [[] for _ in range(world.size)]  # stored tids with src == v
-        self.into: list[list[int]] = [[] for _ in range(world.size)]  # stored tids with dst == v
-        self.by_action: dict[int, list[int]] = {}  # global action -> stored outcome tids
-        self.action_count: dict[int, int] = {}
-        self.history: list[int] = []
-        self.listeners: list[Any] = []
-
-    def write(self, tid: int, step: int) -> None:
-        s, d = self.src[tid], self.dst[tid]
-        new = self.freq[tid] == 0
-        self.store.write(tid, s, d)
-        self.last[tid] = step
-        self.history.append(tid)
-        g = self.gact[tid]
-        self.action_count[g] = self.action_count.get(g, 0) + 1
-        if new:
-            self.out[s].append(tid)
-            self.into[d].append(tid)
-            self.by_action.setdefault(g, []).append(tid)
-            for fn in self.listeners:
-                fn(tid)
-
-    def degree(self, v: int) -> int:
-        """Distinct stored transitions touching state ``v`` (its degree in the memory graph)."""
-        return len(self.store.by_state[v])
-
-    def has_state(self, v: int) -> bool:
-        return bool(self.out[v])
-
-    def has_action(self, g: int) -> bool:
-        return g in self.by_action
-
-
-class MemoryPolicy:
-    """Base class: ``retrieve`` (ρ, encoding-free) and ``render`` (prompt under an encoding)."""
-
-    name = "policy"
-    kind = "ranked"
-
-    def __init__(self, memory: EpisodicMemory, *, budget: int | None = DEFAULT_BUDGET, k: int = DEFAULT_K):
-        self.memory = memory
-        self.budget = budget
-        self.k = k
-
-    def retrieve(self, state: int, action: int) -> Retrieval:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
-        """Ranked lines in order while they fit (``flat``, ``graph``)."""
-        mem = self.memory
-        head = enc.header(state, action, self.kind)
-        foot = enc.footer(self.kind)
-        fixed = counter.lines(head) + counter.lines(foot)
-        room = self.budget - fixed
-        if room < 0:
-            raise UsageError(f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens); raise --budget")
-        lines = list(head)
-        inj, ranks, toks = [], [], []
-        freq, last = mem.freq, mem.last
-        for r, (tid, score) in enumerate(zip(retrieval.tids, retrieval.scores, strict=True), 1):
-            parts = enc.item_parts(r, tid, score, freq[tid], mem.degree(mem.src[tid]), last[tid])
-            n = counter.fragments(parts)
-            if n > room:
-                break
-            room -= n
-            lines.append("".join(parts))
-            inj.append(tid)
-            ranks.append(r)
-            toks.append(n)
-        lines.extend(foot)
-        return _prompt(self, lines, self.budget - room, inj, ranks, toks, [], [], 0, state, action)
-
-
-def _prompt(policy, lines, tokens, inj, ranks, toks, summ, summ_rank, tail_count, state, action) -> Prompt:
-    mem = policy.memory
-    g = mem.act_ptr[state] + action
-    src, gact = mem.src, mem.gact
-    ms = mt = False
-    for t in (*inj, *summ):
-        if src[t] == state:
-            ms = True
-            if gact[t] == g:
-                mt = True
-                break
-    return Prompt(lines=tuple(lines), tokens=int(tokens), injected=tuple(inj), injected_rank=tuple(ranks),
-                  injected_tokens=tuple(toks), summarised=tuple(summ), summarised_rank=tuple(summ_rank),
-                  tail_count=int(tail_count), mentions_state=ms, mentions_transition=mt)
+__all__ = [
+    "BM25_B", "BM25_K1", "DEFAULT_BUDGET", "DEFAULT_CORE", "DEFAULT_K", "DEFAULT_MAX_CANDIDATES", "DEFAULT_TAU",
+    "MEMORY_POLICIES", "CoreTail", "EpisodicMemory", "FlatRetrieval", "FullHistory", "GraphMemory", "MemoryPolicy",
+    "Prompt", "Retrieval", "allocation_slots", "check_policy_args", "make_policy",
+]
 
 
 class FullHistory(MemoryPolicy):
@@ -212,6 +85,11 @@ class FullHistory(MemoryPolicy):
     def retrieve(self, state: int, action: int) -> Retrieval:
         return Retrieval(tids=(), scores=())
 
+    @property
+    def line_tokens(self) -> list[int]:
+        """Tokens of the history line of each step rendered so far (a line costs the same at every later step)."""
+        return list(self._tokens)
+
     def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
         mem = self.memory
         if self._enc_name != enc.name:
@@ -227,7 +105,7 @@ class FullHistory(MemoryPolicy):
         foot = enc.footer(self.kind)
         tokens = counter.lines(head) + self._total + counter.lines(foot)
         m = len(hist)
-        return _prompt(self, [*head, *self._lines, *foot], tokens, hist, range(1, m + 1), self._tokens, [], [], 0,
+        return make_prompt(self, [*head, *self._lines, *foot], tokens, hist, range(1, m + 1), self._tokens, [], [], 0,
                        state, action)
 
 
@@ -238,52 +116,28 @@ class FlatRetrieval(MemoryPolicy):
         super().__init__(memory, budget=budget, k=k)
         w = memory.world
         self.vocab: dict[str, int] = {}
-        words = [self._ids(w.places[v].split() + list(w.entities[v])) for v in range(w.size)]
-        names = [self._ids(n.replace("->", " ").replace("-", " ").split()) for n in w.action_names]
-        self.state_words = words
-        self.action_words = names
-        self.doc: list[dict[int, int]] = []
-        self.doclen: list[int] = []
-        for tid in range(w.n_transitions):
-            tf: dict[int, int] = {}
-            for term in (*words[memory.src[tid]], *names[memory.gact[tid]], *words[memory.dst[tid]]):
-                tf[term] = tf.get(term, 0) + 1
-            self.doc.append(tf)
-            self.doclen.append(sum(tf.values()))
-        self.postings: dict[int, list[int]] = {}
-        self.n_docs = 0
-        self.total_len = 0
+        self.state_words = [self._ids(w.places[v].split() + list(w.entities[v])) for v in range(w.size)]
+        self.action_words = [self._ids(n.replace("->", " ").replace("-", " ").split()) for n in w.action_names]
+        self.index = BM25(k1=BM25_K1, b=BM25_B)
         memory.listeners.append(self._index)
 
     def _ids(self, words: list[str]) -> list[int]:
         return [self.vocab.setdefault(x, len(self.vocab)) for x in words]
 
     def _index(self, tid: int) -> None:
-        self.n_docs += 1
-        self.total_len += self.doclen[tid]
-        for term in self.doc[tid]:
-            self.postings.setdefault(term, []).append(tid)
+        mem = self.memory
+        self.index.add(tid, (*self.state_words[mem.src[tid]], *self.action_words[mem.gact[tid]],
+                             *self.state_words[mem.dst[tid]]))
 
     def retrieve(self, state: int, action: int) -> Retrieval:
-        if self.n_docs == 0:
-            return Retrieval(tids=(), scores=())
-        mem = self.memory
-        g = mem.act_ptr[state] + action
-        query = set(self.state_words[state]) | set(self.action_words[g])
-        n = self.n_docs
-        avgdl = self.total_len / n
-        doc, doclen = self.doc, self.doclen
-        scores: dict[int, float] = {}
-        for term in query:
-            post = self.postings.get(term)
-            if not post:
-                continue
-            df = len(post)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            for tid in post:
-                tf = doc[tid][term]
-                part = idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * doclen[tid] / avgdl))
-                scores[tid] = scores.get(tid, 0.0) + part
+        g = self.memory.act_ptr[state] + action
+        return self._top(set(self.state_words[state]) | set(self.action_words[g]))
+
+    def retrieve_state(self, state: int) -> Retrieval:
+        return self._top(set(self.state_words[state]))
+
+    def _top(self, query: set[int]) -> Retrieval:
+        scores = self.index.scores(query)
         top = heapq.nsmallest(self.k, scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return Retrieval(tids=tuple(t for t, _ in top), scores=tuple(float(s) for _, s in top))
 
@@ -318,8 +172,13 @@ class GraphMemory(MemoryPolicy):
         self.mask = memory.world.word_mask
 
     def retrieve(self, state: int, action: int) -> Retrieval:
+        return self._retrieve(state, self.memory.act_ptr[state] + action)
+
+    def retrieve_state(self, state: int) -> Retrieval:
+        return self._retrieve(state, -1)  # no action: every stored transition from the state is tier 2
+
+    def _retrieve(self, state: int, g: int) -> Retrieval:
         mem = self.memory
-        g = mem.act_ptr[state] + action
         q = self.mask[state]
         mask, dst = self.mask, mem.dst
         scored = []
@@ -346,8 +205,13 @@ class CoreTail(MemoryPolicy):
         self._alloc: dict[tuple[int, int], tuple[list[int], int]] = {}
 
     def retrieve(self, state: int, action: int) -> Retrieval:
+        return self._retrieve(state, self.memory.act_ptr[state] + action)
+
+    def retrieve_state(self, state: int) -> Retrieval:
+        return self._retrieve(state, -1)  # no action: every stored transition from the state is tier 2
+
+    def _retrieve(self, state: int, g: int) -> Retrieval:
         mem = self.memory
-        g = mem.act_ptr[state] + action
         freq, gact, count = mem.freq, mem.gact, mem.action_count
         scored = []
         for tier, tids in zip((3.0, 2.0, 1.0), _pool(mem, state, g), strict=True):
@@ -391,14 +255,21 @@ class CoreTail(MemoryPolicy):
             lines.append(line)
         lines.extend(foot)
         tokens = fixed + used + tail_tokens
-        return _prompt(self, lines, tokens, inj, ranks, toks, summ, summ_rank, len(tail_ranks), state, action)
+        return make_prompt(self, lines, tokens, inj, ranks, toks, summ, summ_rank, len(tail_ranks), state, action)
+
+    def min_tokens(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> int:
+        """Tokens of the smallest prompt :meth:`render` can produce for ``retrieval`` (fixed lines and,
+        when there are candidates, the minimal tail line): a smaller budget is refused."""
+        m = len(retrieval.tids)
+        fixed = counter.lines(enc.header(state, action, self.kind)) + counter.lines(enc.footer(self.kind))
+        return fixed + (counter.fragments(enc.tail_parts(m, [], [])) if m else 0)
 
     def _room(self, fixed: int) -> int:
         room = self.budget - fixed
         if room < 0:
             raise UsageError(
                 f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens, with the minimal "
-                "tail summary when there is a tail); raise --budget"
+                "tail summary when there is a tail); raise the budget"
             )
         return room
 
@@ -450,10 +321,8 @@ class CoreTail(MemoryPolicy):
             full = False
             for r in group:
                 entry = enc.tail_entry(tids[r], freq[tids[r]])
-                if out:  # the previous last entry gets a comma; the new one closes the group
-                    delta = c([f" {out[-1]},", f" {entry}{term}"]) - closing
-                else:
-                    delta = c([f" {entry}{term}"]) - closing
+                # the previous last entry gets a comma; the new one closes the group
+                delta = c([f" {out[-1]},", f" {entry}{term}"] if out else [f" {entry}{term}"]) - closing
                 if spend + delta > allowed:
                     full = True
                     break
@@ -474,8 +343,6 @@ def allocation_slots(m: int, tau: float, core: int, budget: int) -> tuple[list[i
     pooled, largest remainder). ``m <= core`` (no tail): the budget apportioned over the m ranks by
     b(r; τ) with :func:`ctwm_cli.allocation.largest_remainder`.
     """
-    from ..allocation import allocate, largest_remainder, rank_shares
-
     if budget <= 0:
         return [0] * min(core, m), 0
     if m > core:
@@ -500,16 +367,12 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
     if name == "ctwm":
         return CoreTail(memory, budget=budget, core=core, tau=tau, max_candidates=max_candidates)
     if name == "tiered":
-        from .tiered import TieredMemory
-
         return TieredMemory(memory, budget=budget, k=k, params=tiered)
     raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
 
 
 def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int, cli: bool = False) -> None:
     """Shared parameter checks; ``cli=True`` names the parameters as command-line options."""
-    from ..allocation.rank import check_tau
-
     def name(n: str) -> str:
         return "--" + n.replace("_", "-") if cli else n
 

@@ -21,16 +21,18 @@
     An OpenAI-compatible chat-completions model, using the Appendix C output contract: it must
     answer ``next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>``.
     Invalid answers are retried with a corrective message (``retries`` times), then
-    :class:`~ctwm_cli.world.endpoint.EndpointError`. The HTTP client (key lookup, transport
-    retries, back-off) is the one of the endpoint agent policy.
+    :class:`~ctwm_cli.llm.EndpointError`. The HTTP client (key lookup, URL and timeout checks,
+    transport retries, back-off, response size cap) is the shared :class:`~ctwm_cli.llm.ChatClient`.
 """
 
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from typing import Any
 
 from ..errors import UsageError
+from ..llm import ChatClient, EndpointError
 from ..results import ToDict, result
 
 PREDICTORS = ("reader", "endpoint")
@@ -40,7 +42,10 @@ _TRIPLE = re.compile(
     r"(?:rank (\d+): )?s(\d+)(?: \([^)]*\))? -> a(\d+)(?: \([^)]*\))? -> s(\d+)(?: \([^)]*\))?"
     r"(?:; hint=x(\d+)|; rank (\d+), score [^,]*, count (\d+)| x(\d+)| seen (\d+) times)?"
 )
-_ANSWER = re.compile(r"next-state\s*=\s*s?(\d+)(?:\s*;\s*confidence\s*=\s*(\w+))?(?:\s*;\s*evidence-rank\s*=\s*(\w+))?", re.I)
+_ANSWER = re.compile(
+    r"next-state\s*=\s*s?(\d+)(?:\s*;\s*confidence\s*=\s*(\w+))?(?:\s*;\s*evidence-rank\s*=\s*(\w+))?", re.I
+)
+CONTRACT = "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"
 SYSTEM_PROMPT = (
     "You predict the next state of a text world from the memories in the prompt. Reply with exactly one line: "
     "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"
@@ -56,11 +61,12 @@ class Prediction(ToDict):
     evidence: str  # a rank, "history", "tail" or "guess"
 
 
-class Predictor:
+class Predictor(ABC):
     name = "predictor"
 
-    def predict(self, text: str) -> Prediction:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def predict(self, text: str) -> Prediction:
+        ...
 
     def stats(self) -> dict[str, Any]:
         return {}
@@ -113,17 +119,16 @@ class EndpointPredictor(Predictor):
 
     def __init__(self, *, base_url: str | None = None, model: str | None = None, timeout: float = 30.0,
                  retries: int = 2, api_key_env: str | None = None, backoff: float = 0.5):
-        from ..world.endpoint import EndpointPolicy
-
-        # the endpoint agent policy's HTTP client: key lookup, transport retries, back-off, usage counts
-        self.client = EndpointPolicy(base_url=base_url, model=model, timeout=timeout, retries=retries,
-                                     api_key_env=api_key_env, backoff=backoff)
+        if not base_url:
+            raise UsageError("the endpoint predictor needs --base-url (an OpenAI-compatible server)")
+        if not model:
+            raise UsageError("the endpoint predictor needs --model")
+        self.client = ChatClient(base_url=base_url, model=model, timeout=timeout, retries=retries,
+                                 api_key_env=api_key_env, backoff=backoff)
         self.retries = int(retries)
         self.invalid_answers = 0
 
     def predict(self, text: str) -> Prediction:
-        from ..world.endpoint import EndpointError
-
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
         last = ""
         for _attempt in range(self.retries + 1):
@@ -134,8 +139,7 @@ class EndpointPredictor(Predictor):
             self.invalid_answers += 1
             last = content
             messages = [*messages, {"role": "assistant", "content": content},
-                        {"role": "user", "content": "That is not valid. Reply with exactly one line: "
-                                                    "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"}]
+                        {"role": "user", "content": f"That is not valid. Reply with exactly one line: {CONTRACT}"}]
         snippet = " ".join(last.split())[:80]
         raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid next-state after "
                             f"{self.retries + 1} attempt(s); last answer: {snippet!r}")
@@ -147,6 +151,16 @@ class EndpointPredictor(Predictor):
     def stats(self) -> dict[str, Any]:
         return {"calls": self.client.calls, "invalid_answers": self.invalid_answers,
                 "api_prompt_tokens": self.client.prompt_tokens}
+
+
+def parse_transitions(text: str) -> list[tuple[int, int, int, int]]:
+    """Every serialised transition ``s<i> -> a<j> -> s<k>`` of ``text`` as ``(i, j, k, count)``
+    (the count hint of either encoding; 1 without one)."""
+    out = []
+    for m in _TRIPLE.finditer(text):
+        _, s, a, d, c1, _, c2, c3, c4 = m.groups()
+        out.append((int(s), int(a), int(d), int(c1 or c2 or c3 or c4 or 1)))
+    return out
 
 
 def parse_answer(content: str) -> Prediction | None:
@@ -166,10 +180,5 @@ def make_predictor(name: str, params: dict[str, Any] | None = None) -> Predictor
             raise UsageError(f"the reader predictor takes no parameters, got {', '.join(params)}")
         return PromptReader()
     if name == "endpoint":
-        p = dict(params or {})
-        if not p.get("base_url"):
-            raise UsageError("the endpoint predictor needs --base-url (an OpenAI-compatible server)")
-        if not p.get("model"):
-            raise UsageError("the endpoint predictor needs --model")
-        return EndpointPredictor(**p)
+        return EndpointPredictor(**dict(params or {}))
     raise UsageError(f"unknown predictor {name!r} (choose from: {', '.join(PREDICTORS)})")

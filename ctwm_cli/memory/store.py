@@ -36,7 +36,7 @@ EVICTION_RULES = ("lfu", "random")
 class UniformStream:
     """Uniform [0, 1) numbers drawn from a generator in blocks (fast to consume one at a time)."""
 
-    __slots__ = ("_gen", "_block", "_u", "_pos")
+    __slots__ = ("_block", "_gen", "_pos", "_u")
 
     def __init__(self, gen: np.random.Generator, block: int = 1 << 14):
         self._gen = gen

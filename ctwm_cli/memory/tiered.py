@@ -76,7 +76,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .encodings import Encoding
-from .policies import DEFAULT_BUDGET, DEFAULT_K, EpisodicMemory, MemoryPolicy, Prompt, Retrieval
+from .base import DEFAULT_BUDGET, DEFAULT_K, EpisodicMemory, MemoryPolicy, Prompt, Retrieval
 from .tokens import TokenCounter
 
 TIERS = ("working", "episodic", "semantic", "procedural")

@@ -81,7 +81,7 @@ class TokenCounter:
         return f"TokenCounter({self.name!r})"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def token_counter(name: str = DEFAULT_TOKENIZER) -> TokenCounter:
     """The shared counter of tokenizer ``name`` (loading a vocabulary takes ~0.2 s, once)."""
     return TokenCounter(name)

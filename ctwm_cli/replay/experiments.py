@@ -3,20 +3,22 @@ ablation (``ablation``, Table 4), each optionally over a τ sweep (Section 5.6, 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..allocation.sweep import check_taus, parse_sweep
 from ..errors import UsageError
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
+from ..paired import PairedDelta
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from .metrics import ArmMetrics, PairedDelta, arm_metrics, paired_deltas, tail_states
+from .agents import make_agent
+from .metrics import ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_states
 from .output import prepare_dir, write_outputs
 from .runner import Arm, Episode, EpisodeLog, ReplayConfig, episode, run_episode
 
@@ -43,7 +45,9 @@ class ReplayResult(ToDict):
 
     command: str
     config: ReplayConfig
+    loop: str  # "open": every arm replays the same trajectories; "closed": each arm drives its own
     arms: tuple[ArmMetrics, ...]
+    references: tuple[ReferenceMetrics, ...]  # oracle and counts on the same steps (closed loop: per arm)
     per_seed: tuple[ArmMetrics, ...]
     comparisons: tuple[PairedDelta, ...]
     tau_sweep: tuple[TauRow, ...]
@@ -53,13 +57,12 @@ class ReplayResult(ToDict):
     out: str | None
     files: dict[str, str]
     predictor_stats: dict[str, Any]
-    seconds: float
+    agent_stats: dict[str, Any]
+    matched_over_budget: dict[str, int]  # match_tokens arms: steps whose minimal prompt exceeded the match
 
 
 def parse_taus(spec: str | Sequence[float] | None) -> tuple[float, ...]:
     """``"1.0"``, ``"0.5,1,2"`` or ``"START:STOP:N"`` (N evenly spaced, inclusive) -> τ values."""
-    from ..allocation.sweep import check_taus, parse_sweep
-
     if spec is None:
         return (1.0,)
     if not isinstance(spec, str):
@@ -74,66 +77,104 @@ def parse_taus(spec: str | Sequence[float] | None) -> tuple[float, ...]:
     return check_taus(values, "--tau")
 
 
-def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple[int, int]], *, command: str,
-             out: str | Path | None = None, overwrite: bool = False, seed: int | None = None,
-             progress: ProgressCallback | None = None, manifest_extra: dict[str, Any] | None = None) -> ReplayResult:
-    """Replay every arm on every seed's episode; metrics, paired deltas ``(treatment, baseline)``
-    (indices into ``arms``) and, with several ctwm τ, the τ sweep. With ``out``, write the files."""
-    cfg = cfg.checked()
+def check_arms(cfg: ReplayConfig, arms: Sequence[Arm]) -> list[Arm]:
     arms = [a.checked() for a in arms]
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
         raise UsageError(f"the same arm is listed twice: {', '.join(names)}")
+    for a in arms:
+        if a.match_tokens is None:
+            continue
+        if cfg.loop == "closed":
+            raise UsageError("match_tokens needs open loop (the same steps for both arms); closed-loop arms each "
+                             "drive their own trajectory")
+        if not any(b.memory == a.match_tokens and b.encoding == a.encoding for b in arms):
+            raise UsageError(f"match_tokens={a.match_tokens} needs a {a.match_tokens} arm with encoding {a.encoding}")
+    return arms
+
+
+def _run_seed(cfg: ReplayConfig, ep: Episode, arms: Sequence[Arm], counter, predictor, agent) -> list[EpisodeLog]:
+    """Every arm on one seed; matched arms after the arm whose per-step tokens they match."""
+    logs: dict[int, EpisodeLog] = {}
+    for i in sorted(range(len(arms)), key=lambda i: arms[i].match_tokens is not None):
+        arm = arms[i]
+        budgets = None
+        if arm.match_tokens is not None:
+            ref = next(j for j, b in enumerate(arms) if b.memory == arm.match_tokens and b.encoding == arm.encoding)
+            budgets = logs[ref].tokens
+        logs[i] = run_episode(ep, arm, cfg, counter=counter, predictor=predictor, agent=agent, budgets=budgets)
+        logs[i].tail = tail_states(logs[i].states, ep.world.size)[logs[i].states]
+    return [logs[i] for i in range(len(arms))]
+
+
+def replay_logs(cfg: ReplayConfig, arms: Sequence[Arm], *, counter, predictor, agent,
+                progress: ProgressCallback | None = None, done: int = 0, total: int | None = None
+                ) -> tuple[dict[int, Episode], dict[tuple[int, int], EpisodeLog]]:
+    """Every (checked) arm on every seed: the episodes and the logs keyed by (arm index, seed)."""
+    episodes: dict[int, Episode] = {}
+    logs: dict[tuple[int, int], EpisodeLog] = {}
+    total = total or len(cfg.seeds) * len(arms)
+    for k, s in enumerate(cfg.seeds):
+        ep = episode(cfg, s)
+        episodes[s] = ep
+        for i, log in enumerate(_run_seed(cfg, ep, arms, counter, predictor, agent)):
+            logs[(i, s)] = log
+        if progress is not None:
+            progress(done + (k + 1) * len(arms), total)
+    return episodes, logs
+
+
+def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple[int, int]], *, command: str,
+             out: str | Path | None = None, overwrite: bool = False, seed: int | None = None,
+             progress: ProgressCallback | None = None, manifest_extra: dict[str, Any] | None = None) -> ReplayResult:
+    """Replay every arm on every seed's episode; metrics, reference rows, paired deltas ``(treatment,
+    baseline)`` (indices into ``arms``) and, with several ctwm τ, the τ sweep. With ``out``, write the files.
+    In open loop the tail steps are the seed's (the same for every arm); in closed loop each arm's own."""
+    cfg = cfg.checked()
+    arms = check_arms(cfg, arms)
     outdir = prepare_dir(out, overwrite) if out is not None else None
     counter = token_counter(cfg.tokenizer)
     predictor = make_predictor(cfg.predictor, cfg.predictor_params)
-    started = time.perf_counter()
-    episodes: dict[int, Episode] = {}
-    tails: dict[int, np.ndarray] = {}
-    logs: dict[tuple[int, int], EpisodeLog] = {}
-    total = len(cfg.seeds) * len(arms)
-    done = 0
-    for s in cfg.seeds:
-        ep = episode(cfg, s)
-        episodes[s] = ep
-        tails[s] = tail_states(ep.states, ep.world.size)[ep.states]
-        for i, arm in enumerate(arms):
-            logs[(i, s)] = run_episode(ep, arm, cfg, counter=counter, predictor=predictor)
-            done += 1
-            if progress is not None:
-                progress(done, total)
-    tail_list = [tails[s] for s in cfg.seeds]
-    pooled = tuple(arm_metrics([logs[(i, s)] for s in cfg.seeds], tail_list) for i in range(len(arms)))
-    per_seed = tuple(arm_metrics([logs[(i, s)]], [tails[s]], seed=s) for i in range(len(arms)) for s in cfg.seeds)
+    agent = make_agent(cfg.agent, cfg.agent_params) if cfg.loop == "closed" else None
+    episodes, logs = replay_logs(cfg, arms, counter=counter, predictor=predictor, agent=agent, progress=progress)
+    by_arm = [[logs[(i, s)] for s in cfg.seeds] for i in range(len(arms))]
+    pooled = tuple(arm_metrics(g) for g in by_arm)
+    per_seed = tuple(arm_metrics([logs[(i, s)]], seed=s) for i in range(len(arms)) for s in cfg.seeds)
+    if cfg.loop == "open":
+        refs: tuple[ReferenceMetrics, ...] = reference_metrics(by_arm[0])
+    else:
+        refs = tuple(r for i, g in enumerate(by_arm) for r in reference_metrics(g, on=arms[i].name))
     rng = np.random.default_rng(seed)
     comps: list[PairedDelta] = []
     for ti, bi in comparisons:
-        comps.extend(paired_deltas([logs[(ti, s)] for s in cfg.seeds], [logs[(bi, s)] for s in cfg.seeds], tail_list,
-                                   replicates=cfg.bootstrap, block=cfg.block, level=cfg.level, rng=rng))
-    sweep = _sweep(arms, pooled)
+        comps.extend(paired_deltas(by_arm[ti], by_arm[bi], None, replicates=cfg.bootstrap, block=cfg.block,
+                                   level=cfg.level, rng=rng))
     files: dict[str, str] = {}
     boot = {"replicates": cfg.bootstrap, "block": cfg.block, "level": cfg.level, "seed": seed,
             "method": "moving-block bootstrap over steps, stratified by seed, percentile interval"}
     if outdir is not None:
-        manifest = {"config": cfg.to_dict(), "seed": seed, "arms": [a.to_dict() for a in arms],
+        manifest = {"config": cfg.to_dict(), "seed": seed, "loop": cfg.loop, "arms": [a.to_dict() for a in arms],
                     "tokenizer": {"name": counter.name, "package": counter.package},
                     "predictor": cfg.predictor, "episodes": {
                         str(s): {"world_run": cfg.world_config(s).resolved().command(),
                                  "n_states": episodes[s].world.size,
                                  "n_transitions": episodes[s].world.n_transitions} for s in cfg.seeds},
                     "tail_states": "the floor(n/2) least visited of the n states visited at s_0..s_{T-1} "
-                                   "(ties: smaller id)", **(manifest_extra or {})}
+                                   "(ties: smaller id); closed loop: of each run's own trajectory",
+                    **(manifest_extra or {})}
         keys = [(i, s) for i in range(len(arms)) for s in cfg.seeds]
         files = write_outputs(outdir, command, [logs[k] for k in keys], [episodes[s] for _, s in keys],
-                              [tails[s] for _, s in keys], manifest)
-    return ReplayResult(command=command, config=cfg, arms=pooled, per_seed=per_seed, comparisons=tuple(comps),
-                        tau_sweep=sweep, tokenizer=counter.name, predictor=cfg.predictor, bootstrap=boot,
-                        out=str(outdir) if outdir is not None else None, files=files,
-                        predictor_stats=predictor.stats(), seconds=time.perf_counter() - started)
+                              [logs[k].tail for k in keys], manifest)
+    over = {a.name: sum(g.matched_over_budget for g in by_arm[i]) for i, a in enumerate(arms) if a.match_tokens}
+    return ReplayResult(command=command, config=cfg, loop=cfg.loop, arms=pooled, references=refs, per_seed=per_seed,
+                        comparisons=tuple(comps), tau_sweep=_sweep(arms, pooled), tokenizer=counter.name,
+                        predictor=cfg.predictor, bootstrap=boot, out=str(outdir) if outdir is not None else None,
+                        files=files, predictor_stats=predictor.stats(),
+                        agent_stats=agent.stats() if agent is not None else {}, matched_over_budget=over)
 
 
 def _sweep(arms: Sequence[Arm], pooled: Sequence[ArmMetrics]) -> tuple[TauRow, ...]:
-    ctwm = [(a, m) for a, m in zip(arms, pooled, strict=True) if a.memory == "ctwm"]
+    ctwm = [(a, m) for a, m in zip(arms, pooled, strict=True) if a.memory == "ctwm" and a.match_tokens is None]
     if len({a.tau for a, _ in ctwm}) < 2:
         return ()
     rows = [TauRow(tau=a.tau, encoding=a.encoding, tokens_mean=m.tokens_mean, tail_error=m.tail_error,
@@ -143,9 +184,9 @@ def _sweep(arms: Sequence[Arm], pooled: Sequence[ArmMetrics]) -> tuple[TauRow, .
     return tuple(sorted(rows, key=lambda r: (r.encoding, r.tau)))
 
 
-def _arm_list(memory: str, encodings: Sequence[str], taus: Sequence[float]) -> list[Arm]:
+def _arm_list(memory: str, encodings: Sequence[str], taus: Sequence[float], match: str | None = None) -> list[Arm]:
     if memory == "ctwm":
-        return [Arm(memory=memory, encoding=e, tau=t) for e in encodings for t in taus]
+        return [Arm(memory=memory, encoding=e, tau=t, match_tokens=match) for e in encodings for t in taus]
     return [Arm(memory=memory, encoding=e) for e in encodings]
 
 
@@ -166,9 +207,11 @@ def replay_encodings(cfg: ReplayConfig, *, memory: str = "ctwm", taus: Sequence[
 
 
 def replay_compare(cfg: ReplayConfig, *, memories: Sequence[str] = MEMORY_POLICIES, encoding: str = "compact",
-                   baseline: str | None = "graph", taus: Sequence[float] = (1.0,), **kw: Any) -> ReplayResult:
+                   baseline: str | None = "graph", taus: Sequence[float] = (1.0,), match_tokens: str | None = None,
+                   **kw: Any) -> ReplayResult:
     """Memory policies on the same episodes (``ctwm replay compare``, paper Table 3); paired deltas
-    of every policy against ``baseline``."""
+    of every policy against ``baseline``. ``match_tokens="graph"``: ctwm's budget at every step is
+    what Graph Memory spent on it (so it never spends more; see :func:`run_episode`)."""
     mems = list(dict.fromkeys(memories))
     if not mems:
         raise UsageError("--memory needs at least one policy")
@@ -177,9 +220,11 @@ def replay_compare(cfg: ReplayConfig, *, memories: Sequence[str] = MEMORY_POLICI
             raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)})")
     if baseline is not None and baseline not in mems:
         raise UsageError(f"--baseline {baseline} is not among --memory {','.join(mems)}")
+    if match_tokens is not None and ("ctwm" not in mems or match_tokens not in mems):
+        raise UsageError(f"match_tokens={match_tokens} needs both ctwm and {match_tokens} among the memories")
     arms: list[Arm] = []
     for m in mems:
-        arms += _arm_list(m, [encoding], taus)
+        arms += _arm_list(m, [encoding], taus, match_tokens)
     comps = []
     if baseline is not None:
         b = next(i for i, a in enumerate(arms) if a.memory == baseline)

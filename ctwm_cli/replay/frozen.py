@@ -9,16 +9,21 @@ rebuilt world has the recorded transitions), and reports the replay loss beside 
 Under the run's own encoding and the deterministic reader the replay reproduces the live losses
 exactly. Under another encoding, any difference is the encoding's effect on what the reader sees
 at a fixed trajectory (which items fit the budget, how they read); the retrieval is unchanged.
-In the built-in engine the agent does not read the replayed prompt, so live runs of two encodings
-share their trajectory and the trajectory term of Theorem A.7 is zero by construction; a run whose
-prompts drive the agent would show it as live minus replay.
+
+**Trajectory term** (Theorem A.7). When the directory also holds the *live* run of the same memory
+policy, τ and seed under the replay encoding E2 (``ctwm replay`` records both encodings), the live
+loss difference splits into ``L(E2 live) − L(E1 live) = [L(E2 live) − L(E2 on E1's trajectory)] +
+[L(E2 on E1's trajectory) − L(E1 live)]``: the first bracket is ``trajectory_term`` (overall error;
+``trajectory_term_tail`` on each trajectory's tail steps), the second the encoding term at a fixed
+trajectory. In open loop the agent does not read the prompt, both live runs share one trajectory
+and the trajectory term is exactly zero; in closed loop (``--agent reader`` or ``endpoint``) the
+encodings drive different trajectories and it is not.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,10 @@ class FrozenRow(ToDict):
     max_step_loss_difference: int  # max over steps of |replay loss - live loss|
     live_tokens_mean: float
     replay_tokens_mean: float
+    trajectory_run: str | None  # the live run under the replay encoding (same memory, τ, seed), if recorded
+    trajectory_identical: bool | None  # its states equal the recorded run's
+    trajectory_term: float | None  # its live overall error - the replay's overall error
+    trajectory_term_tail: float | None
 
 
 @result
@@ -72,7 +81,6 @@ class FrozenReplay(ToDict):
     predictor: str
     out: str | None
     files: dict[str, str]
-    seconds: float
 
 
 def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
@@ -83,7 +91,7 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
         raise InputError(f"{run_dir}: no {MANIFEST_FILE} (not a replay run directory; write one with --out)")
     try:
         manifest = json.loads(mpath.read_text())
-        raw = manifest["config"]
+        manifest["config"]  # a replay manifest has one
     except (ValueError, KeyError, TypeError):
         raise InputError(f"{mpath}: not a replay manifest (no 'config')") from None
     spath = run_dir / STEPS_FILE
@@ -91,9 +99,9 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
         raise InputError(f"{run_dir}: no {STEPS_FILE}")
     try:
         steps = pq.read_table(spath)
-    except Exception as exc:  # noqa: BLE001 - any read failure is bad input
+    except Exception as exc:
         raise InputError(f"{spath}: cannot read ({type(exc).__name__}: {exc})") from None
-    need = {"run", "memory", "encoding", "tau", "seed", "step", "state", "action", "next_state", "item", "correct",
+    need = {"run", "memory", "encoding", "tau", "seed", "step", "state", "action", "next_state", "item", "correct", "tail_state",
             "prompt_tokens", "retrieved"}
     missing = sorted(need - set(steps.column_names))
     if missing:
@@ -139,7 +147,6 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
     outdir = prepare_dir(out, overwrite) if out is not None else None
     counter = token_counter(cfg.tokenizer)
     pred = make_predictor(cfg.predictor, cfg.predictor_params)
-    started = time.perf_counter()
     cols = steps.to_pydict()
     by_run: dict[str, list[int]] = {}
     for i, r in enumerate(cols["run"]):
@@ -191,6 +198,7 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
         lw, rw = ~live, ~log.correct
         lt = float(lw[tail].mean()) if tail.any() else None
         rt = float(rw[tail].mean()) if tail.any() else None
+        traj = _trajectory_term(cols, by_run, idx, name, encoding, rw, rt)
         rows.append(FrozenRow(
             run=name, memory=memory, tau=tau, seed=seed, live_encoding=live_enc, replay_encoding=encoding,
             steps=len(idx), retrieval_identical=log.mismatches == 0, mismatched_steps=log.mismatches,
@@ -199,7 +207,7 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
             live_overall_error=float(lw.mean()), replay_overall_error=float(rw.mean()),
             overall_error_difference=float(rw.mean() - lw.mean()),
             max_step_loss_difference=int(np.max(np.abs(rw.astype(int) - lw.astype(int)))),
-            live_tokens_mean=float(live_tok.mean()), replay_tokens_mean=float(log.tokens.mean()),
+            live_tokens_mean=float(live_tok.mean()), replay_tokens_mean=float(log.tokens.mean()), **traj,
         ))
         logs.append(log)
         eps.append(ep)
@@ -212,5 +220,24 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
         }, names=[f"{r.run}@{encoding}" for r in rows])
     return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows),
                         all_identical=all(r.retrieval_identical for r in rows), tokenizer=counter.name,
-                        predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files,
-                        seconds=time.perf_counter() - started)
+                        predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files)
+
+
+def _trajectory_term(cols: dict[str, list], by_run: dict[str, list[int]], idx: list[int], name: str, encoding: str,
+                     replay_wrong: np.ndarray, replay_tail_error: float | None) -> dict[str, Any]:
+    """The live run of the same memory, τ and seed under ``encoding`` and the trajectory term against it."""
+    first = idx[0]
+    key = (cols["memory"][first], cols["tau"][first], cols["seed"][first])
+    other = next((r for r, ix in by_run.items() if r != name and cols["encoding"][ix[0]] == encoding
+                  and (cols["memory"][ix[0]], cols["tau"][ix[0]], cols["seed"][ix[0]]) == key), None)
+    if other is None:
+        return {"trajectory_run": None, "trajectory_identical": None, "trajectory_term": None,
+                "trajectory_term_tail": None}
+    oix = sorted(by_run[other], key=lambda i: cols["step"][i])
+    o_wrong = ~np.asarray([cols["correct"][i] for i in oix], dtype=bool)
+    o_tail = np.asarray([cols["tail_state"][i] for i in oix], dtype=bool)
+    same = [cols["state"][i] for i in oix] == [cols["state"][i] for i in idx]
+    o_tail_err = float(o_wrong[o_tail].mean()) if o_tail.any() else None
+    tail_term = None if o_tail_err is None or replay_tail_error is None else o_tail_err - replay_tail_error
+    return {"trajectory_run": other, "trajectory_identical": bool(same),
+            "trajectory_term": float(o_wrong.mean() - replay_wrong.mean()), "trajectory_term_tail": tail_term}

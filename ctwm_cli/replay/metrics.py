@@ -8,15 +8,32 @@ Per arm (pooled over the seeds' steps, and per seed):
   whose prompt shows one (as a line or a tail-summary entry); ``transition_coverage``: the same for
   an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
 * ``tail_error``: the error rate over steps whose current state ``s_t`` is a **tail state**: the
-  ⌊n/2⌋ least visited of the n states visited at ``s_0 .. s_{T-1}`` of the seed's episode (visit
-  counts ascending, ties to the smaller state id) — the same set for every arm of a seed;
+  ⌊n/2⌋ least visited of the n states visited at ``s_0 .. s_{T-1}`` of the episode (visit counts
+  ascending, ties to the smaller state id) — in open loop the same set for every arm of a seed;
 * ``overall_error``: the error rate over all steps. Loss ``1{ŝ_{t+1} != s_{t+1}}``.
 
-**Paired comparisons** (treatment minus baseline) use the same episodes, so steps pair up. The
-confidence interval is a percentile interval of a moving-block bootstrap over steps, stratified by
-seed: each replicate draws ``T // L`` blocks of ``L`` consecutive steps (start uniform in
-``[0, T - L]``) in each seed, the same blocks for both arms. Ratio metrics (error rates, coverage)
-are recomputed as ratios of the resampled sums. Seeded: the same seed gives the same intervals.
+**Errors that isolate memory.** A step is *answerable* when an outcome of its ``(s_t, a_t)`` was
+observed earlier in the episode, so a memory could hold the evidence; on the other steps no memory
+can, and the error measures only the reader's fallback guess. ``answerable_steps``,
+``answerable_tail_error`` and ``answerable_overall_error`` are the errors over the answerable steps
+(of the tail, of all); ``evidence_in_prompt`` is the share of answerable steps whose evidence (an
+outcome of ``(s_t, a_t)``) reached the prompt as its own line or inside the tail summary (it equals
+``transition_coverage``). Two **reference rows** on the same steps bound what a memory can do:
+``oracle`` predicts the argmax of the true ``P(s' | s_t, a_t)`` (ties: the smaller transition id);
+``counts`` predicts the outcome of ``(s_t, a_t)`` seen most often so far (all past outcomes, no
+budget; ties: the one seen first) and has no prediction on unanswerable steps.
+
+**Closed loop** adds success: ``tasks_reached`` (targets reached), ``tasks_started`` and
+``steps_per_task`` (mean steps of the reached tasks); in open loop they are ``None``.
+
+**Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.paired`: the confidence
+interval is a percentile interval of a moving-block bootstrap over steps, stratified by seed (each
+replicate draws ``T // L`` blocks of ``L`` consecutive steps in each seed, the same blocks for both
+arms; at least two blocks per episode, else the interval is reported as not formable). Ratio
+metrics (error rates, coverage, steps per task) are recomputed as ratios of the resampled sums.
+Seeded: the same seed gives the same intervals. In open loop the arms replay the same steps; in
+closed loop step ``t`` of one arm pairs with step ``t`` of the other on the same seed (same world,
+same environment random numbers), though their states differ.
 """
 
 from __future__ import annotations
@@ -25,9 +42,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..paired import BlockResample, PairedDelta, paired_delta
 from ..results import ToDict, result
 
-METRICS = ("tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage")
+__all__ = ["METRICS", "ArmMetrics", "PairedDelta", "ReferenceMetrics", "arm_metrics", "paired_deltas",
+           "reference_metrics", "tail_states"]
+
+METRICS = ("tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
+           "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt")
+CLOSED_LOOP_METRICS = ("task_rate", "steps_per_task")
 
 
 @result
@@ -48,27 +71,32 @@ class ArmMetrics(ToDict):
     tail_error: float | None
     overall_error: float
     tail_steps: int
+    answerable_steps: int
+    answerable_tail_steps: int
+    answerable_tail_error: float | None
+    answerable_overall_error: float | None
+    evidence_in_prompt: float | None
     items_injected: float  # lines of memory per step
     items_summarised: float  # tail-summary entries per step
     tail_items: float  # tail items per step (listed or counted)
     api_prompt_tokens: float | None  # endpoint predictor: API-reported prompt tokens per step
+    tasks_started: int | None  # closed loop only
+    tasks_reached: int | None
+    steps_per_task: float | None
 
 
 @result
-class PairedDelta(ToDict):
-    """Treatment minus baseline on one metric, with a block-bootstrap CI."""
+class ReferenceMetrics(ToDict):
+    """``oracle`` or ``counts`` on the steps of one trajectory (``on``: the arm whose steps, in closed loop)."""
 
-    treatment: str
-    baseline: str
-    metric: str
-    treatment_value: float | None
-    baseline_value: float | None
-    delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    relative: float | None  # delta / baseline
-    relative_ci_low: float | None
-    relative_ci_high: float | None
+    name: str
+    on: str | None
+    steps: int
+    tail_error: float | None
+    overall_error: float
+    answerable_steps: int
+    answerable_tail_error: float | None
+    answerable_overall_error: float | None
 
 
 def tail_states(states: np.ndarray, n_states: int) -> np.ndarray:
@@ -85,99 +113,95 @@ def _ratio(num: float, den: float) -> float | None:
     return float(num / den) if den else None
 
 
-def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray], *, seed: int | None = None) -> ArmMetrics:
-    """Metrics of one arm over ``logs`` (one per seed) with the seeds' tail-step masks."""
-    tok = np.concatenate([g.tokens for g in logs])
-    correct = np.concatenate([g.correct for g in logs])
-    tail = np.concatenate(tails)
-    se = np.concatenate([g.state_evidence for g in logs])
-    te = np.concatenate([g.transition_evidence for g in logs])
-    sc = np.concatenate([g.state_covered for g in logs])
-    tc = np.concatenate([g.transition_covered for g in logs])
+def _cat(logs: Sequence, name: str) -> np.ndarray:
+    return np.concatenate([getattr(g, name) for g in logs])
+
+
+def _tails(logs: Sequence, tails: Sequence[np.ndarray] | None) -> np.ndarray:
+    return np.concatenate(list(tails) if tails is not None else [g.tail for g in logs])
+
+
+def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, seed: int | None = None) -> ArmMetrics:
+    """Metrics of one arm over ``logs`` (one per seed) with the seeds' tail-step masks (default: each log's own)."""
+    tok = _cat(logs, "tokens")
+    wrong = ~_cat(logs, "correct")
+    tail = _tails(logs, tails)
+    te, tc = _cat(logs, "transition_evidence"), _cat(logs, "transition_covered")
     arm = logs[0].arm
-    api = None
-    if logs[0].api_prompt_tokens is not None:
-        api = float(np.mean(np.concatenate([g.api_prompt_tokens for g in logs])))
-    wrong = ~correct
+    api = None if logs[0].api_prompt_tokens is None else float(np.mean(_cat(logs, "api_prompt_tokens")))
+    history = logs[0].history_tokens is not None
+    closed = getattr(logs[0], "tasks_reached", None) is not None
+    reached = sum(g.tasks_reached for g in logs) if closed else None
     return ArmMetrics(
         arm=arm.name, memory=arm.memory, encoding=arm.encoding, tau=arm.tau, seed=seed, steps=int(tok.size),
         tokens_mean=float(tok.mean()), tokens_median=float(np.median(tok)), tokens_p95=float(np.percentile(tok, 95)),
-        state_coverage=_ratio(sc.sum(), se.sum()), transition_coverage=_ratio(tc.sum(), te.sum()),
-        tail_error=_ratio(wrong[tail].sum(), tail.sum()), overall_error=float(wrong.mean()),
-        tail_steps=int(tail.sum()),
-        items_injected=float(np.mean(np.concatenate([g.n_injected for g in logs])))
-        if logs[0].history_tokens is None else float(np.mean(np.concatenate([np.arange(g.tokens.size) for g in logs]))),
-        items_summarised=float(np.mean(np.concatenate([g.n_summarised for g in logs]))),
-        tail_items=float(np.mean(np.concatenate([g.tail_count for g in logs]))),
-        api_prompt_tokens=api,
+        state_coverage=_ratio(_cat(logs, "state_covered").sum(), _cat(logs, "state_evidence").sum()),
+        transition_coverage=_ratio(tc.sum(), te.sum()),
+        tail_error=_ratio(wrong[tail].sum(), tail.sum()), overall_error=float(wrong.mean()), tail_steps=int(tail.sum()),
+        answerable_steps=int(te.sum()), answerable_tail_steps=int((te & tail).sum()),
+        answerable_tail_error=_ratio((wrong & te & tail).sum(), (te & tail).sum()),
+        answerable_overall_error=_ratio((wrong & te).sum(), te.sum()), evidence_in_prompt=_ratio(tc.sum(), te.sum()),
+        items_injected=float(np.mean(np.concatenate([np.arange(g.tokens.size) for g in logs]))) if history
+        else float(np.mean(_cat(logs, "n_injected"))),
+        items_summarised=float(np.mean(_cat(logs, "n_summarised"))),
+        tail_items=float(np.mean(_cat(logs, "tail_count"))), api_prompt_tokens=api,
+        tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
+        steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
     )
 
 
-def _series(logs: Sequence, tails: Sequence[np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def reference_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *,
+                      on: str | None = None) -> tuple[ReferenceMetrics, ReferenceMetrics]:
+    """The ``oracle`` and ``counts`` rows on the steps of ``logs`` (see the module docstring)."""
+    tail = _tails(logs, tails)
+    te = _cat(logs, "transition_evidence")
+    out = []
+    for name in ("oracle", "counts"):
+        wrong = ~_cat(logs, f"{name}_correct")
+        out.append(ReferenceMetrics(
+            name=name, on=on, steps=int(wrong.size), tail_error=_ratio(wrong[tail].sum(), tail.sum()),
+            overall_error=float(wrong.mean()), answerable_steps=int(te.sum()),
+            answerable_tail_error=_ratio((wrong & te & tail).sum(), (te & tail).sum()),
+            answerable_overall_error=_ratio((wrong & te).sum(), te.sum())))
+    return out[0], out[1]
+
+
+def _series(logs: Sequence, tails: Sequence[np.ndarray] | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """metric -> (numerator, denominator) per step, seeds concatenated."""
-    tok = np.concatenate([g.tokens for g in logs]).astype(np.float64)
-    wrong = ~np.concatenate([g.correct for g in logs])
-    tail = np.concatenate(tails)
+    f = np.float64
+    tok = _cat(logs, "tokens").astype(f)
+    wrong = ~_cat(logs, "correct")
+    tail = _tails(logs, tails)
+    te, tc = _cat(logs, "transition_evidence"), _cat(logs, "transition_covered")
     ones = np.ones(tok.size)
-    return {
+    out = {
         "tokens_mean": (tok, ones),
-        "tail_error": ((wrong & tail).astype(np.float64), tail.astype(np.float64)),
-        "overall_error": (wrong.astype(np.float64), ones),
-        "state_coverage": (np.concatenate([g.state_covered for g in logs]).astype(np.float64),
-                           np.concatenate([g.state_evidence for g in logs]).astype(np.float64)),
-        "transition_coverage": (np.concatenate([g.transition_covered for g in logs]).astype(np.float64),
-                                np.concatenate([g.transition_evidence for g in logs]).astype(np.float64)),
+        "tail_error": ((wrong & tail).astype(f), tail.astype(f)),
+        "overall_error": (wrong.astype(f), ones),
+        "state_coverage": (_cat(logs, "state_covered").astype(f), _cat(logs, "state_evidence").astype(f)),
+        "transition_coverage": (tc.astype(f), te.astype(f)),
+        "answerable_tail_error": ((wrong & te & tail).astype(f), (te & tail).astype(f)),
+        "answerable_overall_error": ((wrong & te).astype(f), te.astype(f)),
+        "evidence_in_prompt": (tc.astype(f), te.astype(f)),
     }
+    if getattr(logs[0], "tasks_reached", None) is not None:
+        ends = _cat(logs, "task_end_steps").astype(f)  # at the step a task is reached: its length; else 0
+        out["task_rate"] = ((ends > 0).astype(f), ones)
+        out["steps_per_task"] = (ends, (ends > 0).astype(f))
+    return out
 
 
-def block_starts(lengths: Sequence[int], block: int, replicates: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Block start offsets (into the concatenated steps), shape (replicates, blocks), and the block length."""
-    starts = []
-    offset = 0
-    size = min([block, *lengths])
-    for n in lengths:
-        nb = n // size
-        starts.append(offset + rng.integers(0, n - size + 1, size=(replicates, nb)))
-        offset += n
-    return np.concatenate(starts, axis=1), size
-
-
-def _block_sums(x: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
-    cs = np.concatenate([[0.0], np.cumsum(x)])
-    return (cs[starts + size] - cs[starts]).sum(axis=1)
-
-
-def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray], *, replicates: int, block: int,
-                  level: float, rng: np.random.Generator, metrics: Sequence[str] = METRICS) -> list[PairedDelta]:
-    """Treatment minus baseline per metric, with percentile CIs from a paired block bootstrap."""
+def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] | None, *, replicates: int,
+                  block: int, level: float, rng: np.random.Generator,
+                  metrics: Sequence[str] | None = None) -> list[PairedDelta]:
+    """Treatment minus baseline per metric, with percentile CIs from a paired block bootstrap
+    (:class:`ctwm_cli.paired.BlockResample`); ``tails=None``: each log's own tail-step mask."""
     a, b = _series(treat, tails), _series(base, tails)
     lengths = [g.tokens.size for g in treat]
     if [g.tokens.size for g in base] != lengths:
-        raise ValueError("paired arms must replay the same episodes")
-    starts, size = block_starts(lengths, block, replicates, rng) if replicates else (None, 0)
-    lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
-    out = []
-    for m in metrics:
-        (an, ad), (bn, bd) = a[m], b[m]
-        va = _ratio(an.sum(), ad.sum())
-        vb = _ratio(bn.sum(), bd.sum())
-        delta = None if va is None or vb is None else va - vb
-        rel = None if delta is None or not vb else delta / vb
-        ci = (None, None)
-        rci = (None, None)
-        if starts is not None and delta is not None:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ra = _block_sums(an, starts, size) / _block_sums(ad, starts, size)
-                rb = _block_sums(bn, starts, size) / _block_sums(bd, starts, size)
-                d = ra - rb
-                ok = np.isfinite(d)
-                if ok.any():
-                    ci = tuple(float(v) for v in np.quantile(d[ok], [lo_q, hi_q]))
-                r = d / rb
-                okr = np.isfinite(r)
-                if okr.any() and rel is not None:
-                    rci = tuple(float(v) for v in np.quantile(r[okr], [lo_q, hi_q]))
-        out.append(PairedDelta(treatment=treat[0].arm.name, baseline=base[0].arm.name, metric=m, treatment_value=va,
-                               baseline_value=vb, delta=delta, ci_low=ci[0], ci_high=ci[1], relative=rel,
-                               relative_ci_low=rci[0], relative_ci_high=rci[1]))
-    return out
+        raise ValueError("paired arms must replay episodes of the same length")
+    resample = BlockResample(lengths, block, replicates, rng)
+    names = [m for m in (metrics or (*METRICS, *CLOSED_LOOP_METRICS)) if m in a and m in b]
+    tname, bname = treat[0].arm.name, base[0].arm.name
+    return [paired_delta(a[m], b[m], resample, level=level, treatment=tname, baseline=bname, metric=m,
+                         units=sum(lengths)) for m in names]

@@ -21,7 +21,8 @@ rows) and ``by`` (the entry that superseded or replaced one): what ``ctwm health
 (see :func:`trace_table`).
 
 **Step log** — one row per run and step: run, memory, encoding, tau, seed, step, state, action,
-next_state, item (e_t), prediction, correct, confidence, evidence, prompt_tokens, tail_state,
+next_state, item (e_t), prediction, correct, oracle_correct, counts_correct (the reference rows),
+confidence, evidence, prompt_tokens, tail_state,
 state_evidence, state_covered, transition_evidence, transition_covered, injected, summarised,
 tail_items, retrieved (the ranked item ids ρ returned), api_prompt_tokens (endpoint predictor).
 """
@@ -230,7 +231,8 @@ def steps_table(logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray],
         offsets = np.concatenate([[0], np.cumsum([len(r) for r in log.retrieved])]).astype(np.int32)
         retrieved = pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()),
                                              _item_array(log, ep).take(pa.array(flat)))
-        rep = lambda v, typ: pa.array([v], type=typ).take(pa.array(np.zeros(n, dtype=np.int32)))  # noqa: E731
+        zeros = pa.array(np.zeros(n, dtype=np.int32))
+        rep = lambda v, typ, z=zeros: pa.array([v], type=typ).take(z)  # noqa: E731
         tables.append(pa.table({
             "run": rep(name, pa.string()),
             "memory": rep(log.arm.memory, pa.string()),
@@ -238,12 +240,14 @@ def steps_table(logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray],
             "tau": rep(log.arm.tau, pa.float64()),
             "seed": rep(log.seed, pa.int64()),
             "step": pa.array(np.arange(n, dtype=np.int64)),
-            "state": pa.array(ep.states.astype(np.int64)),
-            "action": pa.array(ep.actions.astype(np.int64)),
-            "next_state": pa.array(ep.next_states.astype(np.int64)),
-            "item": items.take(pa.array(ep.tids)),
+            "state": pa.array(log.states.astype(np.int64)),  # the run's own trajectory (closed loop: per arm)
+            "action": pa.array(ep.world.tid_local[log.tids].astype(np.int64)),
+            "next_state": pa.array(ep.world.tid_dst[log.tids].astype(np.int64)),
+            "item": items.take(pa.array(log.tids)),
             "prediction": pa.array(log.prediction),
             "correct": pa.array(log.correct),
+            "oracle_correct": pa.array(log.oracle_correct),
+            "counts_correct": pa.array(log.counts_correct),
             "confidence": pa.array(log.confidence, type=pa.string()),
             "evidence": pa.array(log.evidence, type=pa.string()),
             "prompt_tokens": pa.array(log.tokens),

@@ -1,10 +1,19 @@
 """The replay runner: memory policies x encodings on shared Synthetic Graph World episodes.
 
-**Episodes.** For every seed the episode is the trajectory of ``ctwm world run`` with the same
-family, size, agent policy, steps and seed (:func:`ctwm_cli.world.run.simulate`, retriever
-``state-frequency``): states ``s_t``, actions ``a_t`` and next states ``s_{t+1}``. Every arm (memory
-policy, encoding, τ) replays the *same* episodes, so comparisons are paired step by step. The agent
-does not read the replayed prompt, so the visited trajectory does not depend on the arm.
+**Open loop** (agents ``random-walk``, ``semantic``; the default). For every seed the episode is the
+trajectory of ``ctwm world run`` with the same family, size, agent policy, steps and seed
+(:func:`ctwm_cli.world.run.simulate`, retriever ``state-frequency``): states ``s_t``, actions
+``a_t`` and next states ``s_{t+1}``. Every arm (memory policy, encoding, τ) replays the *same*
+episodes, so comparisons are paired step by step and tokens are exactly comparable. The agent does
+not read the replayed prompt, so the visited trajectory does not depend on the arm.
+
+**Closed loop** (agents ``reader``, ``endpoint``; :mod:`ctwm_cli.replay.agents`). The seed's world
+is the same, but the agent chooses each action from the arm's own memory prompt, so each arm drives
+its own trajectory. Tasks are target states drawn with Zipf popularity (the world's task sampler,
+``zipf`` 1.1) from a generator seeded by the episode seed, the environment's random numbers come
+from another (the same numbers for every arm: one uniform per step), and a task ends when its
+target is reached or after ``max_task_steps`` (200) steps. Success (tasks reached, steps per task)
+becomes a metric beside tokens and error.
 
 **A step** ``t``: the memory holds ``e_0 .. e_{t-1}``; the policy retrieves for ``(s_t, a_t)`` (ρ),
 renders the prompt under the encoding and the budget, the predictor reads the prompt text and
@@ -14,22 +23,30 @@ predicts ŝ_{t+1}; the loss is ``1{ŝ_{t+1} != s_{t+1}}``; then ``e_t`` is writt
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Any
 
 import numpy as np
 
 from ..errors import UsageError
-from ..memory.encodings import ENCODINGS, make_encoding
+from ..allocation.rank import check_tau
+from ..memory.encodings import ENCODINGS, Encoding, make_encoding
 from ..memory.policies import (
-    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, EpisodicMemory,
-    check_policy_args, make_policy,
+    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, CoreTail, EpisodicMemory,
+    FullHistory, check_policy_args, make_policy,
 )
 from ..memory.predictor import PREDICTORS, Predictor, make_predictor
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_counter
 from ..results import ToDict, result
+from ..world.env import WorldEnv
+from ..world.policy_base import TaskSampler
+from ..world.run import WorldConfig, simulate
+from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
 
-AGENTS = ("random-walk", "semantic")
+OPEN_LOOP_AGENTS = ("random-walk", "semantic")
+AGENTS = (*OPEN_LOOP_AGENTS, *CLOSED_LOOP_AGENTS)
+MATCH_TOKENS = ("graph",)
+TASK_ZIPF = 1.1
+MAX_TASK_STEPS = 200
 
 
 @result
@@ -56,6 +73,11 @@ class ReplayConfig(ToDict):
     level: float = 0.95
     verify_tokens: bool = False
 
+    @property
+    def loop(self) -> str:
+        """``closed`` when the agent acts from the memory prompt, else ``open``."""
+        return "closed" if self.agent in CLOSED_LOOP_AGENTS else "open"
+
     def checked(self) -> ReplayConfig:
         if self.agent not in AGENTS:
             raise UsageError(f"unknown agent {self.agent!r} (choose from: {', '.join(AGENTS)})")
@@ -81,16 +103,19 @@ class ReplayConfig(ToDict):
         check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
         return dataclasses.replace(self, seeds=tuple(int(s) for s in self.seeds))
 
-    def world_config(self, seed: int):
-        from ..world.run import WorldConfig
-
-        return WorldConfig(family=self.family, size=self.size, policy=self.agent, policy_params=dict(self.agent_params),
+    def world_config(self, seed: int) -> WorldConfig:
+        """The ``ctwm world run`` configuration of the seed's episode (closed loop: its world only)."""
+        closed = self.loop == "closed"
+        return WorldConfig(family=self.family, size=self.size, policy="random-walk" if closed else self.agent,
+                           policy_params={} if closed else dict(self.agent_params),
                            graph_params=dict(self.graph_params), world_params=dict(self.world_params),
                            retriever="state-frequency", steps=self.steps, seed=int(seed))
 
     def to_dict(self) -> dict[str, Any]:
         d = ToDict.to_dict(self)
         d["predictor_params"] = {k: v for k, v in self.predictor_params.items() if k != "api_key"}
+        d["agent_params"] = {k: v for k, v in self.agent_params.items() if k != "api_key"}
+        d["loop"] = self.loop
         return d
 
 
@@ -101,10 +126,12 @@ class Arm(ToDict):
     memory: str
     encoding: str
     tau: float | None = None
+    match_tokens: str | None = None  # ctwm: per step, the budget is what this arm spent on the same step
 
     @property
     def label(self) -> str:
-        return self.memory if self.tau is None else f"{self.memory}(tau={self.tau:g})"
+        base = self.memory if self.tau is None else f"{self.memory}(tau={self.tau:g})"
+        return base if self.match_tokens is None else f"{base}[<={self.match_tokens}]"
 
     @property
     def name(self) -> str:
@@ -115,16 +142,17 @@ class Arm(ToDict):
             raise UsageError(f"unknown memory policy {self.memory!r} (choose from: {', '.join(MEMORY_POLICIES)})")
         if self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r} (choose from: {', '.join(ENCODINGS)})")
+        if self.match_tokens is not None and (self.memory != "ctwm" or self.match_tokens not in MATCH_TOKENS):
+            raise UsageError(f"match_tokens applies to ctwm and must be one of {', '.join(MATCH_TOKENS)}, "
+                             f"got {self.match_tokens!r} for {self.memory}")
         if self.memory == "ctwm":
-            from ..allocation.rank import check_tau
-
             return dataclasses.replace(self, tau=check_tau(1.0 if self.tau is None else self.tau, "tau"))
         return dataclasses.replace(self, tau=None)
 
 
 @dataclasses.dataclass
 class Episode:
-    """A seed's shared trajectory."""
+    """A seed's world and, in open loop, its shared trajectory (closed loop: arrays are empty)."""
 
     seed: int
     world: Any
@@ -140,15 +168,19 @@ class EpisodeLog:
 
     arm: Arm
     seed: int
+    tids: np.ndarray  # the trajectory this arm saw (open loop: the episode's)
+    states: np.ndarray
     prediction: np.ndarray
     correct: np.ndarray
+    oracle_correct: np.ndarray  # argmax of the true P(s' | s_t, a_t) is right
+    counts_correct: np.ndarray  # most seen past outcome of (s_t, a_t) is right (False when none was seen)
     tokens: np.ndarray
     confidence: list[str]
     evidence: list[str]
     state_evidence: np.ndarray
-    transition_evidence: np.ndarray
+    transition_evidence: np.ndarray  # the step is answerable
     state_covered: np.ndarray
-    transition_covered: np.ndarray
+    transition_covered: np.ndarray  # the evidence reached the prompt
     n_injected: np.ndarray
     n_summarised: np.ndarray
     tail_count: np.ndarray
@@ -161,7 +193,13 @@ class EpisodeLog:
     history_tids: np.ndarray | None = None  # full history: e_0 .. e_{T-1}
     mismatches: int = 0  # frozen replay: steps whose retrieval differs from the recorded one
     first_mismatch: int | None = None
-    seconds: float = 0.0
+    matched_over_budget: int = 0  # match_tokens: steps at which ctwm's minimal prompt exceeded the match
+    # closed loop: the tasks (None in open loop); task_end_steps[t] = the length of the task reached at step t, else 0
+    tasks_started: int | None = None
+    tasks_reached: int | None = None
+    task_lengths: list[int] | None = None
+    task_end_steps: np.ndarray | None = None
+    tail: np.ndarray | None = None  # tail-step mask, set by the experiment
     # policies with their own store (tiered): entry names of the ids in retrieved/injected, the store's
     # events (step, kind, entry id, by id or -1) and its counters
     item_names: list[str] | None = None
@@ -170,20 +208,81 @@ class EpisodeLog:
 
 
 def episode(cfg: ReplayConfig, seed: int, world=None) -> Episode:
-    """The seed's trajectory (``ctwm world run`` with the same settings)."""
-    from ..world.run import simulate
-
+    """The seed's world and (open loop) trajectory (``ctwm world run`` with the same settings)."""
     sim = simulate(cfg.world_config(seed), world=world)
     w = sim.world
+    if cfg.loop == "closed":
+        empty = np.zeros(0, dtype=np.int64)
+        return Episode(seed=int(seed), world=w, tids=empty, states=empty, actions=empty, next_states=empty)
     tids = sim.transitions
     return Episode(seed=int(seed), world=w, tids=tids, states=w.tid_src[tids], actions=w.tid_local[tids],
                    next_states=w.tid_dst[tids])
 
 
+def oracle_outcomes(world) -> list[int]:
+    """Per global action: the most probable outcome (ties: the smaller transition id), as a state."""
+    out_ptr, prob, dst = world.out_ptr, world.tid_prob, world.tid_dst
+    best = []
+    for g in range(out_ptr.size - 1):
+        lo, hi = int(out_ptr[g]), int(out_ptr[g + 1])
+        best.append(int(dst[lo + int(np.argmax(prob[lo:hi]))]))
+    return best
+
+
+class _Loop:
+    """Where the trajectory comes from: the episode's arrays (open) or the agent and the world (closed)."""
+
+    def __init__(self, ep: Episode, cfg: ReplayConfig, agent: ClosedLoopAgent | None):
+        self.agent = agent
+        self.world = ep.world
+        self.n = cfg.steps if agent is not None else len(ep.tids)
+        self.reached = self.started = 0
+        self.lengths: list[int] = []
+        self.ends = np.zeros(self.n, dtype=np.int64)
+        if agent is None:
+            self.tids = ep.tids.tolist()
+            return
+        root = np.random.SeedSequence(ep.seed)
+        g_env, g_task, g_agent = (np.random.default_rng(s) for s in root.spawn(3))
+        self.env = WorldEnv(self.world, rng=g_env)
+        self.state = self.env.reset()
+        self.tasks = TaskSampler(self.world, TASK_ZIPF, g_task)
+        agent.start(g_agent)
+        self.target, self.task_len = -1, 0
+        self.nact = np.diff(self.world.act_ptr).tolist()
+        self.tid_dst = self.world.tid_dst.tolist()
+
+    def next(self, t: int, pol, enc: Encoding, counter: TokenCounter) -> int:
+        """The transition of step ``t``."""
+        if self.agent is None:
+            return self.tids[t]
+        s = self.state
+        while self.target < 0 or self.target == s:
+            self.target = self.tasks.draw()
+            self.task_len = 0
+            self.started += 1
+        a = self.agent.act(decision_prompt(pol, s, self.target, self.nact[s], enc, counter))
+        if not 0 <= a < self.nact[s]:
+            raise UsageError(f"agent {self.agent.name} chose action {a} in state {s} with {self.nact[s]} actions")
+        tid = self.env.step(a)
+        self.task_len += 1
+        self.state = self.tid_dst[tid]
+        if self.state == self.target:
+            self.reached += 1
+            self.lengths.append(self.task_len)
+            self.ends[t] = self.task_len
+            self.target = -1
+        elif self.task_len >= MAX_TASK_STEPS:
+            self.target = -1
+        return tid
+
+
 def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCounter | None = None,
-                predictor: Predictor | None = None,
-                recorded: list[tuple[int, ...]] | None = None) -> EpisodeLog:
-    """Replay ``arm`` on ``ep``. With ``recorded`` (frozen replay), also compare ρ with it per step."""
+                predictor: Predictor | None = None, recorded: list[tuple[int, ...]] | None = None,
+                agent: ClosedLoopAgent | None = None, budgets: np.ndarray | None = None) -> EpisodeLog:
+    """Replay ``arm`` on ``ep``. With ``recorded`` (frozen replay), also compare ρ with it per step.
+    With ``agent`` (closed loop) the agent chooses every action from the arm's prompt. With
+    ``budgets`` (``match_tokens``), step ``t``'s ctwm budget is ``budgets[t]`` (at least its minimal prompt)."""
     arm = arm.checked()
     counter = counter or token_counter(cfg.tokenizer)
     predictor = predictor or make_predictor(cfg.predictor, cfg.predictor_params)
@@ -192,40 +291,54 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
     pol = make_policy(arm.memory, mem, budget=cfg.budget, k=cfg.k, core=cfg.core,
                       tau=arm.tau if arm.tau is not None else 1.0, max_candidates=cfg.max_candidates)
     enc = make_encoding(arm.encoding, world)
-    n = len(ep.tids)
-    states, actions = ep.states.tolist(), ep.actions.tolist()
-    tids, nxt = ep.tids.tolist(), ep.next_states.tolist()
+    loop = _Loop(ep, cfg, agent)
+    n = loop.n
+    src, local, dst = world.tid_src.tolist(), world.tid_local.tolist(), world.tid_dst.tolist()
     act_ptr = world.act_ptr.tolist()
+    oracle = oracle_outcomes(world)
+    freq, by_action = mem.freq, mem.by_action
+    tids = np.empty(n, dtype=np.int64)
     pred = np.empty(n, dtype=np.int64)
+    counts_pred = np.full(n, -1, dtype=np.int64)
+    oracle_pred = np.empty(n, dtype=np.int64)
     tokens = np.empty(n, dtype=np.int64)
     conf: list[str] = []
     evid: list[str] = []
-    se = np.zeros(n, dtype=bool)
-    te = np.zeros(n, dtype=bool)
-    sc = np.zeros(n, dtype=bool)
-    tc = np.zeros(n, dtype=bool)
-    n_inj = np.zeros(n, dtype=np.int64)
-    n_sum = np.zeros(n, dtype=np.int64)
-    tail_count = np.zeros(n, dtype=np.int64)
+    se, te, sc, tc = (np.zeros(n, dtype=bool) for _ in range(4))
+    n_inj, n_sum, tail_count = (np.zeros(n, dtype=np.int64) for _ in range(3))
     retrieved: list[tuple[int, ...]] = []
     scores: list[tuple[float, ...]] = []
     injected: list = []
     summarised: list = []
     api = np.zeros(n, dtype=np.int64) if hasattr(predictor, "api_prompt_tokens") else None
-    history = arm.memory == "full"
+    history = isinstance(pol, FullHistory)
+    matched = budgets is not None and isinstance(pol, CoreTail)
+    over = 0
     mismatches, first = 0, None
-    started = time.perf_counter()
     retrieve, render, predict, write = pol.retrieve, pol.render, predictor.predict, mem.write
     observe = getattr(pol, "observe", None)  # a policy with its own store sees every step's transition
     for t in range(n):
-        s, a = states[t], actions[t]
+        tid = loop.next(t, pol, enc, counter)
+        s, a = src[tid], local[tid]
+        g = act_ptr[s] + a
+        tids[t] = tid
         se[t] = mem.has_state(s)
-        te[t] = mem.has_action(act_ptr[s] + a)
+        outs = by_action.get(g)
+        if outs:
+            te[t] = True
+            counts_pred[t] = dst[max(outs, key=lambda x: freq[x])]  # max keeps the first seen on ties
+        oracle_pred[t] = oracle[g]
         r = retrieve(s, a)
         if recorded is not None and r.tids != recorded[t]:
             mismatches += 1
             if first is None:
                 first = t
+        if matched:
+            pol.budget = int(budgets[t])
+            floor = pol.min_tokens(r, s, a, enc, counter)
+            if floor > pol.budget:
+                pol.budget = floor
+                over += 1
         p = render(r, s, a, enc, counter)
         text = p.text
         if cfg.verify_tokens:
@@ -250,20 +363,25 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         if not history:
             injected.append((p.injected, p.injected_rank, p.injected_tokens))
             summarised.append((p.summarised, p.summarised_rank))
-        write(tids[t], t)
+        write(tid, t)
         if observe is not None:
-            observe(tids[t], t)
+            observe(tid, t)
+    nxt = world.tid_dst[tids]
     hist_tokens = None
-    if history:
-        # the line of step j costs the same at every later step (history lines never change)
-        hist_tokens = np.asarray(pol._tokens + [0] * (n - len(pol._tokens)), dtype=np.int64)[:n]
-    correct = pred == np.asarray(nxt, dtype=np.int64)
+    if history:  # the line of step j costs the same at every later step (history lines never change)
+        lt = pol.line_tokens
+        hist_tokens = np.asarray(lt + [0] * (n - len(lt)), dtype=np.int64)[:n]
+    closed = agent is not None
     return EpisodeLog(
-        arm=arm, seed=ep.seed, prediction=pred, correct=correct, tokens=tokens, confidence=conf, evidence=evid,
-        state_evidence=se, transition_evidence=te, state_covered=sc & se, transition_covered=tc & te,
+        arm=arm, seed=ep.seed, tids=tids, states=world.tid_src[tids], prediction=pred, correct=pred == nxt,
+        oracle_correct=oracle_pred == nxt, counts_correct=counts_pred == nxt, tokens=tokens, confidence=conf,
+        evidence=evid, state_evidence=se, transition_evidence=te, state_covered=sc & se, transition_covered=tc & te,
         n_injected=n_inj, n_summarised=n_sum, tail_count=tail_count, retrieved=retrieved, scores=scores,
-        injected=injected, summarised=summarised, history_tokens=hist_tokens, api_prompt_tokens=api, history_tids=ep.tids if history else None,
-        mismatches=mismatches, first_mismatch=first, seconds=time.perf_counter() - started,
+        injected=injected, summarised=summarised, history_tokens=hist_tokens, api_prompt_tokens=api,
+        history_tids=tids if history else None, mismatches=mismatches, first_mismatch=first,
+        matched_over_budget=over,
+        tasks_started=loop.started if closed else None, tasks_reached=loop.reached if closed else None,
+        task_lengths=loop.lengths if closed else None, task_end_steps=loop.ends if closed else None,
         item_names=pol.item_names if observe is not None else None,
         memory_events=list(pol.events) if observe is not None else None,
         memory_stats=pol.memory_stats() if observe is not None else None,

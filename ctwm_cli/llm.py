@@ -1,0 +1,158 @@
+"""The one chat-completions client: an OpenAI-compatible ``POST {base_url}/chat/completions``.
+
+Every part of the package that asks a model something composes a :class:`ChatClient`: the world's
+``endpoint`` agent policy, the replay's ``endpoint`` predictor and closed-loop agent, and the
+LongMemEval answerer and judge. Only the standard library is used (``urllib``).
+
+* **URL**: only ``http`` and ``https`` base URLs with a host (a ``file:`` URL would serve the
+  "model" from a local file).
+* **Key**: from the environment variable named by ``api_key_env``, else ``CTWM_API_KEY``, else
+  ``OPENAI_API_KEY``; without one no ``Authorization`` header is sent (local servers).
+* **Transport failures** (refused or dropped connection, timeout, HTTP 429 or 5xx) are retried
+  ``retries`` times with a linear back-off; then :class:`EndpointError` naming the URL. Other HTTP
+  errors (400, 401, 403, 404) fail at once.
+* **Limits**: ``timeout`` (seconds, finite and > 0) bounds every socket operation; a response
+  larger than ``max_response_bytes`` (default 8 MiB) is refused, so an endless stream cannot
+  exhaust memory.
+* **Usage**: ``calls`` and the API-reported ``prompt_tokens`` are counted.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from .errors import InputError, UsageError
+
+KEY_ENV_VARS = ("CTWM_API_KEY", "OPENAI_API_KEY")
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 2
+MAX_RESPONSE_BYTES = 8 << 20
+
+
+class EndpointError(InputError):
+    """The endpoint could not be reached or gave no valid answer (exit code 3)."""
+
+
+def check_base_url(base_url: Any, name: str = "base_url") -> str:
+    """``base_url`` without a trailing slash, if it is an ``http``/``https`` URL with a host."""
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise UsageError(f"{name} must be an http:// or https:// URL, got {base_url!r}")
+    parsed = urllib.parse.urlsplit(base_url.strip())
+    if parsed.scheme.lower() not in ("http", "https") or not parsed.netloc:
+        raise UsageError(f"{name} must be an http:// or https:// URL with a host, got {base_url!r}")
+    return base_url.strip().rstrip("/")
+
+
+def check_timeout(timeout: Any, name: str = "timeout") -> float:
+    """``timeout`` as a float, if it is a finite number of seconds > 0."""
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be a number of seconds > 0, got {timeout!r}") from None
+    if not math.isfinite(t) or t <= 0:
+        raise UsageError(f"{name} must be a finite number of seconds > 0, got {timeout!r}")
+    return t
+
+
+def check_retries(retries: Any, name: str = "retries") -> int:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise UsageError(f"{name} must be an integer >= 0, got {retries!r}")
+    return retries
+
+
+class ChatClient:
+    """A chat-completions client for one model at one server (see the module docstring)."""
+
+    def __init__(self, *, base_url: str, model: str, timeout: float = DEFAULT_TIMEOUT,
+                 retries: int = DEFAULT_RETRIES, api_key_env: str | None = None, backoff: float = 0.5,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES, temperature: float = 0.0):
+        self.base_url = check_base_url(base_url)
+        if not isinstance(model, str) or not model.strip():
+            raise UsageError(f"model must be a non-empty name, got {model!r}")
+        self.url = self.base_url + "/chat/completions"
+        self.model = model
+        self.timeout = check_timeout(timeout)
+        self.retries = check_retries(retries)
+        self.api_key_env = api_key_env
+        self.backoff = float(backoff)
+        if max_response_bytes < 1:
+            raise UsageError(f"max_response_bytes must be >= 1, got {max_response_bytes}")
+        self.max_response_bytes = int(max_response_bytes)
+        self.temperature = float(temperature)
+        self.calls = 0
+        self.prompt_tokens = 0
+
+    def _key(self) -> str | None:
+        names = [self.api_key_env] if self.api_key_env else list(KEY_ENV_VARS)
+        for name in names:
+            value = os.environ.get(name)
+            if value:
+                return value
+        return None
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """One chat completion (with transport retries); returns the message text."""
+        body = json.dumps({"model": self.model, "messages": messages, "temperature": self.temperature}).encode()
+        headers = {"Content-Type": "application/json"}
+        key = self._key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        reason = ""
+        for attempt in range(self.retries + 1):
+            if attempt and self.backoff:
+                time.sleep(self.backoff * attempt)
+            req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    raw = resp.read(self.max_response_bytes + 1)
+            except urllib.error.HTTPError as exc:
+                detail = _first_line(exc.read(4096).decode("utf-8", "replace")) if exc.fp else ""
+                reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
+                if exc.code == 429 or exc.code >= 500:
+                    continue
+                raise EndpointError(f"endpoint {self.url} refused the request ({reason})") from None
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, OSError) as exc:
+                reason = _reason(exc)
+                continue
+            if len(raw) > self.max_response_bytes:
+                raise EndpointError(f"endpoint {self.url} sent a response larger than {self.max_response_bytes} bytes")
+            self.calls += 1
+            return self._content(raw)
+        raise EndpointError(f"cannot reach endpoint {self.url} after {self.retries + 1} attempt(s): {reason}")
+
+    def _content(self, raw: bytes) -> str:
+        try:
+            doc = json.loads(raw)
+            content = doc["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+            head = _first_line(raw[:4096].decode("utf-8", "replace"))[:80]
+            raise EndpointError(
+                f"endpoint {self.url} did not answer in the chat-completions format: {head!r}") from None
+        usage = doc.get("usage") if isinstance(doc, dict) else None
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            self.prompt_tokens += usage["prompt_tokens"]
+        return content if isinstance(content, str) else json.dumps(content)
+
+    def stats(self) -> dict[str, Any]:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens}
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _reason(exc: BaseException) -> str:
+    inner = getattr(exc, "reason", None)
+    if inner is not None and not isinstance(inner, str):
+        exc = inner
+    text = str(getattr(exc, "reason", "") or exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text

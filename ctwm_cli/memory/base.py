@@ -1,0 +1,160 @@
+"""What every memory policy shares: the episodic memory it reads, the retrieval map ρ and the prompt it
+renders (see :mod:`ctwm_cli.memory.policies` for the policies themselves).
+
+This module is the base of :mod:`ctwm_cli.memory.policies` and :mod:`ctwm_cli.memory.tiered`, so
+neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from ..errors import UsageError
+from ..results import ToDict, result
+from .encodings import Encoding
+from .store import TransitionStore
+from .tokens import TokenCounter
+
+DEFAULT_BUDGET = 512
+DEFAULT_K = 8
+DEFAULT_CORE = 8
+DEFAULT_TAU = 1.0
+DEFAULT_MAX_CANDIDATES = 64
+
+
+@result
+class Retrieval(ToDict):
+    """ρ at one step: ranked transition ids (rank 1 first) and their scores."""
+
+    tids: tuple[int, ...]
+    scores: tuple[float, ...]
+
+
+@result
+class Prompt(ToDict):
+    """A rendered prompt and where each retrieved item went."""
+
+    lines: tuple[str, ...]
+    tokens: int  # exact count of the whole prompt, header and output contract included
+    injected: tuple[int, ...]  # tids with their own line, in prompt order
+    injected_rank: tuple[int, ...]  # their retrieval rank (history: line number)
+    injected_tokens: tuple[int, ...]
+    summarised: tuple[int, ...]  # tids listed in the tail summary
+    summarised_rank: tuple[int, ...]
+    tail_count: int  # items in the tail (listed or only counted)
+    mentions_state: bool  # some line or summary entry is a transition from s_t
+    mentions_transition: bool  # some line or summary entry is an outcome of (s_t, a_t)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
+class EpisodicMemory:
+    """The transitions written so far, with the indexes every policy reads."""
+
+    def __init__(self, world):
+        n = world.n_transitions
+        self.world = world
+        self.store = TransitionStore(max(n, 1), n, world.size, eviction="lfu")  # never evicts
+        self.freq = self.store.freq
+        self.src = world.tid_src.tolist()
+        self.dst = world.tid_dst.tolist()
+        self.gact = world.tid_action.tolist()  # global action id
+        self.act_ptr = world.act_ptr.tolist()
+        self.last = [-1] * n
+        self.out: list[list[int]] = [[] for _ in range(world.size)]  # stored tids with src == v
+        self.into: list[list[int]] = [[] for _ in range(world.size)]  # stored tids with dst == v
+        self.by_action: dict[int, list[int]] = {}  # global action -> stored outcome tids
+        self.action_count: dict[int, int] = {}
+        self.history: list[int] = []
+        self.listeners: list[Any] = []
+
+    def write(self, tid: int, step: int) -> None:
+        s, d = self.src[tid], self.dst[tid]
+        new = self.freq[tid] == 0
+        self.store.write(tid, s, d)
+        self.last[tid] = step
+        self.history.append(tid)
+        g = self.gact[tid]
+        self.action_count[g] = self.action_count.get(g, 0) + 1
+        if new:
+            self.out[s].append(tid)
+            self.into[d].append(tid)
+            self.by_action.setdefault(g, []).append(tid)
+            for fn in self.listeners:
+                fn(tid)
+
+    def degree(self, v: int) -> int:
+        """Distinct stored transitions touching state ``v`` (its degree in the memory graph)."""
+        return len(self.store.by_state[v])
+
+    def has_state(self, v: int) -> bool:
+        return bool(self.out[v])
+
+    def has_action(self, g: int) -> bool:
+        return g in self.by_action
+
+
+class MemoryPolicy(ABC):
+    """Base class: ``retrieve`` (ρ, encoding-free) and ``render`` (prompt under an encoding)."""
+
+    name = "policy"
+    kind = "ranked"
+
+    def __init__(self, memory: EpisodicMemory, *, budget: int | None = DEFAULT_BUDGET, k: int = DEFAULT_K):
+        self.memory = memory
+        self.budget = budget
+        self.k = k
+
+    @abstractmethod
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        ...
+
+    def retrieve_state(self, state: int) -> Retrieval:
+        """ρ for the state alone (a closed-loop agent deciding which action to take). Default: the
+        retrieval for the state's action 0, whose candidates include the state's other actions."""
+        return self.retrieve(state, 0)
+
+    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
+        """Ranked lines in order while they fit (``flat``, ``graph``)."""
+        mem = self.memory
+        head = enc.header(state, action, self.kind)
+        foot = enc.footer(self.kind)
+        fixed = counter.lines(head) + counter.lines(foot)
+        room = self.budget - fixed
+        if room < 0:
+            raise UsageError(f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens); "
+                             "raise the budget")
+        lines = list(head)
+        inj, ranks, toks = [], [], []
+        freq, last = mem.freq, mem.last
+        for r, (tid, score) in enumerate(zip(retrieval.tids, retrieval.scores, strict=True), 1):
+            parts = enc.item_parts(r, tid, score, freq[tid], mem.degree(mem.src[tid]), last[tid])
+            n = counter.fragments(parts)
+            if n > room:
+                break
+            room -= n
+            lines.append("".join(parts))
+            inj.append(tid)
+            ranks.append(r)
+            toks.append(n)
+        lines.extend(foot)
+        return make_prompt(self, lines, self.budget - room, inj, ranks, toks, [], [], 0, state, action)
+
+
+def make_prompt(policy, lines, tokens, inj, ranks, toks, summ, summ_rank, tail_count, state, action) -> Prompt:
+    mem = policy.memory
+    g = mem.act_ptr[state] + action
+    src, gact = mem.src, mem.gact
+    ms = mt = False
+    for t in (*inj, *summ):
+        if src[t] == state:
+            ms = True
+            if gact[t] == g:
+                mt = True
+                break
+    return Prompt(lines=tuple(lines), tokens=int(tokens), injected=tuple(inj), injected_rank=tuple(ranks),
+                  injected_tokens=tuple(toks), summarised=tuple(summ), summarised_rank=tuple(summ_rank),
+                  tail_count=int(tail_count), mentions_state=ms, mentions_transition=mt)

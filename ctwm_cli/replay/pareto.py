@@ -1,0 +1,201 @@
+"""``ctwm replay pareto``: tokens against answerable tail error per memory policy over a budget sweep.
+
+Every budget replays the same episodes (open loop) with every policy, so the points are measured on
+the same steps. Per point: mean prompt tokens per step and the answerable tail error (and, in closed
+loop, tasks reached per 1,000 steps), each with a moving-block bootstrap interval
+(:mod:`ctwm_cli.paired`). When both ``graph`` and ``ctwm`` are swept in open loop, a third series
+``ctwm[<=graph]`` runs CTWM with the matched budget rule (at every step its budget is what Graph
+Memory spent on that step, or CTWM's minimal prompt if that is larger, counted in
+``matched_over_budget``), and the paired deltas ``ctwm[<=graph] − graph`` at each budget answer
+"is CTWM better at the same price?" directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import UsageError
+from ..memory.policies import MEMORY_POLICIES
+from ..memory.predictor import make_predictor
+from ..memory.tokens import token_counter
+from ..paired import BlockResample, PairedDelta, ratio_interval
+from ..progress import ProgressCallback
+from ..results import ToDict, result
+from .agents import make_agent
+from .experiments import check_arms, replay_logs
+from .metrics import ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics
+from .runner import Arm, ReplayConfig
+
+__all__ = ["ParetoPoint", "ParetoResult", "parse_budgets", "replay_pareto"]
+
+MAX_BUDGETS = 50
+
+
+@result
+class ParetoPoint(ToDict):
+    """One policy at one budget."""
+
+    arm: str
+    memory: str
+    tau: float | None
+    matched: bool  # ctwm under the match_tokens=graph rule
+    budget: int
+    steps: int
+    tokens_mean: float
+    tokens_ci_low: float | None
+    tokens_ci_high: float | None
+    answerable_tail_error: float | None
+    answerable_tail_error_ci_low: float | None
+    answerable_tail_error_ci_high: float | None
+    answerable_overall_error: float | None
+    evidence_in_prompt: float | None
+    task_rate: float | None  # closed loop: tasks reached per 1,000 steps
+    task_rate_ci_low: float | None
+    task_rate_ci_high: float | None
+    matched_over_budget: int
+
+
+@result
+class ParetoResult(ToDict):
+    """``ctwm replay pareto`` result."""
+
+    config: ReplayConfig
+    loop: str
+    budgets: tuple[int, ...]
+    points: tuple[ParetoPoint, ...]
+    comparisons: tuple[PairedDelta, ...]  # per budget: every ctwm series - graph (group = the budget)
+    references: tuple[ReferenceMetrics, ...]
+    tokens_non_decreasing: dict[str, bool]  # per series: mean tokens never fall as the budget grows
+    interval: str  # "formed" or why the intervals could not be formed
+    bootstrap: dict[str, Any]
+    finding: str
+
+
+def parse_budgets(spec: str | Sequence[int]) -> tuple[int, ...]:
+    """``"128:1024:6"`` (N evenly spaced, inclusive, rounded) or ``"128,256,512"`` -> budgets."""
+    if isinstance(spec, str):
+        text = spec.strip()
+        try:
+            if ":" in text:
+                lo_s, hi_s, n_s = text.split(":")
+                lo, hi, n = int(lo_s), int(hi_s), int(n_s)
+                if n < 2 or lo >= hi:
+                    raise UsageError(f"budget sweep needs START < STOP and N >= 2, got {spec!r}")
+                values = [round(v) for v in np.linspace(lo, hi, n)]
+            else:
+                values = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise UsageError(f"budget expects START:STOP:N or a comma list of integers, got {spec!r}") from None
+    else:
+        values = [int(x) for x in spec]
+    out = tuple(sorted(set(values)))
+    if not out or out[0] < 1:
+        raise UsageError(f"budgets must be integers >= 1, got {spec!r}")
+    if len(out) > MAX_BUDGETS:
+        raise UsageError(f"at most {MAX_BUDGETS} budgets, got {len(out)}")
+    return out
+
+
+def _arms(memories: Sequence[str], encoding: str, taus: Sequence[float], closed: bool) -> list[Arm]:
+    arms = []
+    for m in memories:
+        if m == "ctwm":
+            arms += [Arm(memory=m, encoding=encoding, tau=t) for t in taus]
+        else:
+            arms.append(Arm(memory=m, encoding=encoding))
+    if "graph" in memories and "ctwm" in memories and not closed:
+        arms += [Arm(memory="ctwm", encoding=encoding, tau=t, match_tokens="graph") for t in taus]
+    return arms
+
+
+def _point(arm: Arm, logs: list, budget: int, resample: BlockResample, level: float) -> ParetoPoint:
+    m = arm_metrics(logs)
+    tok = np.concatenate([g.tokens for g in logs]).astype(np.float64)
+    ones = np.ones(tok.size)
+    wrong = ~np.concatenate([g.correct for g in logs])
+    ans_tail = np.concatenate([g.transition_evidence & g.tail for g in logs])
+    _, tlo, thi = ratio_interval(tok, ones, resample, level)
+    _, elo, ehi = ratio_interval((wrong & ans_tail).astype(np.float64), ans_tail.astype(np.float64), resample, level)
+    rate = rlo = rhi = None
+    if logs[0].task_end_steps is not None:
+        ends = np.concatenate([g.task_end_steps for g in logs])
+        rate, rlo, rhi = (None if v is None else 1000 * v
+                          for v in ratio_interval((ends > 0).astype(np.float64), ones, resample, level))
+    return ParetoPoint(arm=arm.label, memory=arm.memory, tau=arm.tau, matched=arm.match_tokens is not None,
+                       budget=budget, steps=m.steps, tokens_mean=m.tokens_mean, tokens_ci_low=tlo, tokens_ci_high=thi,
+                       answerable_tail_error=m.answerable_tail_error, answerable_tail_error_ci_low=elo,
+                       answerable_tail_error_ci_high=ehi, answerable_overall_error=m.answerable_overall_error,
+                       evidence_in_prompt=m.evidence_in_prompt, task_rate=rate, task_rate_ci_low=rlo,
+                       task_rate_ci_high=rhi, matched_over_budget=sum(g.matched_over_budget for g in logs))
+
+
+def _finding(comps: Sequence[PairedDelta], monotone: dict[str, bool]) -> str:
+    """The answer in words, from the matched deltas of answerable tail error (whatever it is)."""
+    matched = [c for c in comps if c.metric == "answerable_tail_error" and "[<=graph]" in c.treatment]
+    parts = []
+    if matched:
+        better = [c.group for c in matched if c.ci_high is not None and c.ci_high < 0]
+        worse = [c.group for c in matched if c.ci_low is not None and c.ci_low > 0]
+        tied = [c.group for c in matched if c.group not in better and c.group not in worse]
+        parts.append("At equal cost (CTWM's budget per step = what Graph Memory spent), CTWM's answerable tail "
+                     f"error is lower than Graph's at budget(s) {', '.join(better) or 'none'}, higher at "
+                     f"{', '.join(worse) or 'none'}, and not distinguishable (CI covers 0, or no CI) at "
+                     f"{', '.join(tied) or 'none'}.")
+    bad = [k for k, v in monotone.items() if not v]
+    parts.append("Mean tokens grow with the budget for every series." if not bad else
+                 f"Mean tokens fall somewhere as the budget grows for: {', '.join(bad)}.")
+    return " ".join(parts)
+
+
+def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequence[str] = ("graph", "ctwm"),
+                  encoding: str = "compact", taus: Sequence[float] = (1.0,), seed: int | None = None,
+                  progress: ProgressCallback | None = None) -> ParetoResult:
+    """Sweep ``budgets`` for every policy of ``memories`` on the same episodes (see the module docstring)."""
+    mems = list(dict.fromkeys(memories))
+    for m in mems:
+        if m not in MEMORY_POLICIES or m == "full":
+            raise UsageError(f"memory {m!r} cannot be swept over budgets (choose from: flat, graph, ctwm, tiered)")
+    budgets = parse_budgets(budgets)
+    cfg = cfg.checked()
+    arms = check_arms(cfg, _arms(mems, encoding, taus, cfg.loop == "closed"))
+    counter = token_counter(cfg.tokenizer)
+    predictor = make_predictor(cfg.predictor, cfg.predictor_params)
+    agent = make_agent(cfg.agent, cfg.agent_params) if cfg.loop == "closed" else None
+    rng = np.random.default_rng(seed)
+    points: list[ParetoPoint] = []
+    comps: list[PairedDelta] = []
+    refs: tuple[ReferenceMetrics, ...] = ()
+    status = "formed"
+    total = len(budgets) * len(cfg.seeds) * len(arms)
+    graph = next((i for i, a in enumerate(arms) if a.memory == "graph"), None)
+    for j, b in enumerate(budgets):
+        cb = dataclasses.replace(cfg, budget=b).checked()
+        _, logs = replay_logs(cb, arms, counter=counter, predictor=predictor, agent=agent, progress=progress,
+                              done=j * len(cfg.seeds) * len(arms), total=total)
+        by_arm = [[logs[(i, s)] for s in cfg.seeds] for i in range(len(arms))]
+        resample = BlockResample([g.tokens.size for g in by_arm[0]], cfg.block, cfg.bootstrap, rng)
+        status = resample.status
+        points += [_point(a, by_arm[i], b, resample, cfg.level) for i, a in enumerate(arms)]
+        if not refs and cfg.loop == "open":
+            refs = reference_metrics(by_arm[0])
+        if graph is not None:
+            for i, a in enumerate(arms):
+                if a.memory == "ctwm":
+                    got = paired_deltas(by_arm[i], by_arm[graph], None, replicates=cfg.bootstrap, block=cfg.block,
+                                        level=cfg.level, rng=rng,
+                                        metrics=("tokens_mean", "answerable_tail_error", "task_rate"))
+                    comps += [dataclasses.replace(d, group=str(b)) for d in got]
+    monotone = {}
+    for a in arms:
+        toks = [p.tokens_mean for p in points if p.arm == a.label]
+        monotone[a.label] = all(x <= y + 1e-9 for x, y in itertools.pairwise(toks))
+    boot = {"replicates": cfg.bootstrap, "block": cfg.block, "level": cfg.level, "seed": seed,
+            "method": "moving-block bootstrap over steps, stratified by seed, percentile interval"}
+    return ParetoResult(config=cfg, loop=cfg.loop, budgets=budgets, points=tuple(points), comparisons=tuple(comps),
+                        references=refs, tokens_non_decreasing=monotone, interval=status, bootstrap=boot,
+                        finding=_finding(comps, monotone))
