@@ -69,7 +69,9 @@ def test_skew_matches_scipy_bias_corrected(x):
     assert skewness(x) == pytest.approx(ref, rel=1e-9, abs=1e-9)
 
 
-@pytest.mark.parametrize(("n", "k"), [(1, 1), (9, 1), (10, 1), (11, 2), (19, 2), (20, 2), (21, 3), (100, 10), (101, 11)])
+@pytest.mark.parametrize(
+    ("n", "k"), [(1, 1), (9, 1), (10, 1), (11, 2), (19, 2), (20, 2), (21, 3), (100, 10), (101, 11)]
+)
 def test_top_decile_is_ceil_of_tenth(n, k):
     assert top_decile_size(n) == k == math.ceil(n / 10)
 
@@ -183,3 +185,16 @@ def test_library_does_not_import_matplotlib_or_cli():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_paper_raw_sigma_beside_ours():
+    from ctwm_cli.diagnostics.measures import sigma_top10_raw
+
+    x = [8, 2] + [1] * 18  # top decile {8, 2}: raw sd (ddof=1) = 6 / sqrt 2
+    c = concentration(x)
+    assert c.sigma_top10_raw == pytest.approx(6 / math.sqrt(2)) == sigma_top10_raw(x)
+    assert c.sigma_top10 == pytest.approx(math.log(4) / math.sqrt(2))
+    # the paper's statistic doubles with the trace, ours does not
+    d = concentration(np.asarray(x) * 2)
+    assert d.sigma_top10_raw == pytest.approx(2 * c.sigma_top10_raw) and d.sigma_top10 == pytest.approx(c.sigma_top10)
+    assert math.isnan(concentration([10, 1, 1]).sigma_top10_raw)

@@ -32,15 +32,12 @@ import pyarrow.compute as pc
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from ..traces import ColumnMap, TraceReader, open_trace
-from ..traces.aggregate import DEFAULT_COUNTED
-from ..traces.schema import DEFAULT_EVENT
+from ..traces import ColumnMap
 from ._fit import ols
-from .measures import _sigma_top
+from .sized_counts import aggregate_sized, resolve_events, store_capacity
+from .measures import sigma_top_raw_sorted, sigma_top_sorted
 
 LOG_BASES = {"e": math.e, "10": 10.0, "2": 2.0}
-DEFAULT_FAMILY = "all"
-_MERGE_ROWS = 1 << 20
 
 
 @result
@@ -54,6 +51,7 @@ class RunSigma(ToDict):
     n_items: int
     n_events: int
     sigma_null: float = math.nan
+    sigma_raw: float = math.nan  # the paper's raw-count statistic (sd of the top-decile counts)
 
 
 @result
@@ -68,6 +66,7 @@ class SizeCell(ToDict):
     n_runs_undefined: int
     mean_items: float
     sigma_null: float = math.nan
+    sigma_raw: float = math.nan  # mean over the runs of the paper's raw-count statistic
 
 
 @result
@@ -86,6 +85,8 @@ class FamilyTrend(ToDict):
     log_base: str
     sigma_null: tuple[float, ...] = ()
     slope_null: float = math.nan
+    sigma_raw: tuple[float, ...] = ()  # the paper's raw-count statistic per size (not scale-free)
+    slope_raw: float = math.nan
 
 
 @result
@@ -93,10 +94,15 @@ class FiniteSizeReport(ToDict):
     """Finite-size trend per family (``families``) and the cells behind it."""
 
     statistic: str = "sigma_top10: sd (ddof=1) of ln(count) over the ceil(0.1 n) most-accessed items, per run"
+    statistic_raw: str = "sigma_raw: the paper's Table 1 statistic, sd (ddof=1) of the raw top-decile counts"
     log_base: str
     events: tuple[str, ...]
     null_draws: int = 0
     seed: int | None = None
+    #: Store capacities the traces ran with: read from their world manifests (``_manifest.json`` of a
+    #: grid, ``manifest.json`` beside a run's trace), else the ``capacity`` the caller stated.
+    store_capacity: tuple[int, ...] = ()
+    capacity_source: str = "unknown"
     families: tuple[FamilyTrend, ...]
     cells: tuple[SizeCell, ...]
     runs: tuple[RunSigma, ...] = ()
@@ -145,6 +151,8 @@ def trend(
         fit = ols(np.log([c.size for c in ok]) / math.log(base), np.array([c.sigma for c in ok]))
         nul = [c for c in mine if math.isfinite(c.sigma_null)]
         fit_null = ols(np.log([c.size for c in nul]) / math.log(base), np.array([c.sigma_null for c in nul]))
+        raw = [c for c in mine if math.isfinite(c.sigma_raw)]
+        fit_raw = ols(np.log([c.size for c in raw]) / math.log(base), np.array([c.sigma_raw for c in raw]))
         out.append(
             FamilyTrend(
                 family=fam,
@@ -159,6 +167,8 @@ def trend(
                 log_base=log_base,
                 sigma_null=tuple(c.sigma_null for c in mine),
                 slope_null=fit_null.slope,
+                sigma_raw=tuple(c.sigma_raw for c in mine),
+                slope_raw=fit_raw.slope,
             )
         )
     return tuple(out)
@@ -175,6 +185,8 @@ def cells_from_runs(runs: Sequence[RunSigma]) -> tuple[SizeCell, ...]:
         fin = s[np.isfinite(s)]
         nul = np.array([v.sigma_null for v in vals], dtype=np.float64)
         nul = nul[np.isfinite(nul)]
+        raw = np.array([v.sigma_raw for v in vals], dtype=np.float64)
+        raw = raw[np.isfinite(raw)]
         cells.append(
             SizeCell(
                 family=fam,
@@ -185,6 +197,7 @@ def cells_from_runs(runs: Sequence[RunSigma]) -> tuple[SizeCell, ...]:
                 n_runs_undefined=int(s.size - fin.size),
                 mean_items=float(np.mean([v.n_items for v in vals])),
                 sigma_null=float(nul.mean()) if nul.size else math.nan,
+                sigma_raw=float(raw.mean()) if raw.size else math.nan,
             )
         )
     return tuple(cells)
@@ -205,6 +218,7 @@ def finite_size_of_traces(
     log_base: str = "e",
     null_draws: int = 0,
     seed: int | None = None,
+    capacity: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> FiniteSizeReport:
     """Finite-size trend of σ_top10 from labelled traces (``PATH:SIZE``) or a dataset with ``size_col``.
@@ -213,6 +227,10 @@ def finite_size_of_traces(
     events over its items, repeated ``null_draws`` times, seeded by ``seed``): σ_top10 then measures
     only sampling noise, which grows with size when the number of events per run is fixed. The
     null's slope (``slope_null``) is the trend that sampling noise alone would produce.
+
+    The trend depends on the store capacity of the runs (the finite store bounds how many items the
+    retriever can ever return), so the report states it: from the traces' world manifests when they
+    have one, else ``capacity`` (the caller's statement), else ``unknown``.
     """
     _check_log_base(log_base)
     if not isinstance(null_draws, (int, np.integer)) or isinstance(null_draws, bool) or null_draws < 0:
@@ -224,16 +242,17 @@ def finite_size_of_traces(
     if family is not None and group_by is not None:
         raise UsageError("--family and --group-by exclude each other: families come from one or the other")
     specs = [parse_sized_trace(t) for t in traces]
-    for text, (path, size) in zip(traces, specs, strict=True):
+    for text, (_path, size) in zip(traces, specs, strict=True):
         if size_col is None and size is None:
             raise UsageError(f"trace {text!r} has no size: write it as PATH:SIZE, or give --size-col")
         if size_col is not None and size is not None:
             raise UsageError(f"trace {text!r} has a size but --size-col is given: use one or the other")
     tables = []
     for path, size in specs:
-        tables.append(_aggregate(path, columns, size=size, family=family, size_col=size_col, group_by=group_by, progress=progress))
+        tables.append(aggregate_sized(path, columns, size=size, family=family, size_col=size_col, group_by=group_by,
+                                 progress=progress))
     table = pa.concat_tables(tables)
-    chosen = _resolve_events(table, events, ", ".join(p for p, _ in specs))
+    chosen = resolve_events(table, events, ", ".join(p for p, _ in specs))
     table = table.filter(pc.is_in(table.column("event"), value_set=pa.array(chosen)))
     table = table.group_by(["family", "size", "run", "item"]).aggregate([("n", "sum")])
     runs = _per_run_sigma(table)
@@ -242,11 +261,15 @@ def finite_size_of_traces(
     if null_draws:
         children = np.random.SeedSequence(seed).spawn(len(runs))
         runs = [
-            dataclasses.replace(r, sigma_null=uniform_null_sigma(r.n_items, r.n_events, null_draws, rng=np.random.default_rng(ss)))
+            dataclasses.replace(r, sigma_null=uniform_null_sigma(r.n_items, r.n_events, null_draws,
+                                                                 rng=np.random.default_rng(ss)))
             for r, ss in zip(runs, children, strict=True)
         ]
     cells = cells_from_runs(runs)
+    capacities, capacity_source = store_capacity(specs, capacity)
     return FiniteSizeReport(
+        store_capacity=capacities,
+        capacity_source=capacity_source,
         log_base=log_base,
         events=chosen,
         null_draws=int(null_draws),
@@ -257,101 +280,17 @@ def finite_size_of_traces(
     )
 
 
-def uniform_null_sigma(n_items: int, n_events: int, draws: int, *, rng: np.random.Generator | int | None = None) -> float:
+def uniform_null_sigma(
+    n_items: int, n_events: int, draws: int, *, rng: np.random.Generator | int | None = None
+) -> float:
     """Mean σ_top10 of ``draws`` multinomial samples of ``n_events`` accesses spread uniformly over ``n_items``."""
     rng = np.random.default_rng(rng)
     if n_items < 1 or draws < 1:
         return math.nan
     p = np.full(n_items, 1.0 / n_items)
-    vals = [_sigma_top(np.sort(rng.multinomial(n_events, p))[::-1].astype(np.float64)) for _ in range(draws)]
+    vals = [sigma_top_sorted(np.sort(rng.multinomial(n_events, p))[::-1].astype(np.float64)) for _ in range(draws)]
     vals = [v for v in vals if math.isfinite(v)]
     return float(np.mean(vals)) if vals else math.nan
-
-
-def _aggregate(
-    path: str,
-    columns: ColumnMap | None,
-    *,
-    size: float | None,
-    family: str | None,
-    size_col: str | None,
-    group_by: str | None,
-    progress: ProgressCallback | None,
-) -> pa.Table:
-    """One streaming pass: counts keyed by (family, size, run, event, item)."""
-    canonical = set(ColumnMap().canonical())
-    keep = tuple(dict.fromkeys(c for c in (size_col, group_by) if c is not None and c not in canonical))
-    reader = open_trace(path, columns, keep=keep)
-    keys = ["family", "size", "run", "event", "item"]
-    merged: pa.Table | None = None
-    parts: list[pa.Table] = []
-    pending = 0
-    rows = 0
-    for batch in reader.batches():
-        n = batch.num_rows
-        rows += n
-        cols = batch.column_names
-        fam = _column(batch, group_by, reader) if group_by else pa.repeat(family or DEFAULT_FAMILY, n)
-        if size_col:
-            sz = _sizes(_column(batch, size_col, reader), size_col, reader.source)
-        else:
-            sz = pa.array(np.full(n, size, dtype=np.float64))
-        run = pc.fill_null(batch.column("run"), "") if "run" in cols else pa.repeat("", n)
-        run = pc.if_else(pc.equal(run, ""), reader.source, pc.binary_join_element_wise(reader.source, run, "#"))
-        event = pc.fill_null(batch.column("event"), DEFAULT_EVENT) if "event" in cols else pa.repeat(DEFAULT_EVENT, n)
-        weight = batch.column("count") if "count" in cols else pa.array(np.ones(n, dtype=np.int64))
-        part = pa.table({"family": pc.fill_null(fam, ""), "size": sz, "run": run, "event": event, "item": batch.column("item"), "n": weight})
-        parts.append(part.group_by(keys).aggregate([("n", "sum")]).rename_columns([*keys, "n"]))
-        pending += parts[-1].num_rows
-        if pending > max(_MERGE_ROWS, merged.num_rows if merged is not None else 0):
-            merged = _merge([merged, *parts] if merged is not None else parts, keys)
-            parts, pending = [], 0
-        if progress is not None:
-            progress(rows, None)
-    if rows == 0:
-        raise InputError(f"{reader.source}: trace is empty (no rows)")
-    return _merge([merged, *parts] if merged is not None else parts, keys)
-
-
-def _merge(tables: Sequence[pa.Table], keys: list[str]) -> pa.Table:
-    t = pa.concat_tables(tables)
-    return t.group_by(keys).aggregate([("n", "sum")]).rename_columns([*keys, "n"])
-
-
-def _column(batch: pa.Table, name: str, reader: TraceReader) -> pa.ChunkedArray:
-    canonical = {src: canon for canon, src in reader.columns.canonical().items()}
-    col_name = canonical.get(name, name)
-    if col_name not in batch.column_names:
-        found = ", ".join(reader.columns_found)
-        raise InputError(f"{reader.source}: missing column {name!r} (columns found: {found})")
-    col = batch.column(col_name)
-    return col if pa.types.is_string(col.type) else pc.cast(col, pa.string())
-
-
-def _sizes(col: pa.ChunkedArray, name: str, source: str) -> pa.ChunkedArray:
-    if col.null_count:
-        raise InputError(f"{source}: missing value in size column {name!r}")
-    try:
-        sz = pc.cast(col, pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise InputError(f"{source}: size column {name!r} must hold numbers") from None
-    if len(sz) and (pc.min(sz).as_py() <= 0 or not math.isfinite(pc.max(sz).as_py())):
-        raise InputError(f"{source}: size column {name!r} must hold positive numbers")
-    return sz
-
-
-def _resolve_events(table: pa.Table, events: Sequence[str] | None, source: str) -> tuple[str, ...]:
-    present = set(pc.unique(table.column("event")).to_pylist())
-    if events:
-        if not present.intersection(events):
-            raise InputError(f"{source}: no events of kind {', '.join(events)} (kinds found: {', '.join(sorted(present))})")
-        return tuple(events)
-    for ev in DEFAULT_COUNTED:
-        if ev in present:
-            return (ev,)
-    raise InputError(
-        f"{source}: no retrieve or inject events to count (kinds found: {', '.join(sorted(present))}); choose with --event"
-    )
 
 
 def _per_run_sigma(table: pa.Table) -> list[RunSigma]:
@@ -380,7 +319,8 @@ def _per_run_sigma(table: pa.Table) -> list[RunSigma]:
                 family=str(fam_v[fam_c[a]]),
                 size=float(size[a]),
                 run=str(run_v[run_c[a]]),
-                sigma=_sigma_top(desc),
+                sigma=sigma_top_sorted(desc),
+                sigma_raw=sigma_top_raw_sorted(desc),
                 n_items=int(b - a),
                 n_events=int(desc.sum()),
             )

@@ -18,6 +18,10 @@ Definitions (``x`` = the per-item counts, ``n`` items, sorted descending ``x_(1)
   parameter sigma of the top tail ("top-tail log-normal concentration", Section 5.1). Natural log
   because that is the log-normal convention; divide by ln 10 = 2.3026 for decades. NaN when the
   top decile holds fewer than 2 items (n <= 10) or a zero count.
+- ``sigma_top10_raw``: the paper's Table 1 statistic as written — the standard deviation (ddof=1)
+  of the raw counts over the top decile. Reported beside ``sigma_top10`` for comparison with the
+  paper; it is in units of accesses and doubles when the trace doubles, so compare it only between
+  traces of equal length. NaN when the top decile holds fewer than 2 items.
 - ``singleton_fraction``: share of items accessed exactly once.
 
 The top decile is the ``ceil(0.1 n)`` most-accessed items. Items tied at the boundary all have the
@@ -53,6 +57,7 @@ class Concentration(ToDict):
     max_over_median: float
     top10_share: float
     sigma_top10: float
+    sigma_top10_raw: float
     singleton_fraction: float
     top_decile_items: int
 
@@ -64,6 +69,8 @@ DEFINITIONS = {
     "max_over_median": "max count / median count",
     "top10_share": "share of accesses going to the top decile (ceil(0.1 n) most-accessed items)",
     "sigma_top10": "sd (ddof=1) of ln(count) over the top decile (ceil(0.1 n) most-accessed items); scale-free",
+    "sigma_top10_raw": "the paper's Table 1 statistic: sd (ddof=1) of the raw counts over the top decile; "
+                       "grows with trace length",
     "singleton_fraction": "share of items accessed exactly once",
 }
 
@@ -147,10 +154,22 @@ def _skew(x: np.ndarray) -> float:
 def sigma_top10(counts: Any) -> float:
     """Standard deviation (ddof=1) of ``ln count`` over the top decile of items (scale-free)."""
     desc = np.sort(_as_counts(counts))[::-1]
-    return _sigma_top(desc)
+    return sigma_top_sorted(desc)
 
 
-def _sigma_top(desc: np.ndarray) -> float:
+def sigma_top10_raw(counts: Any) -> float:
+    """The paper's Table 1 statistic: standard deviation (ddof=1) of the raw counts over the top decile."""
+    return sigma_top_raw_sorted(np.sort(_as_counts(counts))[::-1])
+
+
+def sigma_top_raw_sorted(desc: np.ndarray) -> float:
+    """:func:`sigma_top10_raw` of counts already sorted in descending order."""
+    k = top_decile_size(desc.size)
+    return float(np.std(desc[:k], ddof=1)) if k >= 2 else math.nan
+
+
+def sigma_top_sorted(desc: np.ndarray) -> float:
+    """:func:`sigma_top10` of counts already sorted in descending order."""
     k = top_decile_size(desc.size)
     top = desc[:k]
     if k < 2 or top[-1] <= 0:
@@ -174,10 +193,7 @@ def concentration(counts: Any, *, source: str | None = None, group: str | None =
     k = top_decile_size(n)
     median = float(np.median(asc))
     mx = float(desc[0])
-    if median > 0:
-        mom = mx / median
-    else:
-        mom = math.inf if mx > 0 else math.nan
+    mom = mx / median if median > 0 else (math.inf if mx > 0 else math.nan)
     return Concentration(
         source=source,
         group=group,
@@ -187,7 +203,8 @@ def concentration(counts: Any, *, source: str | None = None, group: str | None =
         skewness=_skew(x),
         max_over_median=mom,
         top10_share=float(desc[:k].sum()) / total if total > 0 else math.nan,
-        sigma_top10=_sigma_top(desc),
+        sigma_top10=sigma_top_sorted(desc),
+        sigma_top10_raw=sigma_top_raw_sorted(desc),
         singleton_fraction=float(np.count_nonzero(x == 1)) / n,
         top_decile_items=k,
     )
