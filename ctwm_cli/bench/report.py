@@ -156,10 +156,11 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
     for i in range(synthetic):
         cfg = ReplayConfig(family=synthetic_family, size=synthetic_size, steps=synthetic_steps, seeds=(base + i,),
                            budget=budget, bootstrap=bootstrap)
-        res = replay_compare(cfg, memories=("graph", "ctwm"), baseline="graph", seed=base + i)
+        res = replay_compare(cfg, memories=("graph", "ctwm"), baseline="graph", seed=base + i, match_tokens="graph")
         rows += _replay_rows(res.to_dict(), f"Synthetic graph {string.ascii_uppercase[i]}",
                              f"replay compare --family {synthetic_family} --size {synthetic_size} "
-                             f"--steps {synthetic_steps} --budget {budget} --seed {base + i} --seeds 1")
+                             f"--steps {synthetic_steps} --budget {budget} --seed {base + i} --episodes 1 "
+                             "--memory graph,ctwm --match-tokens graph")
         if progress is not None:
             progress(i + 1, synthetic + len(inputs))
     for j, spec in enumerate(inputs):
@@ -179,6 +180,8 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
         if progress is not None:
             progress(synthetic + j + 1, synthetic + len(inputs))
     notes = ("reduction = 1 - tokens(CTWM) / tokens(Graph Memory) over paired units; negative: CTWM spent more",
+             "synthetic rows: CTWM under the matched budget rule (--match-tokens graph: at every step its budget is "
+             "what Graph Memory spent, or its minimal prompt if larger), so they compare at equal cost",
              "CI: the interval of each source (synthetic: block bootstrap over steps; LongMemEval: paired bootstrap over "
              "questions; text games: paired bootstrap over games)")
     return BenchReport(rows=tuple(rows), notes=notes, seconds=time.perf_counter() - started)

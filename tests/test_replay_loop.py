@@ -1,0 +1,139 @@
+"""Open vs closed loop, answerable metrics and reference rows, matched budgets, Pareto, and the shared
+paired bootstrap's refusal to print an interval it cannot form."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.llm import ChatClient
+from ctwm_cli.paired import BlockResample, IndexResample, paired_delta
+from ctwm_cli.replay import ReplayConfig, frozen_replay, replay_compare, replay_encodings, replay_pareto
+
+SMALL = dict(size=100, steps=400, seeds=(3,), bootstrap=100, block=50)
+
+
+def _states(res_logs_cfg, memories, agent):
+    cfg = ReplayConfig(**{**SMALL, "agent": agent})
+    from ctwm_cli.memory.predictor import make_predictor
+    from ctwm_cli.memory.tokens import token_counter
+    from ctwm_cli.replay import Arm, episode, make_agent, run_episode
+
+    ep = episode(cfg, 3)
+    out = {}
+    for m in memories:
+        agent_obj = make_agent(agent) if cfg.loop == "closed" else None
+        log = run_episode(ep, Arm(memory=m, encoding="compact"), cfg, counter=token_counter("cl100k_base"),
+                          predictor=make_predictor("reader"), agent=agent_obj)
+        out[m] = log.states
+    return out
+
+
+def test_closed_loop_policies_visit_different_states_open_loop_identical():
+    closed = _states(None, ["graph", "ctwm"], "reader")
+    assert closed["graph"].size == closed["ctwm"].size == 400
+    assert not np.array_equal(closed["graph"], closed["ctwm"])
+    again = _states(None, ["graph"], "reader")  # deterministic given the seed
+    assert np.array_equal(again["graph"], closed["graph"])
+    opened = _states(None, ["graph", "ctwm"], "random-walk")
+    assert np.array_equal(opened["graph"], opened["ctwm"])
+
+
+def test_answerable_metrics_and_reference_rows():
+    res = replay_compare(ReplayConfig(size=100, steps=1000, seeds=(1, 2), bootstrap=100), memories=["full", "graph"],
+                         seed=1)
+    full = next(a for a in res.arms if a.memory == "full")
+    assert full.evidence_in_prompt == 1.0  # full history shows every past step
+    oracle, counts = res.references
+    assert oracle.name == "oracle" and counts.name == "counts"
+    assert all(a.answerable_steps == oracle.answerable_steps for a in res.arms)  # open loop: the same steps
+    # the oracle knows the true probabilities: below every policy on the answerable steps
+    assert all(oracle.answerable_overall_error < a.answerable_overall_error for a in res.arms)
+    assert counts.overall_error > counts.answerable_overall_error  # counts has no answer on unanswerable steps
+    assert {"answerable_tail_error", "evidence_in_prompt"} <= {c.metric for c in res.comparisons}
+
+
+def test_matched_ctwm_never_spends_more_than_graph_except_its_minimal_prompt():
+    cfg = ReplayConfig(**{**SMALL, "budget": 1024})
+    res = replay_compare(cfg, memories=["graph", "ctwm"], match_tokens="graph", seed=2, out=None)
+    graph = next(a for a in res.arms if a.memory == "graph")
+    ctwm = next(a for a in res.arms if a.memory == "ctwm")
+    assert ctwm.arm.startswith("ctwm(tau=1)[<=graph]")
+    assert ctwm.tokens_mean <= graph.tokens_mean + 1e-9 or sum(res.matched_over_budget.values()) > 0
+    with pytest.raises(UsageError, match="open loop"):
+        replay_compare(ReplayConfig(**{**SMALL, "agent": "reader"}), memories=["graph", "ctwm"], match_tokens="graph")
+
+
+def test_pareto_tokens_non_decreasing_and_answers_at_equal_cost():
+    res = replay_pareto(ReplayConfig(**SMALL), budgets="128:512:3", memories=["graph", "ctwm"], seed=1)
+    assert res.budgets == (128, 320, 512)
+    assert {p.arm for p in res.points} == {"graph", "ctwm(tau=1)", "ctwm(tau=1)[<=graph]"}
+    for label, ok in res.tokens_non_decreasing.items():
+        toks = [p.tokens_mean for p in res.points if p.arm == label]
+        assert ok == all(a <= b + 1e-9 for a, b in zip(toks, toks[1:], strict=False))
+    assert res.tokens_non_decreasing["graph"]
+    assert "At equal cost" in res.finding
+    assert json.loads(json.dumps(res.to_dict()))["points"]
+
+
+def test_block_longer_than_half_the_steps_gives_no_interval():
+    res = replay_encodings(ReplayConfig(size=100, steps=200, seeds=(1,), bootstrap=50, block=150), memory="graph",
+                           seed=1)
+    assert all(c.ci_low is None and c.ci_high is None and c.interval.startswith("not formable") for c in res.comparisons)
+    x = np.arange(10.0)
+    one = np.ones(10)
+    d = paired_delta((x, one), (x * 0, one), IndexResample(1, 100, np.random.default_rng(0)), level=0.9,
+                     treatment="a", baseline="b", metric="m")
+    assert d.ci_low is None and d.interval.startswith("not formable")
+    ok = BlockResample([100], 10, 100, np.random.default_rng(0))
+    assert ok.status == "formed"
+
+
+def test_frozen_replay_of_closed_loop_runs_reports_a_trajectory_term(tmp_path):
+    # a tight budget: the verbose prompt holds fewer memories, so the reader agent acts differently
+    cfg = ReplayConfig(**{**SMALL, "agent": "reader", "budget": 200})
+    replay_encodings(cfg, memory="graph", seed=1, out=tmp_path / "closed")
+    res = frozen_replay(tmp_path / "closed", "verbose")
+    row = next(r for r in res.rows if r.live_encoding == "compact")
+    assert row.trajectory_run is not None and row.trajectory_identical is False
+    assert row.trajectory_term is not None and row.trajectory_term != 0
+    replay_encodings(ReplayConfig(**{**SMALL, "budget": 200}), memory="graph", seed=1, out=tmp_path / "open")
+    row = next(r for r in frozen_replay(tmp_path / "open", "verbose").rows if r.live_encoding == "compact")
+    assert row.trajectory_identical is True and row.trajectory_term == 0
+
+
+def test_endpoint_agent_acts_from_the_prompt(chat_server):
+    def answer(body, srv):
+        if "Goal: reach" in body["messages"][-1]["content"]:
+            return '{"action": 0}'
+        return "next-state=s0; confidence=low; evidence-rank=tail"
+
+    srv = chat_server(answer)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    cfg = ReplayConfig(size=100, steps=30, seeds=(1,), bootstrap=0, agent="endpoint",
+                       agent_params={"base_url": url, "model": "m", "timeout": 5})
+    res = replay_compare(cfg, memories=["graph"], baseline=None, seed=1)
+    assert res.loop == "closed" and res.agent_stats["agent_calls"] == 30
+    prompts = [r["messages"][-1]["content"] for r in srv.requests]
+    assert all(p.startswith("Goal: reach s") and "Actions: a0..a" in p for p in prompts)
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"base_url": "file:///etc/passwd"}, "http:// or https://"),
+    ({"timeout": float("nan")}, "finite number of seconds"),
+    ({"timeout": -1}, "finite number of seconds"),
+    ({"retries": -1}, "retries must be"),
+])
+def test_chat_client_refuses_bad_settings(kw, match):
+    with pytest.raises(UsageError, match=match):
+        ChatClient(**{"base_url": "http://127.0.0.1:9/v1", "model": "m", **kw})
+
+
+def test_chat_client_caps_the_response_size(chat_server):
+    srv = chat_server(lambda body, srv: "x" * 5000)
+    client = ChatClient(base_url=f"http://127.0.0.1:{srv.server_address[1]}/v1", model="m", max_response_bytes=1000)
+    with pytest.raises(InputError, match="larger than 1000 bytes"):
+        client.complete([{"role": "user", "content": "hi"}])
