@@ -126,6 +126,20 @@ def atomic_write(path: str | Path) -> Iterator[Path]:
             tmp.unlink()
 
 
+def remove_temp_files(root: str | Path) -> list[Path]:
+    """Delete the temporary files :func:`atomic_write` left under ``root`` (a worker killed mid-write
+    cannot delete its own) and the directories that leaves empty; return what was deleted."""
+    root = Path(root)
+    gone = [t for t in root.rglob(".*.tmp") if t.is_file() and t.name.count(".") >= 4]
+    for t in gone:
+        t.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # stops at the first directory that is not empty
+            for d in t.relative_to(root).parents:
+                if d != Path("."):
+                    (root / d).rmdir()
+    return gone
+
+
 def write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_write(path) as tmp:
         tmp.write_bytes(data)

@@ -65,11 +65,14 @@ def run_tasks(
     jobs: int | None = None,
     sizes: Sequence[int] | None = None,
     progress: ProgressCallback | None = None,
+    on_result: Deliver | None = None,
     backend: str | None = None,
 ) -> list[Any]:
     """``[fn(t) for t in tasks]``, spread over ``jobs`` workers of ``backend``.
 
-    ``fn`` must be a module-level function (it is pickled); ``sizes`` weight the progress.
+    ``fn`` must be a module-level function (it is pickled); ``sizes`` weight the progress;
+    ``on_result(i, result)`` is called as each task completes, so a caller that is interrupted
+    still knows which tasks finished.
     """
     name = backend or DEFAULT_BACKEND
     if name not in BACKENDS:
@@ -84,6 +87,8 @@ def run_tasks(
 
     def deliver(i: int, result: Any) -> None:
         out[i] = result
+        if on_result is not None:
+            on_result(i, result)
         state["done"] += sizes[i]
         if progress is not None:
             progress(state["done"], total)

@@ -14,11 +14,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
+from ..limits import check_memory
 from ..memory.retrievers import RETRIEVERS
 from ..results import ToDict, result
 from .env import DEFAULT_WORLD
 from .graphs import FAMILIES, graph_params
 from .policies import POLICIES, policy_params
+
+#: Memory estimate of a run (checked before it starts): interpreter and libraries, per state, per event.
+BASE_BYTES = 200 * 2**20
+BYTES_PER_STATE = 4096
+BYTES_PER_EVENT = 100
 
 
 @result
@@ -67,6 +73,8 @@ class WorldConfig(ToDict):
                 raise UsageError(f"world parameter {key!r} must be a number, got {value!r}")
             if key != "concentration" and float(value) != int(value):
                 raise UsageError(f"world parameter {key!r} must be an integer, got {value!r}")
+        check_memory(f"size = {self.size:,} and steps = {self.steps:,}", self.memory_estimate(),
+                     why=f"~{BYTES_PER_STATE // 1024} KiB per state, ~{BYTES_PER_EVENT} bytes per trace event")
         pp = policy_params(self.policy, self.policy_params)  # holds the key's variable name, never the key
         return dataclasses.replace(
             self,
@@ -76,6 +84,10 @@ class WorldConfig(ToDict):
             policy_params=pp,
             seed=int(self.seed),
         )
+
+    def memory_estimate(self) -> int:
+        """Peak bytes of one run (measured: ~3 KiB per scale-free state, ~80 bytes per event)."""
+        return BASE_BYTES + BYTES_PER_STATE * max(self.size, 0) + BYTES_PER_EVENT * self.steps * (self.k + 1)
 
     def command(self) -> str:
         """The ``ctwm world run`` command line that repeats this run."""

@@ -2,19 +2,30 @@
 
 Cell ``family=F/size=N/seed=S/part-0.parquet`` holds exactly the trace of ``ctwm world run
 --family F --size N --seed S`` with the grid's other options (run id ``F-N-S``); ``_manifest.json``
-lists the cells and the command that repeats each.
+lists the cells, each with its SHA-256 and the command that repeats it.
+
+**Partial output.** Part files are written atomically as cells finish; the manifest is written
+last, with ``status`` ``complete``. A run stopped by a signal (or a failing cell) ends its workers,
+deletes their temporary files and writes a manifest with ``status`` ``interrupted`` (or
+``failed``) listing the cells that finished. A directory holding a grid is refused unless
+``overwrite`` (its grid files are deleted) or ``resume``: cells whose file matches the manifest's
+SHA-256 are kept, the others are run, and the result is byte for byte the uninterrupted run's.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import contextlib
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError
-from ..files import prepare_dir, write_json
+from ..files import prepare_dir, remove_temp_files, sha256, write_json
+from ..limits import check_memory
 from ..parallel import resolve_jobs, run_tasks
 from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
@@ -39,7 +50,9 @@ class GridCell(ToDict):
     rows: int
     gini: float | None
     file: str  # relative to the grid directory
+    sha256: str
     seconds: float
+    reused: bool = False  # resume: kept after its SHA-256 matched the manifest
 
 
 @result
@@ -54,6 +67,8 @@ class WorldGrid(ToDict):
 
 def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[int],
                  base: WorldConfig) -> list[WorldConfig]:
+    """One resolved configuration per cell; a repeated family, size or seed counts once."""
+    families, sizes, seeds = _unique(families), _unique(int(n) for n in sizes), _unique(int(s) for s in seeds)
     if not families or not sizes or not seeds:
         raise UsageError("the grid needs at least one family, one size and one seed")
     for f in families:
@@ -64,47 +79,126 @@ def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[
     if stray:
         raise UsageError(f"graph parameter(s) {', '.join(stray)} apply to none of the families {', '.join(families)}")
     return [
-        dataclasses.replace(base, family=f, size=int(n), seed=int(s), run=None,
+        dataclasses.replace(base, family=f, size=n, seed=s, run=None,
                             graph_params={k: v for k, v in base.graph_params.items() if k in DEFAULT_PARAMS[f]},
                             ).resolved()
         for f, n, s in itertools.product(families, sizes, seeds)
     ]
 
 
+def _unique(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def _cell_dir(cfg: WorldConfig) -> str:
+    return f"family={cfg.family}/size={cfg.size}/seed={cfg.seed}"
+
+
+def _key(c) -> tuple[str, int, int]:
+    return (c.family, c.size, c.seed)
+
+
 def _grid_cell(task: tuple[WorldConfig, str]) -> GridCell:
     cfg, root = task
     started = time.perf_counter()
     sim = simulate(cfg)
-    d = Path(root) / f"family={cfg.family}" / f"size={cfg.size}" / f"seed={cfg.seed}"
+    d = Path(root) / _cell_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     s = summarise(sim, d, trace_name=PART_FILE, with_manifest=False)
     return GridCell(family=cfg.family, size=cfg.size, seed=cfg.seed, run=cfg.run_id, rows=s.rows, gini=s.gini,
-                    file=f"family={cfg.family}/size={cfg.size}/seed={cfg.seed}/part-0.parquet",
+                    file=f"{_cell_dir(cfg)}/{PART_FILE}", sha256=s.sha256 or "",
                     seconds=time.perf_counter() - started)
 
 
 def run_grid(out: str | Path, *, families: Sequence[str] = FAMILIES, sizes: Sequence[int] = PAPER_SIZES,
              seeds: Sequence[int] = (42, 43, 44), base: WorldConfig | None = None, jobs: int | None = None,
-             overwrite: bool = False, progress: ProgressCallback | None = None) -> WorldGrid:
+             overwrite: bool = False, resume: bool = False, progress: ProgressCallback | None = None) -> WorldGrid:
     """Run every family x size x seed cell; write the hive-partitioned dataset
-    ``out/family=F/size=N/seed=S/part-0.parquet`` (run id ``F-N-S``) and ``out/_manifest.json``."""
+    ``out/family=F/size=N/seed=S/part-0.parquet`` (run id ``F-N-S``) and, last, ``out/_manifest.json``."""
     base = base or WorldConfig()
     configs = grid_configs(families, sizes, seeds, base)
     jobs = resolve_jobs(jobs)
-    root = prepare_dir(out, ours=GRID_FILES, overwrite=overwrite)
+    header = _header(configs, base)
+    root = prepare_dir(out, ours=GRID_FILES, overwrite=overwrite, resume=resume)
+    cells = _verified_cells(root, header, configs) if resume else {}
+    todo = [c for c in configs if _key(c) not in cells]
+    workers = min(jobs, len(todo))
+    if todo:
+        check_memory(f"{workers} cells at once (jobs)", workers * max(c.memory_estimate() for c in todo),
+                     why="each worker holds one run")
     started = time.perf_counter()
-    cells = run_tasks(_grid_cell, [(c, str(root)) for c in configs], jobs=jobs, progress=progress)
-    cells = sorted(cells, key=lambda c: (FAMILIES.index(c.family), c.size, c.seed))
-    by_key = {(c.family, c.size, c.seed): c for c in configs}
-    manifest = root / GRID_MANIFEST_FILE
-    write_json(manifest, manifest_doc("world grid", {
-        "families": list(families), "sizes": [int(n) for n in sizes], "seeds": [int(s) for s in seeds],
+    offset, total = len(cells), len(configs)
+    try:
+        run_tasks(_grid_cell, [(c, str(root)) for c in todo], jobs=jobs,
+                  progress=(lambda d, t: progress(offset + d, total)) if progress else None,
+                  on_result=lambda i, cell: cells.__setitem__(_key(cell), cell))
+    except BaseException as exc:
+        remove_temp_files(root)
+        for c in todo:  # a part renamed into place whose result never arrived is not recorded: it goes
+            if _key(c) not in cells:
+                (root / _cell_dir(c) / PART_FILE).unlink(missing_ok=True)
+                _remove_empty(root, _cell_dir(c))
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        _write_manifest(root, header, configs, cells, status)
+        raise
+    manifest = _write_manifest(root, header, configs, cells, "complete")
+    ordered = tuple(cells[_key(c)] for c in _canonical(configs))
+    return WorldGrid(out=str(root), manifest=str(manifest), cells=ordered, seconds=time.perf_counter() - started)
+
+
+def _canonical(configs: Sequence[WorldConfig]) -> list[WorldConfig]:
+    return sorted(configs, key=lambda c: (FAMILIES.index(c.family), c.size, c.seed))
+
+
+def _header(configs: Sequence[WorldConfig], base: WorldConfig) -> dict[str, Any]:
+    """The manifest without its cells and status: what a resumed grid must match."""
+    return manifest_doc("world grid", {
+        "families": _unique(c.family for c in configs), "sizes": _unique(c.size for c in configs),
+        "seeds": _unique(c.seed for c in configs),
         "shared": {k: v for k, v in configs[0].to_dict().items()
                    if k not in ("family", "size", "seed", "graph_params", "run")},
         "graph_params": jsonable(base.graph_params),
-        "layout": "family=F/size=N/seed=S/part-0.parquet; run = F-N-S",
-        "cells": [{"family": c.family, "size": c.size, "seed": c.seed, "run": c.run, "rows": c.rows,
-                   "file": c.file, "repeat": by_key[(c.family, c.size, c.seed)].command()} for c in cells],
-    }))
-    return WorldGrid(out=str(root), manifest=str(manifest), cells=tuple(cells),
-                     seconds=time.perf_counter() - started)
+        "layout": f"family=F/size=N/seed=S/{PART_FILE}; run = F-N-S",
+    })
+
+
+def _write_manifest(root: Path, header: dict[str, Any], configs: Sequence[WorldConfig],
+                    cells: dict[tuple[str, int, int], GridCell], status: str) -> Path:
+    done = [(c, cells[_key(c)]) for c in _canonical(configs) if _key(c) in cells]
+    path = root / GRID_MANIFEST_FILE
+    write_json(path, {**header, "status": status, "cells": [
+        {"family": g.family, "size": g.size, "seed": g.seed, "run": g.run, "rows": g.rows, "gini": g.gini,
+         "file": g.file, "sha256": g.sha256, "repeat": c.command()} for c, g in done]})
+    return path
+
+
+def _verified_cells(root: Path, header: dict[str, Any],
+                    configs: Sequence[WorldConfig]) -> dict[tuple[str, int, int], GridCell]:
+    """Resume: the cells of the existing manifest whose part file still has the recorded SHA-256."""
+    path = root / GRID_MANIFEST_FILE
+    if not path.is_file():
+        return {}  # parts without a manifest cannot be verified: every cell is run again
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"resume: {path} cannot be read ({exc}); pass --overwrite to replace the grid") from None
+    differ = [k for k in header if jsonable(old.get(k)) != jsonable(header[k])]
+    if differ:
+        raise UsageError(f"resume: {root} holds a grid of another configuration ({', '.join(differ)} differ); "
+                         "pass --overwrite to replace it")
+    wanted = {_key(c) for c in configs}
+    out = {}
+    for e in old.get("cells", []):
+        key = (e.get("family"), e.get("size"), e.get("seed"))
+        f = root / str(e.get("file", ""))
+        if key in wanted and f.is_file() and sha256(f) == e.get("sha256"):
+            out[key] = GridCell(family=key[0], size=key[1], seed=key[2], run=e["run"], rows=e["rows"],
+                                gini=e["gini"], file=e["file"], sha256=e["sha256"], seconds=0.0, reused=True)
+    return out
+
+
+def _remove_empty(root: Path, rel: str) -> None:
+    with contextlib.suppress(OSError):  # stops at the first directory that is not empty
+        for d in [Path(rel), *Path(rel).parents]:
+            if d != Path("."):
+                (root / d).rmdir()
