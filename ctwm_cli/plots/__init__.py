@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..files import atomic_write, check_output_file
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 MAX_SERIES = 12
@@ -20,13 +21,9 @@ def check_plot_path(path: str | Path | None, option: str = "--plot") -> Path | N
     """Validate a figure path before any work is done: known suffix, existing directory."""
     if path is None:
         return None
-    p = Path(path)
-    if p.suffix.lower() not in PLOT_SUFFIXES:
+    if Path(path).suffix.lower() not in PLOT_SUFFIXES:
         raise UsageError(f"{option}: file must end in .png, .svg or .pdf, got {str(path)!r}")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{option}: directory {str(parent)!r} does not exist")
-    return p
+    return check_output_file(path, param=option)  # a directory, a missing or unwritable place
 
 
 def new_figure(width: float = 7.0, height: float = 4.5, ncols: int = 1) -> tuple[Any, Any]:
@@ -42,7 +39,8 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     """Write ``fig`` to ``path``; the suffix chooses PNG (150 dpi), SVG or PDF."""
     p = check_plot_path(path)
     assert p is not None
-    fig.savefig(p, dpi=150, metadata=_metadata(p.suffix.lower()))
+    with atomic_write(p) as tmp:  # the temporary name hides the suffix: name the format
+        fig.savefig(tmp, format=p.suffix.lower()[1:], dpi=150, metadata=_metadata(p.suffix.lower()))
     return p
 
 
