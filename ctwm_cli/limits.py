@@ -28,6 +28,8 @@ class Limit:
 LIMITS: dict[str, Limit] = {
     "bootstrap": Limit(maximum=100_000, why="each replicate refits the tail; 100,000 replicates already resolve "
                        "p-values to 1e-5"),
+    "ci_bootstrap": Limit(maximum=100_000, why="each replicate resamples every paired difference; at 100,000 "
+                          "replicates the Monte Carlo error of a 95% endpoint is far below the sampling error"),
     "calibrate": Limit(maximum=10_000, why="each replicate re-audits a simulated sample in full; 10,000 already "
                        "resolve the calibrated p-value to 1e-4"),
     "null_draws": Limit(maximum=100_000, why="each draw re-simulates every run; the null slope's Monte Carlo "

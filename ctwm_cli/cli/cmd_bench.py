@@ -11,7 +11,7 @@ from rich.table import Table
 
 from .choices import GAME_AGENTS as AGENTS
 from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
-from .options import Format, FormatOpt, JsonOpt, SeedOpt, resolve_format
+from .options import Format, FormatOpt, JsonOpt, SeedOpt, at_most, resolve_format
 from .output import announce_seed, emit, fmt_num, progress_bar
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ CoreOpt = Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ra
 TauOpt = Annotated[float, typer.Option("--tau", "-t", help="CTWM exponent τ of b(r; τ) ∝ r^-τ.")]
 CandOpt = Annotated[int, typer.Option("--max-candidates", help="CTWM: ranked items M (core plus tail).")]
 TokOpt = Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, tiktoken-identical).")]  # type: ignore[valid-type]
-BootOpt = Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates of the paired CIs (0: no intervals).")]
+BootOpt = Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"), help="Bootstrap replicates of the paired CIs (0: no intervals).")]
 LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Use only the first N questions / games.")]
 

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
 from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
-from .options import Format, FormatOpt, JsonOpt, SeedOpt, resolve_format
+from .options import Format, FormatOpt, JsonOpt, SeedOpt, at_most, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ SHARED = [
     _param("base_url", BaseUrlOpt, None),
     _param("model", ModelOpt, None),
     _param("timeout", TimeoutOpt, 30.0),
-    _param("bootstrap", Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the paired CIs (0: no intervals).")], 1000),
+    _param("bootstrap", Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"), help="Bootstrap replicates for the paired CIs (0: no intervals).")], 1000),
     _param("block", Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.")], 50),
     _param("level", Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")], 0.95),
     _param("out", OutOpt, None),
