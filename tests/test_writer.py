@@ -63,6 +63,17 @@ def test_parquet_flushes_segments_on_size_and_appends(tmp_path):
     assert read_trace(path)[0].n_events == 11
 
 
+def test_two_open_writers_on_one_directory_keep_their_own_events(tmp_path):
+    path = tmp_path / "t.parquet"
+    with TraceWriter(path) as first:
+        first.retrieve("a")  # pending in first's write-ahead log
+        with TraceWriter(path) as second:  # must not take over first's log
+            second.retrieve("b")
+        first.retrieve("c")
+    assert read_trace(path)[0].n_events == 3
+    assert len(list(path.glob("*.parquet"))) == 2 and not list(path.glob(".*"))
+
+
 def test_threads_share_one_writer(tmp_path):
     path = tmp_path / "t.parquet"
     with TraceWriter(path, flush_rows=97) as w:

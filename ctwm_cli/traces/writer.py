@@ -39,6 +39,8 @@ WRITER_SCHEMA = pa.schema([
     ("task", pa.string()), ("outcome", pa.string()), ("by", pa.string()),
 ])
 _WAL_PREFIX = ".wal-"
+_OPEN_WALS: set[str] = set()  # write-ahead logs of this process's open writers (never recovered)
+_OPEN_LOCK = threading.Lock()
 _INT_FIELDS = ("step", "rank", "tokens")
 _TEXT_FIELDS = ("run", "ts", "task", "outcome", "by")
 
@@ -160,6 +162,8 @@ class TraceWriter:
 
     def _append_pending(self, row: dict[str, Any], line: bytes) -> None:
         if self._wal_fd is None:
+            with _OPEN_LOCK:
+                _OPEN_WALS.add(str(self._wal_path()))
             self._wal_fd = os.open(self._wal_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             self._pending_since = time.monotonic()
         _write_all(self._wal_fd, line)
@@ -179,6 +183,8 @@ class TraceWriter:
         _write_segment(self.path / self._segment_name(), self._pending)
         os.close(self._wal_fd)
         os.unlink(self._wal_path())
+        with _OPEN_LOCK:
+            _OPEN_WALS.discard(str(self._wal_path()))
         self._wal_fd = None
         self._pending = []
         self._segment += 1
@@ -224,15 +230,17 @@ class TraceWriter:
 def recover_trace(path: str | os.PathLike) -> int:
     """Turn the write-ahead logs that dead writers left in a Parquet trace directory into segments.
 
-    Logs of processes still running are left alone. A segment that was renamed into place before its
-    writer died makes its log redundant (it is removed). Returns the number of events recovered."""
+    Logs of other processes still running, and of this process's open writers, are left alone. A
+    segment renamed into place before its writer died makes its log redundant (it is removed).
+    Returns the number of events recovered."""
     root = Path(path)
     recovered = 0
     for wal in sorted(root.glob(f"{_WAL_PREFIX}*.jsonl")):
         segment = root / wal.name[len(_WAL_PREFIX):-len(".jsonl")]
         pid = int(segment.name.split("-")[2])
-        if pid != os.getpid() and _alive(pid):
-            continue
+        with _OPEN_LOCK:
+            if str(wal) in _OPEN_WALS or (pid != os.getpid() and _alive(pid)):
+                continue
         if not segment.exists():
             rows = []
             for raw in wal.read_bytes().split(b"\n"):
