@@ -39,7 +39,7 @@ def test_audit_json_carries_seed_and_full_result(run_cli, grouped_trace):
 
 
 def test_audit_group_by_gives_one_row_per_group_and_csv(run_cli, grouped_trace):
-    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-B", "10", "--seed", "1", "--format", "csv"])
+    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--format", "csv"])
     assert res.code == 0, res.err
     lines = res.out.strip().splitlines()
     assert len(lines) == 3 and lines[0].startswith("trace,n,")
@@ -47,8 +47,8 @@ def test_audit_group_by_gives_one_row_per_group_and_csv(run_cli, grouped_trace):
 
 
 def test_expect_mismatch_exits_1_with_reason(run_cli, grouped_trace):
-    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-B", "10", "--seed", "1", "--expect", "lognormal-compatible"])
-    doc_verdicts = run_cli(["audit", grouped_trace, "--group-by", "run", "-B", "10", "--seed", "1", "--json"]).out
+    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--expect", "lognormal-compatible"])
+    doc_verdicts = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--json"]).out
     verdicts = {a["verdict"]["verdict"] for a in json.loads(doc_verdicts)["audits"]}
     if verdicts == {"lognormal-compatible"}:
         assert res.code == 0
@@ -60,14 +60,14 @@ def test_expect_mismatch_exits_1_with_reason(run_cli, grouped_trace):
 def test_expect_match_exits_0(run_cli, tmp_path):
     path = tmp_path / "flat.jsonl"
     path.write_text("".join(json.dumps({"item": f"m{i}", "count": 3}) + "\n" for i in range(300)))
-    res = run_cli(["audit", path, "-B", "5", "--seed", "1", "--expect", "inconclusive"])
+    res = run_cli(["audit", path, "-b", "5", "--seed", "1", "--expect", "inconclusive"])
     assert res.code == 0, res.err
     assert "all counts are equal" in res.out
 
 
 def test_audit_table_and_plot(run_cli, grouped_trace, tmp_path):
     out = tmp_path / "ccdf.png"
-    res = run_cli(["audit", grouped_trace, "-B", "10", "--seed", "2", "--plot", out])
+    res = run_cli(["audit", grouped_trace, "-b", "10", "--seed", "2", "--plot", out])
     assert res.code == 0, res.err
     assert "Tail audit" in res.out and "verdict" in res.out and "Gini" in res.out
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -76,23 +76,25 @@ def test_audit_table_and_plot(run_cli, grouped_trace, tmp_path):
 @pytest.mark.parametrize(
     "args,code,text",
     [
-        (["--expect", "maybe"], 2, "--expect must be one of"),
+        (["--expect", "maybe"], 2, "is not one of 'tpl-compatible'"),
         (["--bootstrap", "-1"], 2, "bootstrap must be >= 0"),
         (["--plot", "x.gif"], 2, ".png, .svg or .pdf"),
         (["--event", "evict"], 3, "no events of kind evict"),
     ],
 )
 def test_audit_errors(run_cli, grouped_trace, args, code, text):
-    res = run_cli(["audit", grouped_trace, "-B", "5", *args])
+    res = run_cli(["audit", grouped_trace, "-b", "5", *args])
     assert res.code == code
     assert text in res.err and "Traceback" not in res.err
-    assert len(res.err.strip().splitlines()) <= 2  # the error line (plus the seed line at most)
+    # the error line (plus the seed line at most); a choice Typer rejects comes with its usage line
+    lines = [line for line in res.err.strip().splitlines() if line and not line.startswith(("Usage:", "Try "))]
+    assert len(lines) <= 2
 
 
 def test_audit_reads_the_shipped_sample_with_no_options(run_cli):
     from pathlib import Path
 
     sample = Path(__file__).resolve().parents[1] / "sample_traces" / "tpl_events.parquet"
-    res = run_cli(["audit", sample, "-B", "20", "--seed", "3", "--json"])
+    res = run_cli(["audit", sample, "-b", "20", "--seed", "3", "--json"])
     assert res.code == 0, res.err
     assert json.loads(res.out)["audits"][0]["power_law"]["n_tail"] >= 100

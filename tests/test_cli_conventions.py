@@ -48,7 +48,8 @@ def test_json_shortcut_equals_format_json(run_cli, traces):
 def test_jsonl_and_csv_parse_back_to_the_json_rows(run_cli, traces):
     rows = json.loads(_ok(run_cli(["inspect", *traces, "--json"])))["traces"]
     lines = _ok(run_cli(["inspect", *traces, "--format", "jsonl"])).splitlines()
-    assert [json.loads(line) for line in lines] == rows
+    # JSON lines: the JSON rows' fields, plus schema_version and seed on every line
+    assert [json.loads(line) for line in lines] == [{"schema_version": SCHEMA_VERSION, "seed": None, **r} for r in rows]
 
     parsed = list(csv.DictReader(io.StringIO(_ok(run_cli(["inspect", *traces, "--format", "csv"])))))
     assert len(parsed) == len(rows)
@@ -58,6 +59,8 @@ def test_jsonl_and_csv_parse_back_to_the_json_rows(run_cli, traces):
             cell = got[key]
             if value is None:
                 assert cell == ""
+            elif isinstance(value, bool):
+                assert cell == ("true" if value else "false")
             elif isinstance(value, (dict, list)):
                 assert json.loads(cell) == value
             else:

@@ -166,15 +166,16 @@ def test_error_bad_format_option_is_usage_error(tmp_path, run_cli):
     assert res.code == 2 and res.out == "" and "Traceback" not in res.err
 
 
-def test_debug_reraises(tmp_path, monkeypatch):
+def test_debug_prints_the_traceback_and_keeps_the_exit_code(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CTWM_DEBUG", "1")
-    with pytest.raises(InputError, match="no such file"):
-        main(["inspect", str(tmp_path / "nope.jsonl")])
-    with pytest.raises(UsageError, match="--col expects"):
-        main(["inspect", str(tmp_path / "nope.jsonl"), "--col", "x"])
+    assert main(["inspect", str(tmp_path / "nope.jsonl")]) == InputError.exit_code == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "no such file" in err
+    assert main(["inspect", str(tmp_path / "nope.jsonl"), "--col", "x"]) == UsageError.exit_code == 2
+    assert "Traceback" in capsys.readouterr().err
 
 
-def test_unexpected_error_is_exit_4_one_line(tmp_path, run_cli, monkeypatch):
+def test_unexpected_error_is_exit_4_one_line(tmp_path, run_cli, monkeypatch, capsys):
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
@@ -182,9 +183,10 @@ def test_unexpected_error_is_exit_4_one_line(tmp_path, run_cli, monkeypatch):
     res = run_cli(["inspect", jsonl(tmp_path / "t.jsonl", ROWS)])
     assert res.code == 4 and "Traceback" not in res.err and res.err.count("\n") == 1
     assert "unexpected error: RuntimeError: disk on fire" in res.err and "CTWM_DEBUG=1" in res.err
-    monkeypatch.setenv("CTWM_DEBUG", "1")
-    with pytest.raises(RuntimeError, match="disk on fire"):
-        main(["inspect", str(tmp_path / "t.jsonl")])
+    monkeypatch.setenv("CTWM_DEBUG", "1")  # the traceback, and still exit 4
+    assert main(["inspect", str(tmp_path / "t.jsonl")]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: disk on fire" in err
 
 
 def test_gzip_jsonl_via_cli(tmp_path, run_cli):

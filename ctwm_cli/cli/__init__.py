@@ -6,7 +6,9 @@ exceptions to one line on stderr and a documented exit code.
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 import sys
 import traceback
 from collections.abc import Sequence
@@ -17,15 +19,6 @@ from .._version import __version__
 from ..errors import EXIT_UNEXPECTED, CtwmError
 from ..interrupts import exit_code as interrupt_exit_code
 from ..interrupts import interrupt_cause, signals_raise
-from . import (
-    cmd_audit, cmd_bench, cmd_check, cmd_diagnostics, cmd_diff, cmd_health, cmd_inspect, cmd_replay, cmd_schema,
-    cmd_simulate, cmd_world,
-)
-
-COMMAND_MODULES = (
-    cmd_audit, cmd_bench, cmd_check, cmd_diagnostics, cmd_diff, cmd_health, cmd_inspect, cmd_replay, cmd_schema,
-    cmd_simulate, cmd_world,
-)
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 a requested check failed (--expect, --fail-on); 2 usage error; "
@@ -56,15 +49,22 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Audit the memory traces of long-horizon language agents."""
 
 
 # Command modules are light: each imports the library inside its command function, so building the
 # whole command tree (for --help, --version, completion) loads no numpy, scipy, numba or pyarrow.
-for _module in COMMAND_MODULES:
-    _module.register(app)
+def _register_commands() -> None:
+    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if mod.name.startswith("cmd_"):
+            importlib.import_module(f"{__name__}.{mod.name}").register(app)
+
+
+_register_commands()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print(f"ctwm: {exc or 'interrupted'}", file=sys.stderr)
         code = interrupt_exit_code(exc)
-    except Exception as exc:  # noqa: BLE001 - the documented last resort: exit 4, one line
+    except Exception as exc:  # the documented last resort: exit 4, one line
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
         print(

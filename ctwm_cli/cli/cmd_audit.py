@@ -8,17 +8,20 @@ from typing import Annotated
 import typer
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
-from ..errors import CheckFailed, UsageError
+from ..errors import UsageError
 from ..plots import check_plot_path
-from ..tail import VERDICTS, audit_many
-from ..tail.audit import new_seed, validate
-from ..traces import item_counts, open_trace, scan_trace
+from .choices import Verdict, choice
 from .options import (
-    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JobsOpt, JsonOpt, PlotOpt, RunColOpt, SeedOpt,
-    StepColOpt, column_map, resolve_format,
+    ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JobsOpt, JsonOpt, JunitOpt,
+    PlotOpt, RunColOpt, SeedOpt, StepColOpt, column_map, resolve_format,
 )
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+
+ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
+#: the summary table's columns when several traces or groups are audited
+SUMMARY_FIELDS = ("trace", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
 
 VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold cyan", "inconclusive": "bold yellow"}
 
@@ -29,7 +32,8 @@ def audit(
     event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,
     discrete: Annotated[bool, typer.Option("--discrete/--continuous", help="Discrete fits (counts are integers; default) or continuous densities.")] = True,
     xmin: Annotated[float | None, typer.Option("--xmin", help="Fix the tail cutoff instead of choosing it by KS minimisation.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
+    bootstrap_old: Annotated[int | None, typer.Option("-B", hidden=True, help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
     seed: SeedOpt = None,
     jobs: JobsOpt = None,
     min_tail: Annotated[int, typer.Option("--min-tail", help="Minimum tail size n_tail (Assumption 3.3); candidate cutoffs leaving fewer are skipped.")] = 100,
@@ -38,8 +42,11 @@ def audit(
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
     calibrate: Annotated[int, typer.Option("--calibrate", help="Calibrate the verdict with R replicates simulated from the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
     level: Annotated[float, typer.Option("--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under the fitted log-normal.")] = 0.05,
-    expect: Annotated[str | None, typer.Option("--expect", help="Exit 1 unless every audit's verdict is this one: tpl-compatible, lognormal-compatible or inconclusive.")] = None,
-    expect_rule: Annotated[str, typer.Option("--expect-rule", help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",
+    expect: Annotated[Verdict | None, typer.Option("--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,  # type: ignore[valid-type]
+    expect_rule: Annotated[ExpectRule, typer.Option("--expect-rule", help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",  # type: ignore[valid-type]
+    fail_on: FailOnOpt = None,
+    junit_xml: JunitOpt = None,
+    details: DetailsOpt = False,
     plot: PlotOpt = None,
     item_col: ItemColOpt = None,
     step_col: StepColOpt = None,
@@ -59,12 +66,27 @@ def audit(
     Definition 3.4 under Assumption 3.3): tpl-compatible if p_gof >= p*, Λ_TPL,LN > 0 and
     |Λ/σ| >= z*; lognormal-compatible if Λ < 0 and |Λ/σ| >= z*; inconclusive otherwise, with the
     reason. α̂ is confirmatory only: it moves with the selected x_min (paper Appendix D).
+
+    \b
+    Examples:
+      ctwm audit sample_traces/tpl_events.parquet --seed 1
+      ctwm audit grid_out/ --group-by run --bootstrap 200 --fail-on 'p_gof<0.1' --junit-xml audit.xml
+      ctwm audit trace.parquet --calibrate 200 --expect tpl-compatible --expect-rule calibrated
+      ctwm audit trace.parquet --fail-on 'n_tail<100' --fail-on 'gini>0.9' --format github
     """
+    from ..gates import evaluate_checks, expect_outcome, parse_checks
+    from ..tail import audit_many
+    from ..tail.audit import new_seed, validate
+    from ..traces import item_counts, open_trace, scan_trace
+
     fmt = resolve_format(fmt, as_json)
-    if expect is not None and expect not in VERDICTS:
-        raise UsageError(f"--expect must be one of {', '.join(VERDICTS)}, got {expect!r}")
-    if expect_rule not in ("paper", "calibrated"):
-        raise UsageError(f"--expect-rule must be paper or calibrated, got {expect_rule!r}")
+    if bootstrap_old is not None:
+        message("warning: -B is deprecated for audit (it means --budget elsewhere); use -b/--bootstrap")
+        bootstrap = bootstrap_old
+    expect = None if expect is None else Verdict(expect).value
+    expect_rule = ExpectRule(expect_rule).value
+    gates = parse_checks(fail_on, GATE_METRICS, parameter="--fail-on")
+    junit = check_output_path(junit_xml, "--junit-xml")
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     check_plot_path(plot)
@@ -91,19 +113,29 @@ def audit(
         for r, c, path in zip(results, counts, _plot_paths(plot, results), strict=True):
             message(f"figure: {plot_audit(path, r, c.counts)}")
     rows = [r.summary_row() for r in results]
+    checks = []
+    for r, row in zip(results, rows, strict=True):
+        if expect is not None:
+            chosen = r.verdict if expect_rule == "paper" or r.calibration is None else r.calibration.verdict
+            checks.append(expect_outcome(r.label, f"{expect_rule}_verdict", chosen.verdict, expect))
+        checks += evaluate_checks(gates, gate_metrics(r, row), subject=r.label)
     payload = {"audits": [r.to_dict() for r in results]}
-    emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results])
-    if expect is not None:
-        def chosen(r):
-            return r.verdict if expect_rule == "paper" or r.calibration is None else r.calibration.verdict
+    emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
+         subject_field="trace", summary_fields=SUMMARY_FIELDS, details=details)
+    conclude("audit", checks, junit)
 
-        failed = [r for r in results if chosen(r).verdict != expect]
-        if failed:
-            first = chosen(failed[0])
-            raise CheckFailed(
-                f"expected {expect} ({expect_rule} rule), {len(failed)} of {len(results)} audit(s) differ; "
-                f"{failed[0].label}: {first.verdict} ({first.reason})"
-            )
+
+#: the names --fail-on accepts for an audit: the summary row's numbers and the concentration measures
+GATE_METRICS = (
+    "n", "distinct", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "Lambda", "sigma", "z",
+    "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
+)
+
+
+def gate_metrics(r, row: dict) -> dict:
+    """The numbers a gate can test, read off the result (no computation here)."""
+    k = r.concentration.to_dict() if r.concentration is not None else {}
+    return {name: row.get(name, k.get(name)) for name in GATE_METRICS}
 
 
 def _plot_paths(plot: str, results) -> list[Path]:
@@ -115,7 +147,7 @@ def _plot_paths(plot: str, results) -> list[Path]:
 
 def _table(r) -> Group:
     pl, c, gof = r.power_law, r.tpl_vs_lognormal, r.gof
-    t = Table(title=f"Tail audit: {r.label}", title_justify="left", show_header=False)
+    t = Table(title=Text(f"Tail audit: {r.label}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     t.add_row("n (items) / distinct values", f"{r.n:,} / {r.distinct_values:,}")
@@ -127,14 +159,14 @@ def _table(r) -> Group:
     if c is not None:
         t.add_row("Λ_TPL,LN / σ / z", f"{fmt_num(c.statistic)} / {fmt_num(c.sigma)} / {fmt_num(c.z)}")
     v = r.verdict
-    t.add_row("verdict", f"[{VERDICT_STYLE[v.verdict]}]{v.verdict}[/]  ({v.rule} rule)")
+    t.add_row("verdict", Text.assemble((v.verdict, VERDICT_STYLE[v.verdict]), f"  ({v.rule} rule)"))
     t.add_row("reason", v.reason)
     t.add_row("Assumption 3.3", "holds" if v.assumption_3_3 else "fails")
     t.add_row("pure power law passes", fmt_num(r.power_law_pass))
     if r.calibration is not None:
         cal = r.calibration
         cv = cal.verdict
-        t.add_row("calibrated verdict", f"[{VERDICT_STYLE[cv.verdict]}]{cv.verdict}[/]  (calibrated rule, level {cal.level:g}, R = {cal.replicates})")
+        t.add_row("calibrated verdict", Text.assemble((cv.verdict, VERDICT_STYLE[cv.verdict]), f"  (calibrated rule, level {cal.level:g}, R = {cal.replicates})"))
         t.add_row("calibrated reason", cv.reason)
         conf = cal.confusion
         t.add_row("paper rule on simulated data",

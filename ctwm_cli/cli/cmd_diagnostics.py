@@ -5,18 +5,22 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from ..diagnostics import concentration_of_traces, finite_size_of_traces, psd_of_trace
-from ..diagnostics.spectrum import DEFAULT_BETA_BAND, parse_band
 from ..plots import check_plot_path, series_label
+from .choices import BETA_BAND
 from .options import (
-    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, PlotOpt, RunColOpt, SeedOpt, StepColOpt,
-    column_map, resolve_format,
+    ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt,
+    RunColOpt, SeedOpt, StepColOpt, column_map, resolve_format,
 )
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+
+#: the names --fail-on accepts
+CONCENTRATION_METRICS = ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
+                         "sigma_top10_raw", "singleton_fraction")
+PSD_METRICS = ("beta", "beta_se", "r2", "n_steps", "series_total", "n_fit_bins")
 
 TRACE_HELP = "Trace files: .jsonl, .jsonl.gz, .ndjson, .parquet, a Parquet directory, or - for JSONL on stdin."
 EventOpt = Annotated[
@@ -36,6 +40,9 @@ def concentration(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    fail_on: FailOnOpt = None,
+    junit_xml: JunitOpt = None,
+    details: DetailsOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -45,9 +52,20 @@ def concentration(
     σ_top10 is the standard deviation (ddof=1) of ln(count) over the top decile, the ceil(0.1·n)
     most-accessed items: scale-free, so traces of different lengths compare. The plot shows the
     rank-frequency curve (log-log) and the Lorenz curve with the Gini.
+
+    \b
+    Examples:
+      ctwm concentration sample_traces/tpl_events.parquet
+      ctwm concentration grid_out/ --group-by run --fail-on 'gini>0.9' --junit-xml conc.xml
+      ctwm concentration a.jsonl b.parquet --format csv
     """
+    from ..diagnostics import concentration_of_traces
+    from ..gates import evaluate_checks, parse_checks
+
     fmt = resolve_format(fmt, as_json)
     cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
+    junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
     with progress_bar("reading traces") as progress:
         report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress)
@@ -55,24 +73,30 @@ def concentration(
         from ..plots.rank_frequency import plot_concentration
 
         message(f"figure: {plot_concentration(plot, report)}")
-    rows = [r.to_dict() for r in report.rows]
-    emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report)])
+    rows = [{"trace": series_label(r.source, r.group), **r.to_dict()} for r in report.rows]
+    checks = [c for row in rows for c in evaluate_checks(gates, row, subject=row["trace"])]
+    emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report)], checks=checks,
+         subject_field="trace", summary_fields=("trace", *CONCENTRATION_METRICS[:6]), details=True)
+    conclude("concentration", checks, junit)
 
 
 def _concentration_table(report) -> Table:
     t = Table(
         title=f"Concentration of per-item counts ({', '.join(report.events)} events)",
         title_justify="left",
-        caption="skew: bias-corrected sample skewness G1. σ_top10: sd of ln(count) over the ceil(0.1·n) most-accessed items.",
+        caption="skew: bias-corrected sample skewness G1. σ_top10: sd of ln(count) over the ceil(0.1·n) most-accessed "
+        "items (ours, scale-free). σ raw (paper): sd of the raw top-decile counts (the paper's Table 1; grows with "
+        "trace length).",
         caption_justify="left",
     )
-    for name in ("trace", "items", "events", "Gini", "skew", "max/median", "top-10% share", "σ_top10", "singletons"):
+    for name in ("trace", "items", "events", "Gini", "skew", "max/median", "top-10% share", "σ_top10",
+                 "σ raw (paper)", "singletons"):
         t.add_column(name, justify="left" if name == "trace" else "right")
     for r in report.rows:
         t.add_row(
-            series_label(r.source, r.group), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
+            Text(series_label(r.source, r.group)), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
             fmt_num(r.skewness), fmt_num(r.max_over_median), fmt_num(r.top10_share), fmt_num(r.sigma_top10),
-            fmt_num(r.singleton_fraction),
+            fmt_num(r.sigma_top10_raw), fmt_num(r.singleton_fraction),
         )
     return t
 
@@ -93,7 +117,7 @@ def psd(
     ] = None,
     beta_band: Annotated[
         str, typer.Option("--beta-band", metavar="LO:HI", help="β range reported as 1/f-like.")
-    ] = f"{DEFAULT_BETA_BAND[0]}:{DEFAULT_BETA_BAND[1]}",
+    ] = f"{BETA_BAND[0]}:{BETA_BAND[1]}",
     nperseg: Annotated[
         int | None, typer.Option("--nperseg", help="Welch segment length. Default: largest power of two <= steps/8, at least 64.")
     ] = None,
@@ -107,6 +131,8 @@ def psd(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    fail_on: FailOnOpt = None,
+    junit_xml: JunitOpt = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -114,9 +140,21 @@ def psd(
 
     White noise gives β ≈ 0, 1/f noise β ≈ 1, a random walk β ≈ 2. The result says whether β falls in
     the 1/f band (--beta-band); nothing forces it there.
+
+    \b
+    Examples:
+      ctwm psd sample_traces/world_semantic/trace.parquet
+      ctwm psd trace.parquet --series total --run r1 --fail-on 'beta>1.5' --json
+      ctwm psd trace.parquet --series item:m42 --band 0.01:0.1 --plot psd.png
     """
+    from ..diagnostics import psd_of_trace
+    from ..diagnostics.spectrum import parse_band
+    from ..gates import evaluate_checks, parse_checks
+
     fmt = resolve_format(fmt, as_json)
     cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    gates = parse_checks(fail_on, PSD_METRICS, parameter="--fail-on")
+    junit = check_output_path(junit_xml, "--junit-xml")
     band_v = parse_band(band, "--band") if band is not None else None
     beta_v = parse_band(beta_band, "--beta-band")
     check_plot_path(plot)
@@ -130,11 +168,14 @@ def psd(
 
         message(f"figure: {plot_psd(plot, res)}")
     d = res.to_dict()
-    emit("psd", d, [d], fmt, tables=[_psd_table(res)])
+    label = series_label(res.source, res.run)
+    checks = list(evaluate_checks(gates, d, subject=label))
+    emit("psd", d, [d], fmt, tables=[_psd_table(res)], checks=checks, subject_field="source")
+    conclude("psd", checks, junit)
 
 
 def _psd_table(res) -> Table:
-    t = Table(title=f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}", title_justify="left", show_header=False)
+    t = Table(title=Text(f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     verdict = "yes" if res.in_beta_band else "no"
@@ -169,6 +210,11 @@ def finite_size(
         ),
     ] = 0,
     seed: SeedOpt = None,
+    capacity: Annotated[
+        int | None,
+        typer.Option("--capacity", help="Store capacity the runs used, when no world manifest records it "
+                     "(the trend depends on it)."),
+    ] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
     item_col: ItemColOpt = None,
@@ -184,7 +230,15 @@ def finite_size(
 
     σ_top10 is computed per run (a trace without a run column is one run) and averaged over the runs
     of each (family, size); the table shows mean ± sd over runs.
+
+    \b
+    Examples:
+      ctwm finite-size a100.parquet:100 a500.parquet:500 a1000.parquet:1000
+      ctwm finite-size grid_out/ --size-col size --group-by family --null-draws 200 --seed 1
     """
+    import numpy as np
+
+    from ..diagnostics import finite_size_of_traces
     fmt = resolve_format(fmt, as_json)
     cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
     check_plot_path(plot)
@@ -194,7 +248,7 @@ def finite_size(
     with progress_bar("reading traces") as progress:
         report = finite_size_of_traces(
             traces, cmap, family=family, size_col=size_col, group_by=group_by, events=event,
-            log_base=log_base, null_draws=null_draws, seed=seed, progress=progress,
+            log_base=log_base, null_draws=null_draws, seed=seed, capacity=capacity, progress=progress,
         )
     if plot:
         from ..plots.finite_size import plot_finite_size
@@ -216,7 +270,8 @@ def _finite_rows(report) -> list[dict]:
             row[f"sigma_{k}"] = m
             row[f"sigma_sd_{k}"] = sd
             row[f"runs_{k}"] = n
-        row.update(slope=fam.slope, slope_se=fam.slope_se, r2=fam.r2, log_base=fam.log_base)
+        row.update(slope=fam.slope, slope_se=fam.slope_se, r2=fam.r2, log_base=fam.log_base,
+                   slope_raw=fam.slope_raw, store_capacity=",".join(map(str, report.store_capacity)) or None)
         if report.null_draws:
             row["slope_null"] = fam.slope_null
         rows.append(row)
@@ -229,7 +284,8 @@ def _finite_table(report) -> Table:
     t = Table(
         title="Finite-size trend of σ_top10 (mean ± sd over runs)",
         title_justify="left",
-        caption=f"σ_top10: sd of ln(count) over the top-decile items of a run. Slope: OLS of σ on {logname}(size)."
+        caption=f"σ_top10: sd of ln(count) over the top-decile items of a run. Slope: OLS of σ on {logname}(size). "
+        f"Raw slope: the same for the paper's raw-count σ. Store capacity: {_capacity_text(report)}."
         + (f" Null slope: the same under uniform access, same items and events per run ({report.null_draws} draws)." if report.null_draws else ""),
         caption_justify="left",
     )
@@ -238,6 +294,7 @@ def _finite_table(report) -> Table:
         t.add_column(f"σ_{_size_name(s)}", justify="right")
     t.add_column(f"slope per {logname}(size)", justify="right")
     t.add_column("R²", justify="right")
+    t.add_column("raw slope (paper σ)", justify="right")
     if report.null_draws:
         t.add_column("null slope", justify="right")
     for fam in report.families:
@@ -251,8 +308,14 @@ def _finite_table(report) -> Table:
             out.append(fmt_num(m, 3) + (f" ± {fmt_num(sd, 2)}" if n > 1 and math.isfinite(sd) else ""))
         slope = fmt_num(fam.slope, 3) + (f" ± {fmt_num(fam.slope_se, 2)}" if math.isfinite(fam.slope_se) else "")
         extra = [fmt_num(fam.slope_null, 3)] if report.null_draws else []
-        t.add_row(fam.family, *out, slope, fmt_num(fam.r2, 3), *extra)
+        t.add_row(fam.family, *out, slope, fmt_num(fam.r2, 3), fmt_num(fam.slope_raw, 3), *extra)
     return t
+
+
+def _capacity_text(report) -> str:
+    if not report.store_capacity:
+        return "unknown (no world manifest; state it with --capacity)"
+    return f"{', '.join(map(str, report.store_capacity))} ({report.capacity_source})"
 
 
 def register(app: typer.Typer) -> None:

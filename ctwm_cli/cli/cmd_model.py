@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..localmodel import DEFAULT_N_CTX, LocalServerInfo, serve
+from .choices import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 from .options import Format, FormatOpt, JsonOpt, resolve_format
 from .output import emit, message
+
+if TYPE_CHECKING:
+    from ..localmodel import LocalServerInfo
 
 model_app = typer.Typer(
     help=(
@@ -59,6 +62,8 @@ def serve_cmd(
 
       ctwm replay compare --predictor endpoint --base-url http://127.0.0.1:8080/v1 --model smollm2-135m-instruct
     """
+    from ..localmodel import serve
+
     fmt = resolve_format(fmt, as_json)
 
     def ready(info: LocalServerInfo) -> None:

@@ -4,20 +4,29 @@ what it would have done with a real trace."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
 from rich.table import Table
 
-from ..allocation import Allocation, TauSweep, TraceSimulation, allocate, parse_sweep, simulate_trace, tau_sweep
 from ..errors import UsageError
 from ..plots import check_plot_path
 from .options import (
-    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, PlotOpt, RunColOpt, StepColOpt,
-    column_map, resolve_format,
+    ColOpt, CountColOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt, RunColOpt,
+    StepColOpt, column_map, resolve_format,
 )
-from .output import emit, fmt_num, message, progress_bar
+from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
+
+if TYPE_CHECKING:
+    from ..allocation import Allocation, TauSweep, TraceSimulation
+
+#: what --fail-on can test with --trace, per τ row (counts ranking; step ranking)
+TRACE_METRICS = (
+    "core_mass", "tail_share", "gini", "core_slots", "tail_slots", "items_in_prompt", "tail_items_summarised",
+    "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped", "tv_distance",
+    "items_reach_prompt", "items_only_summarised", "mean_prompt_items", "mean_tail_slots", "steps_with_summary",
+)
 
 DEFAULT_ITEMS = 1000
 DEFAULT_CORE = 10
@@ -66,6 +75,8 @@ def simulate(
     count_col: CountColOpt = None,
     col: ColOpt = None,
     plot: PlotOpt = None,
+    fail_on: FailOnOpt = None,
+    junit_xml: JunitOpt = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -76,10 +87,25 @@ def simulate(
     (--sweep or repeated --tau): one row per τ with a check column; core mass, Gini and max/median
     must rise with τ (Theorem A.4, Proposition A.3), skew is only observed. --trace: what the rule
     would have done with a real trace's ranking (items reaching the prompt, accesses served).
+
+    \b
+    Examples:
+      ctwm simulate --tau 1.0 --items 1000 --core 10 --budget 512
+      ctwm simulate --sweep 0.25:2:7 --plot sweep.png
+      ctwm simulate --trace sample_traces/tpl_events.parquet --sweep 0.5:2:4 --fail-on 'access_share_dropped>0.2'
     """
+    from ..allocation import allocate, parse_sweep, simulate_trace, tau_sweep
+    from ..gates import evaluate_checks, parse_checks
+
     fmt = resolve_format(fmt, as_json)
+    gates = parse_checks(fail_on, TRACE_METRICS, parameter="--fail-on")
+    if gates and trace is None:
+        raise UsageError("--fail-on needs --trace (it tests the allocation's effect on a trace)")
+    junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
-    taus = _taus(tau, sweep)
+    if tau and sweep is not None:
+        raise UsageError("give either --tau or --sweep, not both")
+    taus = list(parse_sweep(sweep, "--sweep")) if sweep is not None else _taus(tau)
     if core < 1:
         raise UsageError(f"--core must be >= 1, got {core}")
     if budget < 1:
@@ -94,7 +120,9 @@ def simulate(
             res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
                                  ranking=ranking.value, progress=progress)
         _plot(plot, res.allocation, res)
-        _emit_trace(res, fmt)
+        checks = [c for r in res.rows for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")]
+        _emit_trace(res, fmt, checks)
+        conclude("simulate", checks, junit)
         return
     m = DEFAULT_ITEMS if items is None else items
     if m < 2:
@@ -111,11 +139,7 @@ def simulate(
     _emit_sweep(res_sweep, fmt)
 
 
-def _taus(tau: list[float] | None, sweep: str | None) -> list[float]:
-    if tau and sweep is not None:
-        raise UsageError("give either --tau or --sweep, not both")
-    if sweep is not None:
-        return list(parse_sweep(sweep, "--sweep"))
+def _taus(tau: list[float] | None) -> list[float]:
     values = list(tau) if tau else [DEFAULT_TAU]
     for t in values:
         if not (t > 0 and t != float("inf")):
@@ -210,7 +234,7 @@ def _checks_table(sw: TauSweep) -> Table:
     return c
 
 
-def _emit_trace(res: TraceSimulation, fmt: Format) -> None:
+def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     rows = [r.to_dict() for r in res.rows]
     head = Table(show_header=False, title=f"CTWM on a trace ({res.ranking} ranking)", title_justify="left")
     head.add_column("field", style="bold")
@@ -239,7 +263,7 @@ def _emit_trace(res: TraceSimulation, fmt: Format) -> None:
     tables: list[Any] = [head, t, a]
     if res.allocation is not None and len(res.rows) > 1:
         tables.append(_checks_table(res.allocation))
-    emit("simulate", {"mode": "trace", **res.to_dict()}, rows, fmt, tables=tables)
+    emit("simulate", {"mode": "trace", **res.to_dict()}, rows, fmt, tables=tables, checks=checks)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,18 +5,19 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from ..errors import UsageError
-from ..memory.retrievers import RETRIEVERS
-from ..world.graphs import FAMILIES, PAPER_SIZES
-from ..world.policies import POLICIES
-from ..world.run import WorldConfig, run_grid, run_ladder, run_world
+from .choices import FAMILIES, PAPER_SIZES, RETRIEVERS
+from .choices import WORLD_POLICIES as POLICIES
 from .options import FormatOpt, Format, JobsOpt, JsonOpt, SeedOpt, resolve_format
 from .output import announce_seed, emit, fmt_num, progress_bar
+
+if TYPE_CHECKING:
+    from ..world import WorldConfig
 
 world_app = typer.Typer(
     help=(
@@ -88,6 +89,8 @@ def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed:
         pp["model"] = model
     if (base_url or model) and policy != "endpoint":
         raise UsageError("--base-url and --model apply to --policy endpoint only")
+    from ..world import WorldConfig  # the library loads when a command runs, never for --help
+
     return WorldConfig(
         family=family, size=size, policy=policy, retriever=retriever, steps=steps, seed=seed, k=k,
         capacity=capacity, graph_params=_pairs(graph_param, "--graph-param"),
@@ -117,7 +120,15 @@ def run(
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run one agent in one world and write its trace (DIR/trace.parquet) and manifest (DIR/manifest.json)."""
+    """Run one agent in one world and write its trace (DIR/trace.parquet) and manifest (DIR/manifest.json).
+
+    \b
+    Examples:
+      ctwm world run --out run_sf/ --family scale-free --size 500 --steps 20000 --seed 1
+      ctwm world run --out run_sem/ --policy semantic --retriever state-uniform --seed 2 --json
+    """
+    from ..world import run_world
+
     fmt = resolve_format(fmt, as_json)
     seed = _seed(seed)
     cfg = _base(family.value, size, policy.value, retriever.value, steps, seed, k, capacity, graph_param,
@@ -160,7 +171,14 @@ def grid(
     """Run families x sizes x seeds (default 6 x 3 x 3 = 54 cells) in parallel; run id F-N-S.
 
     Feeds `ctwm finite-size OUT --size-col size --group-by family` and `ctwm audit OUT --group-by run`.
+
+    \b
+    Examples:
+      ctwm world grid --out grid_out/ --steps 20000 --replicates 3 --seed 1
+      ctwm world grid --out small/ --family uniform --family scale-free --size 100 --replicates 1
     """
+    from ..world import run_grid
+
     fmt = resolve_format(fmt, as_json)
     if replicates < 1:
         raise UsageError(f"--replicates must be >= 1, got {replicates}")
@@ -206,7 +224,14 @@ def ladder(
 
     Counts are memory accesses per transition (retrieve + write events); gini_retrieve counts retrieve
     events only. Each family uses one world and seed for all retrievers.
+
+    \b
+    Examples:
+      ctwm world ladder --size 500 --steps 20000 --seed 1
+      ctwm world ladder --family scale-free --retriever state-frequency --retriever none --json
     """
+    from ..world import run_ladder
+
     fmt = resolve_format(fmt, as_json)
     seed = _seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)

@@ -3,24 +3,49 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import UsageError
-from ..traces.schema import ColumnMap
+
+if TYPE_CHECKING:
+    from ..traces.schema import ColumnMap
 
 
-class Format(str, Enum):
+class Format(str, Enum):  # noqa: UP042 - Typer renders str Enums as choices
     table = "table"
     json = "json"
     jsonl = "jsonl"
     csv = "csv"
+    github = "github"
+    markdown = "markdown"
 
 
 FormatOpt = Annotated[
     Format,
-    typer.Option("--format", "-f", help="Output format: a Rich table, one JSON document, JSON lines, or CSV."),
+    typer.Option(
+        "--format", "-f",
+        help="Output: a Rich table, one JSON document, JSON lines, CSV, GitHub workflow annotations of the checks, "
+        "or Markdown (for $GITHUB_STEP_SUMMARY).",
+    ),
+]
+FailOnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on", metavar="METRIC>VALUE",
+        help="Exit 1 if the condition holds (<, <=, >, >=, ==, !=), e.g. p_gof<0.1. A metric that is not available "
+        "fails too, unless written METRIC? (e.g. context_usage?>0.5). Repeatable.",
+    ),
+]
+JunitOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--junit-xml", metavar="FILE", help="Also write the checks as JUnit XML (a testcase per result x check)."
+    ),
+]
+DetailsOpt = Annotated[
+    bool, typer.Option("--details", help="With several traces or groups: print every result's table after the summary.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for --format json.")]
 SeedOpt = Annotated[
@@ -73,4 +98,7 @@ def column_map(
         if not sep or not field or not source:
             raise UsageError(f"--col expects FIELD=SOURCE, got {spec!r}")
         overrides[field.strip()] = source.strip()
+    from ..traces.schema import ColumnMap  # the trace layer (pyarrow) loads when a command runs, not for --help
+
     return ColumnMap.from_overrides(overrides)
+

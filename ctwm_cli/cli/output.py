@@ -1,4 +1,11 @@
-"""Output conventions shared by every command: results on stdout, messages on stderr."""
+"""Output conventions shared by every command: results on stdout, messages on stderr.
+
+Formats: a Rich table (full width, never cut, when stdout is not a terminal; no text is read as Rich
+markup, so a label such as ``grid_out[run-1]`` prints as it is), one JSON document, JSON lines and
+CSV (the same field names as the JSON rows; JSON lines carry ``schema_version`` and ``seed``; CSV
+booleans are ``true``/``false``), GitHub workflow-command annotations and a Markdown summary.
+Gate outcomes (:mod:`ctwm_cli.gates`) travel with the result into every format and into JUnit XML.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +16,40 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .._version import __version__
+from ..errors import CheckFailed
+from ..files import check_output_file, write_text
 from ..progress import ProgressCallback
-from ..results import SCHEMA_VERSION, jsonable
 from .options import Format
+from .reporters import check_status, failure_text, github_annotations, junit_xml, markdown_report
+
+if TYPE_CHECKING:
+    from ..gates import CheckOutcome
+
+#: Console width when stdout is not a terminal: wide enough that no cell of any table is cut.
+PIPE_WIDTH = 100_000
 
 
 def stdout_console() -> Console:
-    return Console(file=sys.stdout, soft_wrap=False)
+    """Results console. Markup off: labels are data, never style tags."""
+    width = None if sys.stdout.isatty() else PIPE_WIDTH
+    return Console(file=sys.stdout, soft_wrap=False, markup=False, highlight=False, width=width)
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, soft_wrap=True)
+    return Console(file=sys.stderr, soft_wrap=True, markup=False, highlight=False)
 
 
 def message(text: str) -> None:
     """A one-line message on stderr (never mixed into results)."""
-    stderr_console().print(text, highlight=False, markup=False)
+    stderr_console().print(text)
 
 
 def announce_seed(seed: int | None) -> None:
@@ -38,9 +57,24 @@ def announce_seed(seed: int | None) -> None:
         message(f"seed: {seed}")
 
 
+def jsonable(value: Any) -> Any:
+    """:func:`ctwm_cli.results.jsonable`, loaded (with numpy) when a result is rendered, never for --help."""
+    from ..results import jsonable as to_builtins
+
+    return to_builtins(value)
+
+
+def schema_version() -> int:
+    from ..results import SCHEMA_VERSION
+
+    return SCHEMA_VERSION
+
+
 def envelope(command: str, payload: dict[str, Any], *, seed: int | None = None) -> dict[str, Any]:
     """The JSON document every command prints for ``--format json``."""
-    doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tool": "ctwm", "version": __version__, "command": command}
+    doc: dict[str, Any] = {
+        "schema_version": schema_version(), "tool": "ctwm", "version": __version__, "command": command,
+    }
     if seed is not None:
         doc["seed"] = seed
     doc.update(jsonable(payload))
@@ -56,22 +90,66 @@ def emit(
     seed: int | None = None,
     tables: Sequence[Any] = (),
     title: str | None = None,
+    checks: Sequence[CheckOutcome] = (),
+    subject_field: str | None = None,
+    summary_fields: Sequence[str] = (),
+    details: bool = True,
 ) -> None:
-    """Print a result. ``rows`` feed jsonl/csv (and the default table); ``tables`` are Rich renderables
-    printed instead of the default table in ``table`` format."""
+    """Print a result.
+
+    ``rows`` feed jsonl/csv/markdown (and the default table); ``tables`` are Rich renderables printed
+    in ``table`` format. With several rows and ``summary_fields``, the table format prints one summary
+    table first (a row per subject, with its gate status) and ``tables`` only when ``details``.
+    ``checks`` are gate outcomes; ``subject_field`` names the row field they refer to.
+    """
     out = sys.stdout
+    if checks:
+        payload = {**payload, "checks": [c.to_dict() for c in checks]}
     if fmt is Format.json:
         out.write(json.dumps(envelope(command, payload, seed=seed), indent=2) + "\n")
     elif fmt is Format.jsonl:
         for row in rows:
-            out.write(json.dumps(jsonable(row)) + "\n")
+            out.write(json.dumps(jsonl_row(row, seed)) + "\n")
     elif fmt is Format.csv:
         out.write(to_csv(rows))
+    elif fmt is Format.github:
+        out.write(github_annotations(command, checks))
+    elif fmt is Format.markdown:
+        summary = summary_rows(rows, summary_fields, checks, subject_field)
+        out.write(markdown_report(command, summary, checks, seed=seed))
     else:
         console = stdout_console()
-        for t in tables or [rows_table(rows, title=title)]:
-            console.print(t)
+        several = len(rows) > 1 and bool(summary_fields)
+        if several:
+            console.print(rows_table(summary_rows(rows, summary_fields, checks, subject_field),
+                                     title=f"Summary: {len(rows)} {command} results"))
+        if details or not several:
+            for t in tables or [rows_table(rows, title=title)]:
+                console.print(t)
+        if checks:
+            console.print(checks_table(checks))
+        if several and not details:
+            message("per-result details: add --details (or use --format json)")
     out.flush()
+
+
+def jsonl_row(row: dict[str, Any], seed: int | None) -> dict[str, Any]:
+    """A JSON-lines row: the row's fields plus ``schema_version`` and ``seed`` (null when unseeded)."""
+    return {"schema_version": schema_version(), "seed": seed, **jsonable(row)}
+
+
+def summary_rows(
+    rows: Sequence[dict[str, Any]], fields: Sequence[str], checks: Sequence[CheckOutcome], subject_field: str | None
+) -> list[dict[str, Any]]:
+    """Rows cut to ``fields`` plus a ``checks`` column (none / ok / FAILED) per subject."""
+    keep = list(fields) or list(dict.fromkeys(k for r in rows for k in r))
+    out = []
+    for r in rows:
+        row = {k: r.get(k) for k in keep}
+        if checks and subject_field is not None:
+            row["checks"] = check_status([c for c in checks if c.subject == str(r.get(subject_field))])
+        out.append(row)
+    return out
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
@@ -80,11 +158,14 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: _cell(v) for k, v in jsonable(r).items()})
+        writer.writerow({k: csv_cell(v) for k, v in jsonable(r).items()})
     return buf.getvalue()
 
 
-def _cell(v: Any) -> Any:
+def csv_cell(v: Any) -> Any:
+    """JSON spelling for what CSV has no type for: true/false, nested values as JSON, null as empty."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, (list, dict)):
         return json.dumps(v)
     return "" if v is None else v
@@ -115,38 +196,93 @@ def rows_table(rows: Sequence[dict[str, Any]], *, title: str | None = None) -> T
     for f in fields:
         table.add_column(f, overflow="fold")
     for r in rows:
-        table.add_row(*(fmt_num(r.get(f)) for f in fields))
+        table.add_row(*(Text(fmt_num(r.get(f))) for f in fields))
     return table
+
+
+def checks_table(checks: Sequence[CheckOutcome]) -> Table:
+    t = Table(title="Checks (--fail-on / --expect)", title_justify="left")
+    for name in ("subject", "check", "status", "observed", "detail"):
+        t.add_column(name)
+    for c in checks:
+        style = "bold red" if c.failed else ("yellow" if c.status != "pass" else "green")
+        t.add_row(Text(c.subject), Text(c.check), Text(c.status.upper() if c.failed else c.status, style=style),
+                  Text(fmt_num(c.observed)), Text(c.note))
+    return t
+
+
+def conclude(command: str, checks: Sequence[CheckOutcome], junit: Path | None = None) -> None:
+    """After the result is printed: write JUnit XML if asked, then exit 1 (CheckFailed) if any check failed."""
+    if junit is not None:
+        write_atomic(junit, junit_xml([(f"ctwm {command}", checks, None)]))
+    failed = [c for c in checks if c.failed]
+    if failed:
+        shown = "; ".join(f"{c.subject}: {failure_text(c)}" for c in failed[:3])
+        more = f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
+        raise CheckFailed(f"{len(failed)} of {len(checks)} check(s) failed: {shown}{more}")
+
+
+def check_output_path(path: str | None, option: str) -> Path | None:
+    """Fail before any work when an output file cannot be written (a directory, a missing parent)."""
+    return None if path is None else check_output_file(path, param=option)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` under a temporary name, then rename: a reader never sees half a file."""
+    write_text(path, text)
+
+
+# ------------------------------------------------------------------------------------ progress
+#
+# One live display on stderr for the whole run: progress bars opened while another is active (a
+# bootstrap and a calibration, a reader and an audit) become extra lines of the same display, each
+# with its own ETA, instead of fighting for one line.
+
+_LIVE: dict[str, Any] = {"progress": None, "users": 0}
+
+
+def _live_progress() -> Any:
+    from rich.progress import (  # Rich's progress machinery loads only when a bar is drawn
+        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
+
+    if _LIVE["progress"] is None:
+        bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), console=stderr_console(), transient=True,
+        )
+        bar.start()
+        _LIVE["progress"] = bar
+    return _LIVE["progress"]
 
 
 @contextlib.contextmanager
 def progress_bar(description: str, total: int | None = None) -> Iterator[ProgressCallback]:
-    """A progress callback drawing a Rich bar on stderr once work has run for more than a second.
+    """A progress callback drawing a line of the shared display once work has run for a second.
 
     Off when stderr is not a terminal, so logs and CI output stay clean.
     """
     if not sys.stderr.isatty():
         yield lambda done, total=None: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     started = time.monotonic()
-    state: dict[str, Any] = {"bar": None, "task": None}
+    state: dict[str, Any] = {"task": None}
+    _LIVE["users"] += 1
 
     def update(done: int, tot: int | None = total) -> None:
-        if state["bar"] is None:
+        if state["task"] is None:
             if time.monotonic() - started < 1.0:
                 return
-            bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                console=stderr_console(), transient=True,
-            )
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task(description, total=tot)
-        state["bar"].update(state["task"], completed=done, total=tot)
+            state["task"] = _live_progress().add_task(description, total=tot)
+        _LIVE["progress"].update(state["task"], completed=done, total=tot)
 
     try:
         yield update
     finally:
-        if state["bar"] is not None:
-            state["bar"].stop()
+        _LIVE["users"] -= 1
+        bar = _LIVE["progress"]
+        if bar is not None and state["task"] is not None:
+            bar.remove_task(state["task"])
+        if bar is not None and _LIVE["users"] == 0:
+            bar.stop()
+            _LIVE["progress"] = None

@@ -3,7 +3,7 @@ retrieval hit rate, stale hits, failure attribution, store growth, the success-v
 contradiction chains of an agent's memory trace."""
 
 from .chains import Contradictions, contradiction_chains
-from .checks import Check, CheckOutcome, evaluate_checks, parse_check
+from ..gates import Check, CheckOutcome, evaluate_checks, parse_check
 from .curve import SuccessCurve, success_volume_curve
 from .growth import GrowthFit, classify_growth
 from .report import METRICS, HealthReport, health_of_events, health_of_trace

@@ -56,12 +56,14 @@ from .accumulators import (
     NON_ITEM_EVENTS, USES, ChurnAcc, ContextAcc, ContextUsage, FailureAcc, FailureAttribution, GrowthAcc,
     Maintenance, MaintenanceAcc, RetrievalAcc, RetrievalHealth, StoreChurn, StoreState,
 )
-from .checks import Check, CheckOutcome, evaluate_checks
+from ..gates import Check, CheckOutcome, evaluate_checks
 from .curve import SuccessCurve, success_volume_curve
 from .events import EventLog, load_events
 from .growth import GrowthFit, classify_growth
 
 MAX_SERIES_POINTS = 200
+#: metrics that exist only with a prompt budget (a gate on them without one fails: "needs budget")
+BUDGET_METRICS = ("context_usage", "memory_token_share", "steps_over_budget")
 
 #: Scalar metrics that ``--fail-on`` can test, with a one-line definition each.
 METRICS: dict[str, str] = {
@@ -149,7 +151,8 @@ class HealthReport(ToDict):
     def with_checks(self, checks: Sequence[Check]) -> HealthReport:
         import dataclasses
 
-        return dataclasses.replace(self, checks=evaluate_checks(checks, self.metrics))
+        needs = dict.fromkeys(BUDGET_METRICS, "budget") if self.context.budget is None else {}
+        return dataclasses.replace(self, checks=evaluate_checks(checks, self.metrics, subject=self.source, needs=needs))
 
 
 def _num(x: float | None) -> float | None:
