@@ -14,7 +14,6 @@ remapping, event rules and validation are those of ``ctwm audit``, not a second 
 from __future__ import annotations
 
 import dataclasses
-import glob
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -29,7 +28,6 @@ from .tail import AuditResult, audit_many
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceReader, TraceScan, item_counts, open_trace, scan_trace
 
-_GLOB_CHARS = frozenset("*?[")
 
 
 @result
@@ -180,28 +178,8 @@ def audit_trace(
 
 
 def _open_path(name: str, cmap: ColumnMap, keep: Sequence[str]) -> TraceReader:
-    if Path(name).exists() or not _GLOB_CHARS.intersection(name) or name == "-":
-        return open_trace(name, cmap, keep=keep)
-    files = sorted(glob.glob(name, recursive=True))
-    if not files:
-        raise InputError(f"{name}: no files match this pattern")
-    readers = [open_trace(f, cmap, keep=keep) for f in files]
-    return readers[0] if len(readers) == 1 else _Concatenated(name, readers)
-
-
-class _Concatenated(TraceReader):
-    """The files a glob matched, read one after the other as one trace."""
-
-    def __init__(self, source: str, readers: Sequence[TraceReader]):
-        first = readers[0]
-        super().__init__(source, first.format, first.columns, first.keep)
-        self._readers = list(readers)
-
-    def batches(self, *, dictionary_items: bool = False) -> Iterator[pa.Table]:
-        for r in self._readers:
-            for batch in r.batches(dictionary_items=dictionary_items):
-                self._note_columns(r.columns_found)
-                yield batch
+    """A path, directory, glob (one data set) or URL: the trace readers resolve all of them."""
+    return open_trace(name, cmap, keep=keep)
 
 
 def _as_table(source: Any) -> tuple[pa.Table, str]:

@@ -10,9 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli.cli import main
-from ctwm_cli.cli import cmd_inspect
 from ctwm_cli.errors import InputError, UsageError
-from ctwm_cli.traces import readers
+from ctwm_cli.traces import guard, paths
 
 ROWS = [
     {"item": "m1", "step": 0, "run": "r1", "event": "retrieve", "rank": 1},
@@ -99,7 +98,7 @@ def one_line_error(res, code, *fragments):
 
 
 def test_error_malformed_line(tmp_path, run_cli, monkeypatch):
-    monkeypatch.setattr(readers, "BLOCK_BYTES", 512)
+    monkeypatch.setattr(guard, "BLOCK_BYTES", 512)
     lines = [json.dumps({"item": f"m{i}"}) for i in range(1000)]
     lines[876] = '{"item": "m876"'
     path = tmp_path / "bad.jsonl"
@@ -134,7 +133,7 @@ def test_error_non_positive_count(tmp_path, run_cli, value):
     path = jsonl(tmp_path / "c.jsonl", [{"item": "a", "count": value}])
     one_line_error(run_cli(["inspect", path]), 3, "c.jsonl: line 1: count must be a positive integer")
     pq.write_table(pa.table({"item": ["a", "b"], "count": [3, value]}), tmp_path / "c.parquet")
-    one_line_error(run_cli(["inspect", tmp_path / "c.parquet"]), 3, "c.parquet: rows 1-2: count must be a positive")
+    one_line_error(run_cli(["inspect", tmp_path / "c.parquet"]), 3, "c.parquet: row 2: count must be a positive")
 
 
 def test_error_missing_file(tmp_path, run_cli):
@@ -179,7 +178,7 @@ def test_unexpected_error_is_exit_4_one_line(tmp_path, run_cli, monkeypatch, cap
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(cmd_inspect, "scan_trace", boom)
+    monkeypatch.setattr(paths, "scan_paths", boom)
     res = run_cli(["inspect", jsonl(tmp_path / "t.jsonl", ROWS)])
     assert res.code == 4 and "Traceback" not in res.err and res.err.count("\n") == 1
     assert "unexpected error: RuntimeError: disk on fire" in res.err and "CTWM_DEBUG=1" in res.err

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctwm_cli.errors import InputError, UsageError
-from ctwm_cli.traces import aggregate, item_counts, open_trace, readers, scan_trace
+from ctwm_cli.traces import EngineOptions, item_counts, open_trace, scan_trace
 
 
 def _series(counts) -> pd.Series:
@@ -40,18 +40,13 @@ def big_trace(tmp_path):
     return path, df
 
 
-def test_streaming_matches_pandas_groupby(big_trace, monkeypatch):
+def test_streaming_matches_pandas_groupby(big_trace):
     path, df = big_trace
-    monkeypatch.setattr(readers, "PARQUET_BATCH_ROWS", 1_000)
-    monkeypatch.setattr(aggregate, "_MERGE_MIN_ROWS", 500)
-    merges = []
-    real_merge = aggregate._merge
-    monkeypatch.setattr(aggregate, "_merge", lambda tables, keys: merges.append(1) or real_merge(tables, keys))
-
     reader = open_trace(path)
-    assert sum(1 for _ in reader.batches()) >= 30  # the trace really spans many batches
-    scan = scan_trace(open_trace(path))
-    assert len(merges) >= 3  # and several intermediate merges happened
+    batches = list(reader.batches(batch_rows=1_000))
+    assert len(batches) >= 30  # rows stream in batches, in file order
+    assert pa.concat_tables(batches).column("step").to_pylist() == list(range(len(df)))
+    scan = scan_trace(open_trace(path, engine=EngineOptions(memory_limit="64MB", threads=2)))
 
     assert scan.rows == len(df)
     assert scan.distinct_items == df["item"].nunique()
@@ -67,10 +62,8 @@ def test_streaming_matches_pandas_groupby(big_trace, monkeypatch):
     pd.testing.assert_series_equal(_series(both), want, check_names=False, check_dtype=False)
 
 
-def test_streaming_grouped_matches_pandas(big_trace, monkeypatch):
+def test_streaming_grouped_matches_pandas(big_trace):
     path, df = big_trace
-    monkeypatch.setattr(readers, "PARQUET_BATCH_ROWS", 2_000)
-    monkeypatch.setattr(aggregate, "_MERGE_MIN_ROWS", 300)
     got = item_counts(scan_trace(open_trace(path), group_by="run"))
     assert [c.group for c in got] == ["a", "b", "c", "d"]
     want = df[df["event"] == "retrieve"].groupby(["run", "item"]).size()
@@ -78,12 +71,11 @@ def test_streaming_grouped_matches_pandas(big_trace, monkeypatch):
         pd.testing.assert_series_equal(_series(c), want[c.group].sort_index(), check_names=False, check_dtype=False)
 
 
-def test_progress_reports_rows(big_trace, monkeypatch):
+def test_progress_reports_rows(big_trace):
     path, df = big_trace
-    monkeypatch.setattr(readers, "PARQUET_BATCH_ROWS", 4_000)
     seen = []
     scan_trace(open_trace(path), progress=lambda done, total: seen.append(done))
-    assert seen == sorted(seen) and seen[-1] == len(df) and len(seen) > 1
+    assert seen == sorted(seen) and seen[-1] == len(df)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctwm_cli.errors import InputError, UsageError
-from ctwm_cli.traces import ColumnMap, item_counts, open_trace, readers, scan_trace
+from ctwm_cli.traces import ColumnMap, guard, item_counts, open_trace, scan_trace
 
 # ---------------------------------------------------------------------------------------------
 # Generated event tables and independent writers
@@ -226,7 +226,7 @@ def read_all(path, cmap=None, keep=()):
 
 
 def test_malformed_line_far_into_file_names_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(readers, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(guard, "BLOCK_BYTES", 256)
     lines = [json.dumps({"item": f"m{i}", "step": i}) for i in range(2000)]
     lines[1733] = '{"item": "m1733", "step": '
     path = tmp_path / "bad.jsonl"
@@ -236,7 +236,7 @@ def test_malformed_line_far_into_file_names_line(tmp_path, monkeypatch):
 
 
 def test_many_small_blocks_read_everything(tmp_path, monkeypatch):
-    monkeypatch.setattr(readers, "BLOCK_BYTES", 100)
+    monkeypatch.setattr(guard, "BLOCK_BYTES", 100)
     rows = [{"item": f"m{i % 13}", "step": i} for i in range(3000)]
     path = write_jsonl(rows, tmp_path / "blocks.jsonl.gz")
     (got,) = item_counts(read_all(path))
@@ -293,7 +293,8 @@ def test_non_positive_count_jsonl(tmp_path, bad):
 )
 def test_bad_count_parquet(tmp_path, values, message):
     pq.write_table(pa.table({"item": ["a", "b"], "count": values}), tmp_path / "c.parquet")
-    with pytest.raises(InputError, match=rf"c\.parquet: rows 1-2: .*{message}"):
+    # Errors name the row (or, for a column of the wrong type, the column).
+    with pytest.raises(InputError, match=rf"c\.parquet: (row 2: )?.*{message}"):
         read_all(tmp_path / "c.parquet")
 
 
@@ -316,9 +317,9 @@ def test_corrupt_gzip(tmp_path):
 
 
 def test_unknown_extension(tmp_path):
-    (tmp_path / "t.csv").write_text("item\na\n")
-    with pytest.raises(InputError, match=r"t\.csv: unknown trace format"):
-        open_trace(tmp_path / "t.csv")
+    (tmp_path / "t.txt").write_text("item\na\n")
+    with pytest.raises(InputError, match=r"t\.txt: unknown trace format"):
+        open_trace(tmp_path / "t.txt")
 
 
 def test_unknown_remap_field():
@@ -416,7 +417,7 @@ def test_empty_directory(tmp_path):
 def test_bad_file_inside_dataset_is_named(tmp_path):
     pq.write_to_dataset(pa.table({"item": ["a", "b"], "count": [1, 0], "run": ["x", "y"]}), tmp_path / "ds",
                         partition_cols=["run"])
-    with pytest.raises(InputError, match=r"ds: run=y/[^:]+\.parquet: rows 1-1: count must be a positive integer"):
+    with pytest.raises(InputError, match=r"ds: run=y/[^:]+\.parquet: row 1: count must be a positive integer"):
         read_all(tmp_path / "ds")
 
 

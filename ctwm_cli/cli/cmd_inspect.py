@@ -6,40 +6,51 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from ..traces import open_trace, scan_trace
 from .options import (
-    ColOpt, CountColOpt, EventColOpt, FormatOpt, Format, ItemColOpt, JsonOpt, RunColOpt, StepColOpt,
-    column_map, resolve_format,
+    TRACES_HELP, ColOpt, CountColOpt, EngineOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, MemoryLimitOpt,
+    RunColOpt, StepColOpt, WhereOpt, read_options, resolve_format,
 )
 from .output import emit, fmt_num, progress_bar
 
 
 def inspect(
-    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help="Trace files: .jsonl, .jsonl.gz, .ndjson, .parquet, a Parquet directory, or - for JSONL on stdin.")],
+    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP)],
     item_col: ItemColOpt = None,
     step_col: StepColOpt = None,
     run_col: RunColOpt = None,
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
+    engine: EngineOpt = "duckdb",
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rows, distinct items, runs, event kinds, step range, and the columns found and how they were mapped."""
+    """Rows, distinct items, runs, event kinds, step range, and the columns found and how they were mapped.
+
+    \b
+    Examples:
+      ctwm inspect sample_traces/tpl_events.parquet
+      ctwm inspect agent_log.jsonl --item-col memory_id --step-col agent_step --json
+      cat trace.jsonl | ctwm inspect -
+      ctwm inspect 'logs/*.csv' --where "run LIKE 'prod-%' AND step > 1000"
+    """
+    from ..traces import paths
+
     fmt = resolve_format(fmt, as_json)
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
-    scans = []
-    for path in traces:
-        reader = open_trace(path, cmap)
-        with progress_bar(f"reading {reader.source}") as progress:
-            scans.append(scan_trace(reader, progress=progress))
+    read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
+                        memory_limit=memory_limit, engine=engine)
+    with progress_bar("reading traces") as progress:
+        scans = paths.scan_paths(traces, read, progress=progress)
     rows = [s.to_dict() for s in scans]
     emit("inspect", {"traces": rows}, rows, fmt, tables=[_table(s) for s in scans])
 
 
 def _table(scan) -> Table:
-    t = Table(title=scan.source, title_justify="left", show_header=False)
+    t = Table(title=Text(scan.source), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     t.add_row("format", f"{scan.format}, {scan.kind} table")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import UsageError
+from ..limits import check_limit
 
 if TYPE_CHECKING:
     from ..traces.schema import ColumnMap
@@ -71,6 +72,43 @@ ColOpt = Annotated[
     list[str] | None,
     typer.Option("--col", help="Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position). Repeatable."),
 ]
+#: Help text of a TRACE argument, shared by every command that reads traces.
+TRACES_HELP = (
+    "Traces: .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, a directory (hive partitions become "
+    "columns), a quoted glob ('logs/*.parquet'), an s3:// URL (s3 extra), or - for JSONL on stdin."
+)
+WhereOpt = Annotated[
+    str | None,
+    typer.Option("--where", metavar="SQL", help="Count only rows matching this SQL predicate over the trace's columns, "
+                 "e.g. \"run LIKE 'prod-%' AND step > 1000\"."),
+]
+MemoryLimitOpt = Annotated[
+    str, typer.Option("--memory-limit", help="Memory DuckDB may use while reading and counting (e.g. 1GB, 512MiB, "
+                      "50%); beyond it, it spills to a temporary directory."),
+]
+EngineOpt = Annotated[
+    str, typer.Option("--engine", help="Counting engine: duckdb (embedded) or dask (dask.dataframe on --scheduler; "
+                      "needs the dask extra)."),
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", envvar="CTWM_SCHEDULER", help="Dask scheduler: tcp://HOST:PORT of a running cluster, "
+                 "or local (a LocalCluster on this machine). Needs the dask extra."),
+]
+
+
+def at_most(name: str):
+    """Typer callback for a size option: its value, or exit 2 with the limit and why (``ctwm_cli.limits``)."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None:
+            try:
+                check_limit(name, value)
+            except UsageError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+
+    return check
 
 
 def resolve_format(fmt: Format, as_json: bool) -> Format:
@@ -102,3 +140,25 @@ def column_map(
 
     return ColumnMap.from_overrides(overrides)
 
+
+def read_options(
+    item_col: str | None = None,
+    step_col: str | None = None,
+    run_col: str | None = None,
+    event_col: str | None = None,
+    count_col: str | None = None,
+    col: list[str] | None = None,
+    *,
+    where: str | None = None,
+    memory_limit: str = "50%",
+    engine: str = "duckdb",
+    scheduler: str | None = None,
+    input_format: str = "auto",
+):
+    """The library's ReadOptions from the shared reading options (column map, --where, engine)."""
+    from ..traces.engine import EngineOptions
+    from ..traces.paths import ReadOptions
+
+    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    return ReadOptions(columns=cmap, where=where, input_format=input_format,
+                       engine=EngineOptions(engine=engine, memory_limit=memory_limit, scheduler=scheduler))

@@ -1,9 +1,9 @@
-"""Streaming aggregation of a trace into per-item counts.
+"""Counting a trace: per ``(group, event, item)`` inside DuckDB, out of core under its memory limit.
 
-One pass over the trace's batches builds a table keyed by ``(group, event, item)`` with summed
-counts. Partial group-bys are merged whenever they outgrow the merged table, so peak memory grows
-with the number of distinct keys, never with the number of events, and no row becomes a Python
-object. The same pass collects what ``ctwm inspect`` reports.
+:func:`scan_trace` runs one grouped aggregation (and, for what ``ctwm inspect`` reports, one light
+pass for the step range and distinct runs); :func:`item_counts` turns the aggregated table into
+per-item counts of the chosen event kinds. Memory grows with the number of distinct keys, and
+DuckDB spills its hash tables to disk when they outgrow ``memory_limit``.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import pyarrow.compute as pc
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from .readers import TraceReader
+from .base import TraceReader
+from .engine import Engine, quote_ident, quote_literal
 from .schema import DEFAULT_EVENT
 
 #: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.
 DEFAULT_COUNTED = ("retrieve", "inject")
-_MERGE_MIN_ROWS = 1 << 18  # partial rows pending before a merge (bounds Arrow memory)
 
 
 @result
@@ -55,7 +55,7 @@ class ItemCounts(ToDict):
 
 @result
 class TraceScan(ToDict):
-    """What one pass over a trace found; ``table`` holds the aggregated ``(group, event, item, n)``."""
+    """What one pass over a trace found; ``table`` holds the aggregated ``([group,] event, item, n)``."""
 
     source: str
     format: str
@@ -88,115 +88,92 @@ class TraceScan(ToDict):
         }
 
 
+def _group_name(reader: TraceReader, group_by: str) -> str:
+    """The canonical column behind ``group_by`` (a source name or a kept extra column)."""
+    canonical = {src: canon for canon, src in reader.columns.canonical().items()}
+    name = canonical.get(group_by, group_by)
+    present = set(reader.mapping) | {k for k in reader.keep if k in reader.columns_found}
+    if name not in present:
+        found = ", ".join(reader.columns_found)
+        raise InputError(f"{reader.source}: missing group-by column {group_by!r} (columns found: {found})")
+    return name
+
+
+def aggregate_sql(reader: TraceReader, rows_sql: str, group_by: str | None) -> tuple[str, list[str]]:
+    """The grouped count over ``rows_sql`` and its key columns."""
+    has = set(reader.mapping)
+    keys = []
+    select = []
+    if group_by is not None:
+        select.append(f"coalesce(CAST({quote_ident(_group_name(reader, group_by))} AS VARCHAR), '') AS \"group\"")
+        keys.append("group")
+    event = f"coalesce(event, {quote_literal(DEFAULT_EVENT)})" if "event" in has else quote_literal(DEFAULT_EVENT)
+    select += [f"{event} AS event", "item"]
+    keys += ["event", "item"]
+    weight = "sum(\"count\")::BIGINT" if "count" in has else "count(*)"
+    sql = (f"SELECT {', '.join(select)}, {weight} AS n, count(*) AS rows FROM ({rows_sql}) "
+           f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}")
+    return sql, keys
+
+
+def _stats(reader: TraceReader, engine: Engine, rows_sql: str, checks) -> tuple[int | None, int | None, int | None]:
+    has = set(reader.mapping)
+    parts = ["min(step)", "max(step)"] if "step" in has else ["NULL", "NULL"]
+    parts.append("count(DISTINCT run)" if "run" in has else "NULL")
+    got = reader.query(engine, f"SELECT {', '.join(parts)} FROM ({rows_sql})", checks).fetchall()[0]
+    return got[0], got[1], got[2]
+
+
 def scan_trace(
     reader: TraceReader,
     *,
     group_by: str | None = None,
     progress: ProgressCallback | None = None,
+    stats: bool = True,
 ) -> TraceScan:
-    """Read every batch of ``reader`` once and aggregate counts by ``(group, event, item)``.
+    """Count ``reader``'s rows by ``([group,] event, item)`` inside DuckDB.
 
     ``group_by`` is a canonical column (``run``) or any source column kept by the reader.
+    ``stats=False`` skips the second, light pass for the step range and the number of runs (the
+    counts alone need one aggregation).
     """
-    keys = ["event", "item"] if group_by is None else ["group", "event", "item"]
-    partials: list[pa.Table] = []
-    merged: pa.Table | None = None
-    pending_rows = 0
-    rows = 0
-    step_lo: int | None = None
-    step_hi: int | None = None
-    runs: set[str] = set()
-    has_run = False
-    has_count = False
-    for batch in reader.batches(dictionary_items=True):
-        n = batch.num_rows
-        rows += n
-        cols = batch.column_names
-        has_count = has_count or "count" in cols
-        gcol = None if group_by is None else pc.fill_null(_group_column(batch, group_by, reader), "")
-        partials.append(_partial(batch, gcol))
-        pending_rows += partials[-1].num_rows
-        if "step" in cols and batch.column("step").null_count < n:
-            mm = pc.min_max(batch.column("step")).as_py()
-            step_lo = mm["min"] if step_lo is None else min(step_lo, mm["min"])
-            step_hi = mm["max"] if step_hi is None else max(step_hi, mm["max"])
-        if "run" in cols:
-            has_run = True
-            runs.update(v for v in pc.unique(batch.column("run")).to_pylist() if v is not None)
-        if pending_rows > max(_MERGE_MIN_ROWS, merged.num_rows if merged is not None else 0):
-            merged = _merge([merged, *partials] if merged is not None else partials, keys)
-            partials, pending_rows = [], 0
-        if progress is not None:
-            progress(rows, None)
+    with Engine(reader.options) as engine:
+        rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
+        sql, keys = aggregate_sql(reader, rows_sql, group_by)
+        rel = reader.query(engine, sql, checks)
+        try:
+            table = rel.to_arrow_table()
+        except Exception as exc:
+            raise _located(reader, engine, checks, exc) from None
+        if table.column("item").null_count:
+            raise reader.error_for(engine, checks, RuntimeError("missing value in column item"))
+        step_lo = step_hi = runs = None
+        if stats and table.num_rows:
+            step_lo, step_hi, runs = _stats(reader, engine, rows_sql, checks)
+    rows = int(pc.sum(table.column("rows")).as_py() or 0)
     if rows == 0:
-        raise InputError(f"{reader.source}: trace is empty (no rows)")
-    merged = _merge([merged, *partials] if merged is not None else partials, keys)
-    events = merged.group_by("event").aggregate([("n_sum", "sum")])  # accesses per event kind
-    event_counts = dict(zip(events.column("event").to_pylist(), events.column(1).to_pylist(), strict=True))
-    distinct = len(pc.unique(merged.column("item")))
+        what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
+        raise InputError(f"{reader.source}: {what}")
+    if progress is not None:
+        progress(rows, rows)
+    table = table.select([*keys, "n"])
+    events = table.group_by("event").aggregate([("n", "sum")])
+    event_counts = dict(zip(events.column("event").to_pylist(), events.column("n_sum").to_pylist(), strict=True))
     return TraceScan(
-        source=reader.source,
-        format=reader.format,
-        kind="counts" if has_count else "events",
-        rows=rows,
-        columns_found=tuple(reader.columns_found),
-        mapping=reader.mapping,
-        group_by=group_by,
-        step_min=step_lo,
-        step_max=step_hi,
-        events=dict(sorted(event_counts.items())),
-        runs=len(runs) if has_run else None,
-        distinct_items=distinct,
-        table=merged,
+        source=reader.source, format=reader.format, kind="counts" if "count" in reader.mapping else "events",
+        rows=rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
+        step_min=step_lo, step_max=step_hi, events=dict(sorted(event_counts.items())),
+        runs=runs if "run" in reader.mapping else None, distinct_items=len(pc.unique(table.column("item"))),
+        table=table,
     )
 
 
-def _partial(batch: pa.Table, group: pa.ChunkedArray | None) -> pa.Table:
-    """One batch grouped by ``([group,] event, item)``, summing ``count`` (or counting rows).
+def _located(reader: TraceReader, engine: Engine, checks, exc: Exception) -> Exception:
+    import duckdb
 
-    Only the columns that vary are hashed: a batch without an event column is grouped by item
-    alone and labelled ``retrieve`` afterwards; a dictionary-encoded item is grouped on its codes
-    and decoded once per distinct item, not once per row.
-    """
-    n = batch.num_rows
-    names = batch.column_names
-    cols: dict[str, pa.ChunkedArray] = {}
-    if group is not None:
-        cols["group"] = group
-    event = batch.column("event") if "event" in names else None
-    if event is not None and event.null_count < n:
-        cols["event"] = pc.fill_null(event, DEFAULT_EVENT)
-    cols["item"] = batch.column("item")
-    if "count" in names:
-        cols["n"] = batch.column("count")
-        aggregation, result_col = [("n", "sum")], "n_sum"
-    else:
-        aggregation, result_col = [([], "count_all")], "count_all"
-    keys = [k for k in cols if k != "n"]
-    t = pa.table(cols).group_by(keys).aggregate(aggregation)
-    item = t.column("item")
-    if not pa.types.is_string(item.type):
-        item = pc.cast(item, pa.string())
-    out = {"group": t.column("group")} if group is not None else {}
-    out["event"] = t.column("event") if "event" in keys else pa.repeat(pa.scalar(DEFAULT_EVENT), t.num_rows)
-    out["item"] = item
-    out["n"] = t.column(result_col)
-    return pa.table(out)
-
-
-def _group_column(batch: pa.Table, group_by: str, reader: TraceReader) -> pa.ChunkedArray:
-    canonical = {src: canon for canon, src in reader.columns.canonical().items()}
-    name = canonical.get(group_by, group_by)
-    if name in batch.column_names:
-        col = batch.column(name)
-        return col if pa.types.is_string(col.type) else pc.cast(col, pa.string())
-    found = ", ".join(reader.columns_found)
-    raise InputError(f"{reader.source}: missing group-by column {group_by!r} (columns found: {found})")
-
-
-def _merge(tables: Sequence[pa.Table], keys: list[str]) -> pa.Table:
-    table = pa.concat_tables([t.rename_columns([*keys, "n"]) for t in tables])
-    return table.group_by(keys).aggregate([("n", "sum")]).rename_columns([*keys, "n_sum"])
+    if isinstance(exc, duckdb.Error):
+        return reader.error_for(engine, checks, exc)
+    return exc
 
 
 def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, ...]:
@@ -217,33 +194,40 @@ def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, 
 
 
 def item_counts(scan: TraceScan, events: Sequence[str] | None = None) -> list[ItemCounts]:
-    """Per-item counts of the chosen event kinds; one entry per group (one if not grouped)."""
+    """Per-item counts of the chosen event kinds; one entry per group (one if not grouped).
+
+    Each group's items are sorted by count (descending), ties by item id (ascending)."""
     if events is not None and isinstance(events, str):
         raise UsageError("events must be a sequence of event kinds, not a string")
     chosen = resolve_events(scan, events)
-    t = scan.table.filter(pc.is_in(scan.table.column("event"), value_set=pa.array(chosen)))
-    keys = ["item"] if scan.group_by is None else ["group", "item"]
-    t = t.group_by(keys).aggregate([("n_sum", "sum")])
-    if scan.group_by is None:
+    t = scan.table
+    if set(scan.events) - set(chosen):
+        t = t.filter(pc.is_in(t.column("event"), value_set=pa.array(chosen)))
+    grouped = scan.group_by is not None
+    keys = ["group", "item"] if grouped else ["item"]
+    if len(chosen) > 1 or len(scan.events) > 1:
+        t = t.group_by(keys, use_threads=False).aggregate([("n", "sum")]).rename_columns([*keys, "n"])
+    sort = [("n", "descending"), ("item", "ascending")]
+    t = t.take(pc.sort_indices(t, sort_keys=[("group", "ascending"), *sort] if grouped else sort))
+    if not grouped:
         return [_counts(scan.source, None, chosen, t)]
-    # Sort once and slice each group out (filtering per group would cost groups x rows).
-    t = t.sort_by([("group", "ascending")])
-    sizes = t.group_by("group", use_threads=False).aggregate([([], "count_all")])
     out = []
-    offset = 0
-    for g, size in zip(sizes.column("group").to_pylist(), sizes.column("count_all").to_pylist(), strict=True):
-        out.append(_counts(scan.source, g, chosen, t.slice(offset, size)))
-        offset += size
+    groups = t.column("group").combine_chunks()
+    bounds = np.flatnonzero(pc.not_equal(groups.slice(1), groups.slice(0, len(groups) - 1)).to_numpy(
+        zero_copy_only=False)) + 1 if len(groups) > 1 else np.array([], dtype=np.int64)
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(groups)]))
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        if e > s:
+            out.append(_counts(scan.source, groups[s].as_py(), chosen, t.slice(s, e - s)))
     return out
 
 
 def _counts(source: str, group: str | None, events: tuple[str, ...], t: pa.Table) -> ItemCounts:
-    order = pc.sort_indices(t, sort_keys=[("n_sum_sum", "descending"), ("item", "ascending")])
-    t = t.take(order)
     return ItemCounts(
         source=source,
         group=group,
         events=events,
         items=t.column("item").combine_chunks(),
-        counts=t.column("n_sum_sum").to_numpy().astype(np.int64, copy=False),
+        counts=t.column("n").to_numpy().astype(np.int64, copy=False),
     )

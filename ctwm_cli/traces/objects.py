@@ -68,7 +68,7 @@ def read_objects(path: str | Path) -> MemoryObjects:
     ids: list[str] = []
     types, created, valid, sup, conf, hits = {}, {}, {}, {}, {}, {}
     kinds: set[str] = set()
-    for i, (where, row) in enumerate(rows):
+    for where, row in rows:
         oid = row.get("id")
         if oid is None or oid == "":
             raise InputError(f"{source}: {where}: missing value in column 'id'")
@@ -105,7 +105,7 @@ def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
 
             try:
                 table = pq.read_table(str(p))
-            except Exception as exc:  # noqa: BLE001 - any Arrow/OS error means "not readable"
+            except Exception as exc:
                 raise InputError(f"{source}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
             return [(f"row {i + 1}", r) for i, r in enumerate(table.to_pylist())]
         with gzip.open(p, "rb") if name.endswith(".gz") else p.open("rb") as fh:
@@ -146,7 +146,7 @@ def parse_timestamp(value: str) -> float | None:
     except ValueError:
         return None
     if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
+        t = t.replace(tzinfo=_dt.UTC)
     return t.timestamp()
 
 
@@ -154,7 +154,7 @@ def _time(value: Any, field: str, source: str, where: str) -> tuple[float | None
     if value is None or value == "":
         return None, None
     if isinstance(value, _dt.datetime):
-        v = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+        v = value if value.tzinfo else value.replace(tzinfo=_dt.UTC)
         return v.timestamp(), "timestamp"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value):

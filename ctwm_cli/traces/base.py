@@ -1,0 +1,290 @@
+"""The reader base every trace source shares, and normalisation to the canonical schema.
+
+A reader describes its raw rows as a DuckDB relation (:meth:`TraceReader.raw_sql`) with known source
+column types. Normalisation is SQL built here from those types: mapped columns renamed to the
+schema's names and cast to its types; a value that cannot be cast (a fraction in ``step``, a
+boolean ``count``, an object where an id belongs) raises inside DuckDB, after which the reader
+locates the first offending row or line precisely (:meth:`TraceReader.locate`) and reports it in
+one line naming the file and the line or row. The telemetry importers build their rows as an Arrow
+table and reuse the same normalisation, so there is one reading path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+
+from ..errors import InputError, UsageError
+from .engine import Engine, EngineOptions, quote_ident, quote_literal
+from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap
+
+#: Raised inside DuckDB by a value normalisation cannot accept; the reader then locates it.
+CHECK_MARK = "ctwm-check"
+
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+              "UBIGINT", "UHUGEINT")
+_FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+_JSON_INT = ("BIGINT", "UBIGINT")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Check:
+    """A row-level rule: ``condition`` (SQL over the raw relation) is true on a bad row."""
+
+    condition: str
+    message: str
+
+
+def kind_of(target: pa.DataType) -> str:
+    if pa.types.is_integer(target):
+        return "integers"
+    if pa.types.is_floating(target):
+        return "numbers"
+    return "text"
+
+
+def _is_int(t: str) -> bool:
+    return t in _INT_TYPES
+
+
+def _is_float(t: str) -> bool:
+    return t in _FLOAT_TYPES or t.startswith("DECIMAL")
+
+
+def _error(message: str) -> str:
+    return f"error({quote_literal(CHECK_MARK + ': ' + message)})"
+
+
+def _text_expr(c: str, src: str, dtype: str) -> tuple[str, list[Check]]:
+    if dtype == "VARCHAR":
+        return c, []
+    if dtype == "JSON":
+        bad = f"json_type({c}) IN ('OBJECT', 'ARRAY')"
+        expr = (f"CASE WHEN {bad} THEN {_error(f'column {src!r} must be a scalar')} "
+                f"WHEN json_type({c}) = 'VARCHAR' THEN {c}->>'$' ELSE CAST({c} AS VARCHAR) END")
+        return expr, [Check(bad, f"column {src!r} must be a scalar")]
+    if dtype.startswith(("STRUCT", "MAP", "UNION")) or dtype.endswith("]"):
+        raise InputError(f"column {src!r} has type {dtype}, expected text")
+    return f"CAST({c} AS VARCHAR)", []
+
+
+def _integer_expr(c: str, src: str, canon: str, dtype: str, json_text: bool) -> tuple[str, list[Check]]:
+    if dtype == "JSON":
+        t = f"json_type({c})"
+        frac = f"({t} = 'DOUBLE' AND CAST({c} AS DOUBLE) <> floor(CAST({c} AS DOUBLE)))"
+        bad = f"({c} IS NOT NULL AND {t} NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')) OR {frac}"
+        expr = (f"CASE WHEN {bad} THEN {_error(f'column {src!r} must be an integer')} "
+                f"WHEN {t} = 'DOUBLE' THEN CAST(CAST({c} AS DOUBLE) AS BIGINT) ELSE CAST({c} AS BIGINT) END")
+        return expr, [Check(bad, f"column {src!r} must be an integer")]
+    if dtype == "BOOLEAN":
+        raise InputError(f"column {src!r} must hold integers, found true/false")
+    if _is_int(dtype):
+        if dtype.startswith(("HUGE", "UHUGE", "UBIG")):
+            big = f"{c} > 9223372036854775807 OR {c} < -9223372036854775808"
+            msg = f"column {src!r} is outside the 64-bit integer range"
+            return f"CASE WHEN {big} THEN {_error(msg)} ELSE CAST({c} AS BIGINT) END", [Check(big, msg)]
+        return f"CAST({c} AS BIGINT)", []
+    if _is_float(dtype):
+        bad = f"({c} <> floor({c}) OR isinf({c}) OR isnan({c}))"
+        if dtype.startswith("DECIMAL"):
+            bad = f"{c} <> floor({c})"
+        msg = f"column {src!r} must hold integers, found a fraction"
+        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE CAST({c} AS BIGINT) END", [Check(bad, msg)]
+    if json_text and dtype == "VARCHAR":  # CSV: a column with a stray word is read as text
+        bad = f"({c} IS NOT NULL AND TRY_CAST({c} AS BIGINT) IS NULL)"
+        msg = f"column {src!r} must be an integer"
+        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE TRY_CAST({c} AS BIGINT) END", [Check(bad, msg)]
+    raise InputError(f"column {src!r} has type {_arrow_name(dtype)}, expected {kind_of(COLUMN_TYPES[canon])}")
+
+
+def _score_expr(c: str, src: str, dtype: str, json_text: bool) -> tuple[str, list[Check]]:
+    if dtype == "JSON":
+        bad = f"({c} IS NOT NULL AND json_type({c}) NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL'))"
+        msg = f"column {src!r} must be a number"
+        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE CAST({c} AS DOUBLE) END", [Check(bad, msg)]
+    if _is_int(dtype) or _is_float(dtype):
+        return f"CAST({c} AS DOUBLE)", []
+    if dtype == "BOOLEAN":
+        raise InputError(f"column {src!r} must hold numbers, found true/false")
+    if json_text and dtype == "VARCHAR":
+        bad = f"({c} IS NOT NULL AND TRY_CAST({c} AS DOUBLE) IS NULL)"
+        msg = f"column {src!r} must be a number"
+        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE TRY_CAST({c} AS DOUBLE) END", [Check(bad, msg)]
+    raise InputError(f"column {src!r} has type {_arrow_name(dtype)}, expected numbers")
+
+
+def _arrow_name(dtype: str) -> str:
+    return "string" if dtype == "VARCHAR" else dtype.lower()
+
+
+def canonical_select(
+    types: dict[str, str], columns: ColumnMap, extras: Sequence[str], *, lenient_text: bool = False,
+) -> tuple[list[str], list[Check]]:
+    """SELECT expressions renaming and casting the raw columns, and the row checks they imply.
+
+    ``types`` maps every raw column to its DuckDB type; ``extras`` are source columns carried as
+    text (absent ones as nulls). ``lenient_text`` (CSV) lets numeric fields arrive as text and
+    checks them row by row. Columns named neither canonically nor as extras pass through unchanged
+    under their own names, so a ``where`` predicate can use them.
+    """
+    out: list[str] = []
+    checks: list[Check] = []
+    used: set[str] = set()
+    for canon, src in columns.canonical().items():
+        if src not in types:
+            continue
+        used.add(src)
+        c, dtype = quote_ident(src), types[src]
+        if canon in INTEGER_COLUMNS:
+            expr, more = _integer_expr(c, src, canon, dtype, lenient_text)
+        elif canon == "score":
+            expr, more = _score_expr(c, src, dtype, lenient_text)
+        else:
+            expr, more = _text_expr(c, src, dtype)
+        if canon == "count":
+            pos = f"({c} IS NULL OR ({expr}) < 1)"
+            more = [*more, Check(f"{c} IS NULL", f"missing value in column {src!r}"),
+                    Check(f"({expr}) < 1", f"count must be a positive integer (column {src!r})")]
+            expr = f"CASE WHEN {pos} THEN {_error('count')} ELSE {expr} END"
+        out.append(f"{expr} AS {quote_ident(canon)}")
+        checks += more
+    canon_names = set(columns.canonical())
+    for extra in dict.fromkeys(extras):
+        if extra in used or extra in canon_names:
+            continue
+        used.add(extra)
+        if extra not in types:
+            out.append(f"CAST(NULL AS VARCHAR) AS {quote_ident(extra)}")
+            continue
+        expr, more = _text_expr(quote_ident(extra), extra, types[extra])
+        out.append(f"{expr} AS {quote_ident(extra)}")
+        checks += more
+    for name in types:
+        if name not in used and name not in canon_names:
+            out.append(quote_ident(name))
+    return out, checks
+
+
+class TraceReader(ABC):
+    """An open trace: a raw DuckDB relation plus the column map, extras and row filter applied to it.
+
+    ``keep`` names extra source columns that must exist (a ``group_by`` column), carried as text;
+    ``optional`` extra columns are carried when present (null where absent). ``where`` is a SQL
+    predicate over the canonical columns (and any other source column), applied before counting.
+    """
+
+    def __init__(
+        self, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str], optional: Sequence[str] = (),
+        *, where: str | None = None, engine: EngineOptions | None = None,
+    ):
+        self.source = source
+        self.format = fmt
+        self.columns = columns
+        self.keep = tuple(dict.fromkeys([*keep, *optional]))
+        self._required_keep = tuple(keep)
+        self.where = where
+        self.options = engine or EngineOptions()
+        self.columns_found: list[str] = []
+
+    @property
+    def mapping(self) -> dict[str, str]:
+        """Which canonical fields exist, as ``{canonical: source}``."""
+        found = set(self.columns_found)
+        return {c: s for c, s in self.columns.canonical().items() if s in found}
+
+    # -- what each source provides -------------------------------------------------------------
+
+    @abstractmethod
+    def raw_sql(self, engine: Engine) -> str:
+        """A FROM-clause expression over the raw rows (registering what it needs on ``engine``)."""
+
+    @abstractmethod
+    def raw_types(self) -> dict[str, str]:
+        """Every raw column and its DuckDB type."""
+
+    def locate(self, engine: Engine, checks: Sequence[Check], exc: Exception) -> InputError:
+        """The precise error behind a failed query (default: DuckDB's own first line)."""
+        return InputError(f"{self.source}: {_engine_message(exc)}")
+
+    # -- shared --------------------------------------------------------------------------------
+
+    def check_required(self, names: Sequence[str]) -> None:
+        missing = [c for c in (self.columns.item, *self._required_keep) if c not in names]
+        if missing:
+            found = ", ".join(names) if names else "none"
+            raise InputError(
+                f"{self.source}: missing column {missing[0]!r} (columns found: {found}); "
+                f"remap with --item-col or the matching --*-col option"
+            )
+
+    def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:
+        """``SELECT`` of canonical rows (filtered by ``where``) and the checks behind its casts."""
+        types = self.raw_types()
+        try:
+            select, checks = canonical_select(types, self.columns, self.keep, lenient_text=self.format == "csv")
+        except InputError as exc:
+            raise InputError(f"{self.source}: {exc}") from None
+        item = quote_ident("item")
+        sql = f"SELECT {', '.join(select)} FROM {self.raw_sql(engine)}"
+        if self.where:
+            sql = f"SELECT * FROM ({sql}) WHERE ({self.where})"
+        if strict_item:
+            msg = f"missing value in column {self.columns.item!r}"
+            sql = (f"SELECT * REPLACE (CASE WHEN {item} IS NULL THEN {_error(msg)} ELSE {item} END AS {item}) "
+                   f"FROM ({sql})")
+        checks = [Check(f"{quote_ident(self.columns.item)} IS NULL", f"missing value in column {self.columns.item!r}"),
+                  *checks]
+        return sql, checks
+
+    def query(self, engine: Engine, sql: str, checks: Sequence[Check]):
+        """Run ``sql`` on ``engine``; a DuckDB error becomes a located :class:`InputError`."""
+        import duckdb
+
+        try:
+            return engine.con.sql(sql)
+        except duckdb.Error as exc:
+            raise self.error_for(engine, checks, exc) from None
+
+    def error_for(self, engine: Engine, checks: Sequence[Check], exc: Exception) -> InputError:
+        import duckdb
+
+        if isinstance(exc, duckdb.InterruptException):
+            raise KeyboardInterrupt from None
+        if self.where and isinstance(exc, (duckdb.BinderException, duckdb.ParserException)):
+            found = ", ".join(self.columns_found)
+            raise UsageError(f"where: {_engine_message(exc)} (columns: {found})") from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return InputError(f"{self.source}: out of memory under memory_limit {self.options.memory_limit!r} "
+                              f"({_engine_message(exc)})")
+        return self.locate(engine, checks, exc)
+
+    def batches(self, *, dictionary_items: bool = False, batch_rows: int = 1 << 18) -> Iterator[pa.Table]:
+        """Canonical rows as Arrow tables of up to ``batch_rows`` rows, in file order."""
+        import duckdb
+
+        with Engine(self.options, preserve_order=True) as engine:
+            sql, checks = self.canonical_sql(engine, strict_item=True)
+            rel = self.query(engine, sql, checks)
+            try:
+                reader = rel.to_arrow_reader(batch_rows)
+                for batch in reader:
+                    if batch.num_rows:
+                        yield pa.Table.from_batches([batch])
+            except duckdb.Error as exc:
+                raise self.error_for(engine, checks, exc) from None
+
+
+def _engine_message(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    for prefix in ("Invalid Input Error: ", "Conversion Error: ", "IO Error: ", "Binder Error: "):
+        line = line.removeprefix(prefix)
+    return line.removeprefix(CHECK_MARK + ": ")
+
+
+def engine_message(exc: BaseException) -> str:
+    """The first line of a DuckDB error, without its class prefix."""
+    return _engine_message(exc)

@@ -1,0 +1,114 @@
+"""The embedded engine: one DuckDB connection per read, with a memory limit and spill directory.
+
+DuckDB reads every format we accept (JSONL, CSV, Parquet; Arrow IPC through pyarrow's dataset),
+filters with SQL and groups out of core: when the hash tables outgrow ``memory_limit`` it spills
+to a private temporary directory, so a trace larger than RAM still aggregates. Object stores are
+read through an fsspec filesystem registered on the connection (DuckDB's own httpfs extension is
+downloaded at run time, which an offline machine cannot do).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import tempfile
+
+from ..errors import UsageError
+
+ENGINES = ("duckdb", "dask")
+#: Default DuckDB memory limit: half of physical memory, leaving room for the analysis after reading.
+DEFAULT_MEMORY_LIMIT = "50%"
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|%)\s*$", re.IGNORECASE)
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class EngineOptions:
+    """How traces are read and counted.
+
+    ``engine``: ``duckdb`` (embedded, default) or ``dask`` (``dask.dataframe`` on a cluster; needs
+    the ``dask`` extra). ``memory_limit``: DuckDB size such as ``1GB``, ``512MiB`` or ``50%`` of RAM.
+    ``threads``: DuckDB worker threads (default: all cores). ``scheduler``: a Dask scheduler address
+    (``tcp://host:port``) or ``local``, for ``engine='dask'``.
+    """
+
+    engine: str = "duckdb"
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    threads: int | None = None
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise UsageError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        if not isinstance(self.memory_limit, str) or not _SIZE.match(self.memory_limit):
+            raise UsageError(
+                f"memory_limit must be a size such as 1GB, 512MiB or 50%, got {self.memory_limit!r}"
+            )
+        if self.memory_limit.strip().endswith("%") and not 0 < float(self.memory_limit.strip()[:-1]) <= 100:
+            raise UsageError(f"memory_limit must be between 0% and 100%, got {self.memory_limit!r}")
+        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
+            raise UsageError(f"threads must be a positive integer, got {self.threads!r}")
+
+
+def check_where(where: str | None) -> str | None:
+    """``where`` if it parses as one SQL expression, else a :class:`UsageError` naming it."""
+    if where is None:
+        return None
+    if not isinstance(where, str) or not where.strip():
+        raise UsageError("where must be a non-empty SQL predicate")
+    import duckdb
+
+    try:
+        duckdb.SQLExpression(where)
+    except (duckdb.Error, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or ["syntax error"])[0]
+        raise UsageError(f"where: not a SQL predicate: {where!r} ({first})") from None
+    return where
+
+
+class Engine:
+    """A DuckDB connection configured from :class:`EngineOptions`; use as a context manager."""
+
+    def __init__(self, options: EngineOptions | None = None, *, preserve_order: bool = False):
+        import duckdb
+
+        self.options = options or EngineOptions()
+        self._tmp = tempfile.mkdtemp(prefix="ctwm-duckdb-")
+        self.con = duckdb.connect(config={"temp_directory": self._tmp})
+        try:
+            self.con.execute(f"SET memory_limit = {quote_literal(self.options.memory_limit.strip())}")
+        except duckdb.Error as exc:
+            self.close()
+            raise UsageError(f"memory_limit: {(str(exc).splitlines() or [''])[0]}") from None
+        if self.options.threads is not None:
+            self.con.execute(f"SET threads = {int(self.options.threads)}")
+        self.con.execute(f"SET preserve_insertion_order = {'true' if preserve_order else 'false'}")
+        self._registered: set[str] = set()
+
+    def register_filesystem(self, fs) -> None:
+        """Let DuckDB open this fsspec filesystem's URLs (s3://, gs://, memory://, ...)."""
+        protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+        key = ",".join(protocols)
+        if key not in self._registered:
+            self.con.register_filesystem(fs)
+            self._registered.add(key)
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

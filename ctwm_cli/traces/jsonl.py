@@ -1,0 +1,107 @@
+"""JSONL, line by line: the hardening pass before DuckDB reads a file, and the precise re-parse that
+names the file and line when DuckDB's own message is vaguer ("at byte 37 in line 3" of a record
+that really broke on line 2)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+from ..errors import InputError
+from .guard import checked_blocks
+from .schema import INTEGER_COLUMNS, ColumnMap
+from .sources import Layout
+
+
+def harden(layout: Layout) -> bool:
+    """Check every line of every file (depth, length, UTF-8, decompression); True if any has content."""
+    content = False
+    for path in layout.files:
+        stream = layout.open(path)
+        try:
+            for _, block in checked_blocks(stream, _name(layout, path)):
+                content = content or bool(block.strip())
+        finally:
+            stream.close()
+    return content
+
+
+def _name(layout: Layout, path: str) -> str:
+    return f"{layout.source}: {layout.relative(path)}" if layout.dataset else layout.source
+
+
+def locate(layout: Layout, columns: ColumnMap, keep: Sequence[str], required: Sequence[str]) -> InputError | None:
+    """The first line any reader rule rejects, as an error naming file and line (None: all lines pass)."""
+    wanted = {src: canon for canon, src in columns.canonical().items()}
+    for extra in keep:
+        wanted.setdefault(extra, extra)
+    found: list[str] = []
+    for path in layout.files:
+        name = _name(layout, path)
+        stream = layout.open(path)
+        try:
+            for line_no, block in checked_blocks(stream, name):
+                for i, raw in enumerate(block.split(b"\n")):
+                    if raw.strip():
+                        err = _check_line(raw, f"{name}: line {line_no + i}", wanted, columns, found, required, name)
+                        if err is not None:
+                            return err
+        finally:
+            stream.close()
+    return None
+
+
+def _check_line(raw: bytes, where: str, wanted: dict, columns: ColumnMap, found: list[str],
+                required: Sequence[str], name: str) -> InputError | None:
+    try:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+        return InputError(f"{where}: malformed JSON ({msg})")
+    if not isinstance(obj, dict):
+        return InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    first_row = not found
+    for k in obj:
+        if k not in found:
+            found.append(k)
+    if obj.get(columns.item) is None:
+        if first_row or columns.item not in found:
+            missing = [c for c in (columns.item, *required) if c not in found]
+            if missing:
+                return InputError(f"{name}: missing column {missing[0]!r} (columns found: {', '.join(found)}); "
+                                  f"remap with --item-col or the matching --*-col option")
+        return InputError(f"{where}: missing value in column {columns.item!r}")
+    if columns.count in found and obj.get(columns.count) is None:
+        return InputError(f"{where}: missing value in column {columns.count!r}")
+    for src, canon in wanted.items():
+        try:
+            coerce(obj.get(src), canon, src)
+        except ValueError as exc:
+            return InputError(f"{where}: {exc}")
+    return None
+
+
+def coerce(value, canon: str, src: str):
+    """A JSON value as the canonical column ``canon`` holds it (ValueError naming ``src`` if it cannot)."""
+    if value is None:
+        return None
+    if canon in INTEGER_COLUMNS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"column {src!r} must be an integer, got {value!r}")
+        if isinstance(value, float):
+            if not math.isfinite(value) or value != int(value):
+                raise ValueError(f"column {src!r} must be an integer, got {value!r}")
+            value = int(value)
+        if not -(2**63) <= value < 2**63:
+            raise ValueError(f"column {src!r} is outside the 64-bit integer range")
+        if canon == "count" and value < 1:
+            raise ValueError(f"count must be a positive integer, got {value!r}")
+        return value
+    if canon == "score":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"column {src!r} must be a number, got {value!r}")
+        return float(value)
+    if isinstance(value, (dict, list)):
+        raise ValueError(f"column {src!r} must be a scalar, got {type(value).__name__}")
+    return value if isinstance(value, str) else json.dumps(value)
