@@ -15,7 +15,7 @@ from ..plots import check_plot_path
 from .choices import Verdict, choice
 from .options import (
     ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JobsOpt, JsonOpt, JunitOpt,
-    PlotOpt, RunColOpt, SeedOpt, StepColOpt, column_map, resolve_format,
+    PlotOpt, RunColOpt, SeedOpt, StepColOpt, at_most, column_map, resolve_format,
 )
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -32,15 +32,15 @@ def audit(
     event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,
     discrete: Annotated[bool, typer.Option("--discrete/--continuous", help="Discrete fits (counts are integers; default) or continuous densities.")] = True,
     xmin: Annotated[float | None, typer.Option("--xmin", help="Fix the tail cutoff instead of choosing it by KS minimisation.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
-    bootstrap_old: Annotated[int | None, typer.Option("-B", hidden=True, help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", callback=at_most("bootstrap"), help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
+    bootstrap_old: Annotated[int | None, typer.Option("-B", hidden=True, callback=at_most("bootstrap"), help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
     seed: SeedOpt = None,
     jobs: JobsOpt = None,
     min_tail: Annotated[int, typer.Option("--min-tail", help="Minimum tail size n_tail (Assumption 3.3); candidate cutoffs leaving fewer are skipped.")] = 100,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
-    calibrate: Annotated[int, typer.Option("--calibrate", help="Calibrate the verdict with R replicates simulated from the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
+    calibrate: Annotated[int, typer.Option("--calibrate", callback=at_most("calibrate"), help="Calibrate the verdict with R replicates simulated from the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
     level: Annotated[float, typer.Option("--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under the fitted log-normal.")] = 0.05,
     expect: Annotated[Verdict | None, typer.Option("--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,  # type: ignore[valid-type]
     expect_rule: Annotated[ExpectRule, typer.Option("--expect-rule", help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",  # type: ignore[valid-type]

@@ -13,7 +13,7 @@ from ..plots import check_plot_path, series_label
 from .choices import BETA_BAND
 from .options import (
     ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt,
-    RunColOpt, SeedOpt, StepColOpt, column_map, resolve_format,
+    RunColOpt, SeedOpt, StepColOpt, at_most, column_map, resolve_format,
 )
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -205,6 +205,7 @@ def finite_size(
         int,
         typer.Option(
             "--null-draws",
+            callback=at_most("null_draws"),
             help="Also simulate each run under uniform access (multinomial, same items and events) this many times "
             "and report the slope that sampling noise alone gives (null slope). 0 = off.",
         ),

@@ -49,7 +49,8 @@ PolicyParamOpt = Annotated[
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Endpoint policy: base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1). Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint policy: model name.")]
 WritesOpt = Annotated[bool, typer.Option("--writes/--no-writes", help="Also record one write event per step in the trace.")]
-OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing trace or grid in --out.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing trace or grid in --out (deletes only its files).")]
+ResumeOpt = Annotated[bool, typer.Option("--resume", help="Complete an interrupted grid in --out with the same options: cells whose file matches the manifest's SHA-256 are kept, the rest are run.")]
 PolicyOpt = Annotated[PolicyName, typer.Option("--policy", help="Agent policy.")]  # type: ignore[valid-type]
 RetrieverOpt = Annotated[RetrieverName, typer.Option("--retriever", help="Retriever (ladder rung).")]  # type: ignore[valid-type]
 
@@ -165,6 +166,7 @@ def grid(
     writes: WritesOpt = True,
     jobs: JobsOpt = None,
     overwrite: OverwriteOpt = False,
+    resume: ResumeOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -190,7 +192,7 @@ def grid(
     total = len(fams) * len(sizes or PAPER_SIZES) * replicates
     with progress_bar("world grid", total=total) as progress:
         res = run_grid(out, families=fams, sizes=sizes or list(PAPER_SIZES), seeds=seeds, base=base, jobs=jobs,
-                       overwrite=overwrite, progress=progress)
+                       overwrite=overwrite, resume=resume, progress=progress)
     rows = [c.to_dict() for c in res.cells]
     t = Table(title=f"world grid -> {res.out} ({len(rows)} cells, {res.seconds:.1f} s; manifest {res.manifest})",
               title_justify="left")
