@@ -272,7 +272,7 @@ def breakdown_replicate(x: np.ndarray, reps: int) -> dict[str, float]:
         values = np.concatenate([body_values[keep] if hb.size else body_values[:0], tv])
         counts = np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.float64)
         t4 = clock()
-        scan_cutoffs(values, counts, float(min_tail), discrete, -1)
+        scan_cutoffs(values, counts, float(min_tail), discrete, 0, values.size)
         t5 = clock()
         alphas, ntail = _mle_all(values, counts, float(min_tail))
         t6 = clock()
@@ -288,7 +288,7 @@ def breakdown_fit(x: np.ndarray, repeat: int) -> dict[str, float]:
 
     t_hist, hist = timed(lambda: Histogram.from_sample(x), repeat)
     c = hist.counts.astype(np.float64)
-    t_scan, _ = timed(lambda: scan_cutoffs(hist.values, c, 100.0, True, -1), repeat)
+    t_scan, _ = timed(lambda: scan_cutoffs(hist.values, c, 100.0, True, 0, hist.values.size), repeat)
     t_mle, (alphas, ntail) = timed(lambda: _mle_all(hist.values, c, 100.0), repeat)
     t_ks, _ = timed(lambda: _ks_all(hist.values, c, alphas, ntail), repeat)
     t_fit, _ = timed(lambda: fit_power_law(hist), repeat)

@@ -20,13 +20,16 @@ from . import families as fam
 from .bootstrap import GofResult, gof_result, gof_tasks, replicate_ks
 from .calibrate import Calibration
 from .calibrate import calibrate as run_calibration
-from .compare import Comparison, nested_power_law, vuong
+from .compare import Comparison, calibrated_nested, nested_power_law, vuong
 from .families import TailFit
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
 FAMILIES = fam.ALTERNATIVES
+#: default floor of the x_min scan: candidates leaving fewer tail points are not considered. Separate
+#: from ``min_tail`` (Assumption 3.3): a KS-optimal cutoff with a shorter tail is found and reported.
+SCAN_FLOOR = 10
 
 
 @result
@@ -38,11 +41,23 @@ class AuditSettings(ToDict):
     p_star: float
     z_star: float
     seed: int
+    scan_floor: int = SCAN_FLOOR
+    xmin_range: tuple[float, float] | None = None
+
+    @property
+    def floor(self) -> int:
+        """The scan's floor: candidate cutoffs leave at least this many points (never above min_tail)."""
+        return min(self.scan_floor, self.min_tail)
 
 
 @result
 class AuditResult(ToDict):
-    """Everything the audit found: fits, p_gof, likelihood-ratio tests and the verdict."""
+    """Everything the audit found: fits, p_gof, likelihood-ratio tests and the verdict.
+
+    ``power_law`` is the KS-optimal cutoff over every candidate leaving ``settings.floor`` points.
+    When its tail is shorter than ``min_tail`` the verdict is inconclusive (Assumption 3.3) and
+    ``constrained`` holds the best cutoff that does leave ``min_tail`` points — reported, labelled,
+    never used for the verdict."""
 
     label: str | None
     n: int
@@ -56,6 +71,7 @@ class AuditResult(ToDict):
     power_law_pass: bool | None
     concentration: Concentration | None
     calibration: Calibration | None = None
+    constrained: PowerLawFit | None = None
     version: str = __version__
 
     # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
@@ -71,9 +87,9 @@ class AuditResult(ToDict):
         """One flat row for tables, CSV and JSON lines."""
         pl, c = self.power_law, self.tpl_vs_lognormal
         row = {
-            "trace": self.label,
+            "label": self.label,  # the JSON's field names (issue 15: one name per concept in every format)
             "n": self.n,
-            "distinct": self.distinct_values,
+            "distinct_values": self.distinct_values,
             "xmin": pl.xmin if pl else None,
             "n_tail": pl.n_tail if pl else None,
             "alpha": pl.alpha if pl else None,
@@ -93,7 +109,8 @@ class AuditResult(ToDict):
 
 def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z_star: float = 1.96,
              jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
-             calibrate: int = 0, level: float = 0.05) -> None:
+             calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
+             xmin_range: tuple[float, float] | None = None) -> None:
     """Check the audit's parameters (the CLI calls this before reading any trace)."""
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
     if discrete and xmin is not None and xmin != math.floor(xmin):
@@ -105,6 +122,14 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
         raise UsageError(f"calibrate must be >= 0, got {calibrate}")
     if not 0 < level < 0.5:
         raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
+    if scan_floor < 2:
+        raise UsageError(f"scan_floor must be >= 2, got {scan_floor}")
+    if xmin_range is not None:
+        lo, hi = xmin_range
+        if not (0 < lo <= hi):
+            raise UsageError(f"xmin_range must be (lo, hi) with 0 < lo <= hi, got ({lo:g}, {hi:g})")
+        if xmin is not None:
+            raise UsageError("xmin_range restricts the scan; it cannot be combined with a fixed xmin")
 
 
 def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None,
@@ -147,34 +172,16 @@ def derive_seed(seed: int, label: str | None) -> int:
     return int(np.random.SeedSequence([seed, key]).generate_state(1, dtype=np.uint32)[0])
 
 
-def audit(
-    counts: Any,
-    *,
-    discrete: bool = True,
-    xmin: float | None = None,
-    bootstrap: int = 1000,
-    seed: int | None = None,
-    jobs: int | None = None,
-    min_tail: int = 100,
-    p_star: float = 0.10,
-    z_star: float = 1.96,
-    diagnostics: bool = True,
-    calibrate: int = 0,
-    level: float = 0.05,
-    label: str | None = None,
-    progress: ProgressCallback | None = None,
-) -> AuditResult:
+def audit(counts: Any, *, label: str | None = None, progress: ProgressCallback | None = None,
+          **options: Any) -> AuditResult:
     """Audit per-item counts (an array or :class:`~ctwm_cli.traces.ItemCounts`).
 
     Fits the power-law tail (x_min by KS minimisation, exact discrete MLE), bootstraps p_gof,
     fits the alternatives on the same tail, runs the likelihood-ratio tests and applies the
-    paper's rule. ``seed=None`` draws a seed, stored in ``settings.seed``.
+    paper's rule. ``seed=None`` draws a seed, stored in ``settings.seed``. ``options`` are those of
+    :func:`audit_many`.
     """
-    return audit_many(
-        [counts], labels=[label], discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs,
-        min_tail=min_tail, p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate,
-        level=level, progress=progress,
-    )[0]
+    return audit_many([counts], labels=[label], progress=progress, **options)[0]
 
 
 def audit_many(
@@ -192,6 +199,8 @@ def audit_many(
     diagnostics: bool = True,
     calibrate: int = 0,
     level: float = 0.05,
+    scan_floor: int = SCAN_FLOOR,
+    xmin_range: tuple[float, float] | None = None,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -201,14 +210,20 @@ def audit_many(
     With one vector its seed is ``seed`` itself; with several, each gets
     :func:`derive_seed` (seed, label), recorded in its ``settings.seed``. ``calibrate=R`` adds the
     parametric-bootstrap calibration of the verdict (:mod:`ctwm_cli.tail.calibrate`) at ``level``.
+    ``scan_floor``: the x_min scan considers cutoffs leaving at least this many points (Assumption 3.3's
+    ``min_tail`` is checked on the result, not used to hide a shorter KS-optimal tail);
+    ``xmin_range`` (lo, hi): only candidates lo <= x_min <= hi.
     """
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
-             discrete=discrete, seed=seed, calibrate=calibrate, level=level)
+             discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
+             xmin_range=xmin_range)
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
+    base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
+                         z_star=z_star, seed=seed, scan_floor=scan_floor,
+                         xmin_range=tuple(xmin_range) if xmin_range is not None else None)
     with single_blas_thread():
-        prepared = [_prepare(counts, label, i, len(counts_list), seed, discrete, xmin, bootstrap, min_tail, p_star,
-                             z_star, diagnostics)
+        prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
@@ -223,26 +238,28 @@ class _Prepared:
     concentration: Concentration | None
     hist: Histogram
     power_law: PowerLawFit | None
+    constrained: PowerLawFit | None
     fits: dict[str, TailFit]
     comparisons: list[Comparison]
 
 
-def _prepare(counts, label, index, n_audits, seed, discrete, xmin, bootstrap, min_tail, p_star, z_star,
-             diagnostics) -> _Prepared:
+def _prepare(counts, label, index, n_audits, base: AuditSettings, diagnostics: bool) -> _Prepared:
     """Fit one count vector (everything but the bootstrap)."""
-    x = _as_values(counts, discrete)
+    x = _as_values(counts, base.discrete)
     if label is None and getattr(counts, "source", None) is not None:
         group = getattr(counts, "group", None)
         label = counts.source if group is None else f"{counts.source}[{group}]"
     # unlabelled vectors get their position as label, so their random streams differ
-    own_seed = seed if n_audits == 1 else derive_seed(seed, label if label is not None else f"#{index}")
-    settings = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail,
-                             p_star=p_star, z_star=z_star, seed=own_seed)
+    own_seed = base.seed if n_audits == 1 else derive_seed(base.seed, label if label is not None else f"#{index}")
+    s = dataclasses.replace(base, seed=own_seed)
     hist = Histogram.from_sample(x)
-    pl = fit_power_law(hist, discrete=discrete, xmin=xmin, min_tail=min_tail)
-    fits, comparisons = fit_alternatives(hist, pl, z_star=z_star) if pl is not None else ({}, [])
-    return _Prepared(label=label, settings=settings, concentration=concentration(x) if diagnostics else None,
-                     hist=hist, power_law=pl, fits=fits, comparisons=comparisons)
+    pl = fit_power_law(hist, discrete=s.discrete, xmin=s.xmin, min_tail=s.floor, xmin_range=s.xmin_range)
+    constrained = None
+    if pl is not None and s.xmin is None and pl.n_tail < s.min_tail:
+        constrained = fit_power_law(hist, discrete=s.discrete, min_tail=s.min_tail, xmin_range=s.xmin_range)
+    fits, comparisons = fit_alternatives(hist, pl, z_star=s.z_star) if pl is not None else ({}, [])
+    return _Prepared(label=label, settings=s, concentration=concentration(x) if diagnostics else None,
+                     hist=hist, power_law=pl, constrained=constrained, fits=fits, comparisons=comparisons)
 
 
 def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
@@ -252,15 +269,17 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
         s = p.settings
         if p.power_law is None or s.bootstrap == 0:
             continue
+        tpl = p.fits.get("truncated_power_law")
         t = gof_tasks(p.hist, p.power_law, replicates=s.bootstrap, seed=np.random.SeedSequence(s.seed),
-                      min_tail=s.min_tail, xmin_fixed=s.xmin is not None)
+                      min_tail=s.floor, xmin_fixed=s.xmin is not None, xmin_range=s.xmin_range,
+                      tpl_start=tpl.params if tpl is not None else None)
         tasks += t
         owner += [k] * len(t)
     chunks = run_tasks(replicate_ks, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
     results = []
     for k, p in enumerate(prepared):
         mine = [c for c, o in zip(chunks, owner, strict=True) if o == k]
-        gof = gof_result(p.power_law, mine, p.settings.bootstrap) if mine else None
+        gof = gof_result(p.power_law, mine, p.settings.bootstrap, nested=True) if mine else None
         results.append(_assemble(p, gof))
     if calibrate:
         results = [
@@ -271,30 +290,62 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
     return results
 
 
+def _no_fit_verdict(p: _Prepared) -> Verdict:
+    s, hist = p.settings, p.hist
+    if hist.values.size < 2:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                       reason="all counts are equal: no tail to fit")
+    if s.xmin is not None:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
+                       reason=f"no observations, or only one distinct value, at or above --xmin {s.xmin:g}")
+    return paper_rule(n_tail=None, lam=math.nan, sigma=math.nan, p_gof=math.nan,
+                      min_tail=s.floor, p_star=s.p_star, z_star=s.z_star)
+
+
+def _fit_problem(fits: dict[str, TailFit]) -> str | None:
+    """Why Λ of the rule's pair would not compare two maxima, or None."""
+    for name in fam.RULE_PAIR:
+        f = fits.get(name)
+        if f is None:
+            continue
+        if not math.isfinite(f.loglik):
+            return f"the {name} fit failed on the tail (no finite likelihood)"
+        if f.at_bound and f.limit is None:
+            where = ", ".join(f"{k} = {v:g}" for k, v in f.at_bound.items())
+            return f"the {name} fit stops at its bound {where}: Λ does not compare two maxima"
+    return None
+
+
 def _assemble(p: _Prepared, gof: GofResult | None) -> AuditResult:
     s, hist, pl = p.settings, p.hist, p.power_law
     common = dict(label=p.label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
-                  concentration=p.concentration)
+                  concentration=p.concentration, constrained=p.constrained)
     if pl is None:
-        if hist.values.size < 2:
-            verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
-                              reason="all counts are equal: no tail to fit")
-        elif s.xmin is not None:
-            verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
-                              reason=f"no observations, or only one distinct value, at or above --xmin {s.xmin:g}")
-        else:
-            verdict = paper_rule(n_tail=None, lam=math.nan, sigma=math.nan, p_gof=math.nan,
-                                 min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)
-        return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[], verdict=verdict,
-                           power_law_pass=None)
+        return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[],
+                           verdict=_no_fit_verdict(p), power_law_pass=None)
     p_gof = gof.pvalue if gof is not None else math.nan
-    main = p.comparisons[0]
+    comparisons = list(p.comparisons)
+    k = next(i for i, c in enumerate(comparisons) if c.nested)
+    if gof is not None and gof.null_lr is not None:
+        lr = 2.0 * max(comparisons[k].statistic, 0.0)
+        comparisons[k] = calibrated_nested(comparisons[k], gof.nested_pvalue(lr), float(2 * stats.norm.sf(s.z_star)))
+    main = comparisons[0]
+    distinct = int(np.sum(hist.values >= pl.xmin))
     verdict = paper_rule(n_tail=pl.n_tail, lam=main.statistic, sigma=main.sigma, p_gof=p_gof,
-                         min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star)
-    nested = next(c for c in p.comparisons if c.nested)
-    pl_pass = None if gof is None else bool(p_gof >= s.p_star and nested.preferred is None)
-    return AuditResult(**common, power_law=pl, gof=gof, alternatives=p.fits, comparisons=p.comparisons,
+                         min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star, distinct=distinct,
+                         fit_problem=_fit_problem(p.fits))
+    if pl.n_tail < s.min_tail and s.xmin is None:
+        verdict = dataclasses.replace(verdict, reason=verdict.reason + _constrained_note(p.constrained, s.min_tail))
+    pl_pass = None if gof is None else bool(p_gof >= s.p_star and comparisons[k].preferred is None)
+    return AuditResult(**common, power_law=pl, gof=gof, alternatives=p.fits, comparisons=comparisons,
                        verdict=verdict, power_law_pass=pl_pass)
+
+
+def _constrained_note(c: PowerLawFit | None, min_tail: int) -> str:
+    if c is None:
+        return f"; no x_min leaves {min_tail} observations with two distinct values in the tail"
+    return (f"; the KS-optimal cutoff leaves too short a tail — the best cutoff leaving {min_tail} points "
+            f"(constrained) is x_min = {c.xmin:g} with n_tail = {c.n_tail}, α = {c.alpha:.3f}, D = {c.ks:.4f}")
 
 
 def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, TailFit], list[Comparison]]:

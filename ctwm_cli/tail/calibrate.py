@@ -90,6 +90,8 @@ class CalibrationTask:
     z_star: float
     null_d: np.ndarray
     fixed_xmin: float | None
+    scan_floor: int
+    xmin_range: tuple[float, float] | None = None
 
 
 def replicate_rows(task: CalibrationTask) -> np.ndarray:
@@ -108,7 +110,8 @@ def replicate_rows(task: CalibrationTask) -> np.ndarray:
         hist = Histogram(values=np.concatenate([t.body_values[keep] if hb.size else t.body_values[:0], tv]),
                          counts=np.concatenate([hb[keep] if hb.size else hb, tc]).astype(np.int64))
         # the same procedure as the observed audit: x_min re-selected, or kept when the user fixed it
-        pl = fit_power_law(hist, discrete=t.discrete, min_tail=t.min_tail, xmin=t.fixed_xmin)
+        pl = fit_power_law(hist, discrete=t.discrete, min_tail=t.scan_floor, xmin=t.fixed_xmin,
+                           xmin_range=t.xmin_range)
         if pl is None:
             out[k, 2] = VERDICTS.index(INCONCLUSIVE)
             continue
@@ -143,9 +146,9 @@ def calibrate(
         raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
     r = audit_result
     pl = r.power_law
-    if pl is None or "lognormal" not in r.alternatives:
-        return None
     s = r.settings
+    if pl is None or "lognormal" not in r.alternatives or pl.n_tail < s.min_tail:
+        return None  # no tail to simulate from, or Assumption 3.3 already decides: inconclusive
     seed = s.seed if seed is None else int(seed)
     below = hist.values < pl.xmin
     body_values, body_counts = hist.values[below], hist.counts[below].astype(np.float64)
@@ -161,7 +164,7 @@ def calibrate(
             tasks.append(CalibrationTask(
                 seeds=chunk, generator=g, fitted=fitted, body_values=body_values, body_counts=body_counts, n=hist.n,
                 n_tail=pl.n_tail, xmin=pl.xmin, discrete=pl.discrete, min_tail=s.min_tail, p_star=s.p_star,
-                z_star=s.z_star, null_d=null_d, fixed_xmin=s.xmin))
+                z_star=s.z_star, null_d=null_d, fixed_xmin=s.xmin, scan_floor=s.floor, xmin_range=s.xmin_range))
             sizes.append(len(chunk))
             owner.append(g)
     rows = run_tasks(replicate_rows, tasks, jobs=jobs, sizes=sizes, progress=progress)
@@ -195,8 +198,9 @@ def calibrated_rule(paper: Verdict, z: float, z_hi: float, z_lo: float, level: f
     """Decide on the Monte Carlo p-values (1 + #{z_LN >= z})/(R + 1) and (1 + #{z_TPL <= z})/(R + 1)
     against ``level`` when given (exact at any R: with R < 1/level - 1 no call is possible); the
     quantile thresholds z_hi, z_lo are reported and used only when the p-values are not given."""
-    if not paper.assumption_3_3:
-        return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=False, reason=paper.reason)
+    if not paper.assumption_3_3 or not paper.decidable:
+        return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=paper.assumption_3_3,
+                       decidable=paper.decidable, reason=paper.reason)
     if not math.isfinite(z):
         return Verdict(verdict=INCONCLUSIVE, rule="calibrated", assumption_3_3=True,
                        reason="no finite z: an alternative fit failed on the tail")

@@ -108,7 +108,7 @@ def tpl_logz_grad(alpha: float, lam: float, xmin: float, discrete: bool) -> tupl
     x = xmin + np.arange(DIRECT_TERMS, dtype=np.float64)
     lx = np.log(x)
     logf = -alpha * lx - lam * x
-    shift = float(logf[0])
+    shift = float(logf.max())  # the peak (α < 0 puts it inside the range): exp never overflows
     w = np.exp(logf - shift)
     sw = float(w.sum())
     log_d = shift + math.log(sw)

@@ -55,6 +55,12 @@ class Tail:
     def n(self) -> float:
         return float(self.counts.sum())
 
+    @property
+    def identifies(self) -> bool:
+        """Three distinct values at least: on two, every two-parameter family reaches the same
+        supremum (the observed two-point masses), usually only in a limit — no optimum to report."""
+        return self.values.size >= 3
+
 
 @result
 class TailFit(ToDict):
@@ -224,7 +230,7 @@ class TruncatedPowerLaw(Family):
         if not at and opt.success:
             s = hessian_se(lambda t: nll(t)[1], opt.x)
             se = {"alpha": float(s[0]), "lambda": float(s[1] * params["lambda"])}
-        return self._fit(tail, params, ll, at, None, se, ok=opt.success)
+        return self._fit(tail, params, ll, at, None, se, ok=opt.success and tail.identifies)
 
     def _fit(self, tail, params, ll, at, limit, se, ok=True) -> TailFit:
         return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n), params=params,
@@ -273,8 +279,11 @@ class LogNormal(Family):
             sd = hessian_se(lambda t: nll(t)[1], opt.x)
             se = {"mu": float(sd[0]), "sigma": float(sd[1] * params["sigma"])}
         ll = -opt.fun
+        # μ -> -∞ or σ -> ∞ (with μ ~ -κσ²) is a power law x^-(1+κ) on the tail: a model of its own
+        limit = "power_law" if (at and set(at) != {"sigma"}) or at.get("sigma") == b["sigma"][1] else None
         return TailFit(family=self.name, discrete=d, xmin=xmin, n_tail=int(n), params=params, loglik=float(ll),
-                       converged=bool(opt.success and not at and math.isfinite(ll)), at_bound=at, se=se)
+                       converged=bool(opt.success and tail.identifies and not at and math.isfinite(ll)), at_bound=at,
+                       limit=limit, se=se)
 
     def logpmf(self, x, params, xmin, discrete):
         return dens.lognormal_logpmf(x, params["mu"], params["sigma"], xmin, discrete)
@@ -343,7 +352,7 @@ class StretchedExponential(Family):
         params = {"lambda": kappa / beta if beta > 0 else math.inf, "beta": beta, "kappa": kappa}
         ll = -opt.fun
         return TailFit(family=self.name, discrete=d, xmin=xmin, n_tail=int(tail.n), params=params, loglik=float(ll),
-                       converged=bool(opt.success and not at and math.isfinite(ll)), at_bound=at,
+                       converged=bool(opt.success and tail.identifies and not at and math.isfinite(ll)), at_bound=at,
                        limit="power_law" if at.get("beta") == 0.0 else None)
 
     def logpmf(self, x, params, xmin, discrete):

@@ -165,7 +165,7 @@ def _ks_continuous(values, counts, start, n_tail, alpha, cap):
 
 
 @_jit
-def scan_cutoffs(values, counts, min_tail, discrete, fixed):
+def scan_cutoffs(values, counts, min_tail, discrete, first, last):
     """Fit every admissible candidate (or only index ``fixed`` when >= 0).
 
     Returns (best index, alpha, D, number of candidates); best index -1 if none admissible.
@@ -184,9 +184,8 @@ def scan_cutoffs(values, counts, min_tail, discrete, fixed):
     best_d = math.inf
     best_a = math.nan
     ncand = 0
-    lo = 0 if fixed < 0 else fixed
-    hi = m - 1 if fixed < 0 else fixed + 1  # the largest value alone never identifies α
-    for i in range(lo, min(hi, m)):
+    # candidates values[first:last]; the largest value alone never identifies α
+    for i in range(max(first, 0), min(last, m)):
         if ntail[i] < min_tail or i == m - 1:
             continue
         xmin = values[i]
@@ -217,9 +216,11 @@ def fit_power_law(
     discrete: bool = True,
     xmin: float | None = None,
     min_tail: int = 100,
+    xmin_range: tuple[float, float] | None = None,
 ) -> PowerLawFit | None:
     """Fit the power-law tail. ``None`` when no candidate x_min leaves ``min_tail`` points above it
-    with at least two distinct values (the audit reports that as inconclusive)."""
+    with at least two distinct values (the audit reports that as inconclusive). ``xmin_range``
+    (lo, hi) keeps only the candidates lo <= x_min <= hi."""
     values, counts = hist.values, hist.counts
     if values.size and values[0] <= 0:
         raise UsageError("power-law fits need positive values")
@@ -236,15 +237,25 @@ def fit_power_law(
             counts = np.concatenate([[0], counts])
     c = counts.astype(np.float64)
     if xmin is None:
-        best, alpha, d, ncand = scan_cutoffs(values, c, float(min_tail), discrete, -1)
+        first, last = candidate_range(values, xmin_range)
+        best, alpha, d, ncand = scan_cutoffs(values, c, float(min_tail), discrete, first, last)
     else:
-        best, alpha, d, ncand = scan_cutoffs(values, c, 0.0, discrete, 0)
+        best, alpha, d, ncand = scan_cutoffs(values, c, 0.0, discrete, 0, 1)
     if best < 0:
         return None
-    return _finish(values, counts, best, alpha, d, discrete, ncand)
+    return finish_fit(values, counts, best, alpha, d, discrete, ncand)
 
 
-def _finish(values, counts, i, alpha, d, discrete, ncand) -> PowerLawFit:
+def candidate_range(values: np.ndarray, xmin_range: tuple[float, float] | None) -> tuple[int, int]:
+    """Indices [first, last) of the candidate cutoffs values[i] within ``xmin_range`` (all when None)."""
+    if xmin_range is None:
+        return 0, values.size
+    lo, hi = xmin_range
+    return int(np.searchsorted(values, lo, "left")), int(np.searchsorted(values, hi, "right"))
+
+
+def finish_fit(values, counts, i, alpha, d, discrete, ncand) -> PowerLawFit:
+    """The fit at candidate index ``i`` of a scan: n_tail, se(α), log-likelihood."""
     tail_v, tail_c = values[i:], counts[i:]
     n_tail = int(tail_c.sum())
     xmin = float(values[i])

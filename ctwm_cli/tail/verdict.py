@@ -18,6 +18,7 @@ class Verdict(ToDict):
     reason: str
     rule: str  # "paper" (Definition 3.4) or "calibrated"
     assumption_3_3: bool
+    decidable: bool = True  # False: the tail cannot tell the families apart (too few values, a fit at a bound)
 
 
 def paper_rule(
@@ -29,16 +30,28 @@ def paper_rule(
     min_tail: int,
     p_star: float,
     z_star: float,
+    distinct: int | None = None,
+    fit_problem: str | None = None,
 ) -> Verdict:
     """Definition 3.4: ``tpl-compatible`` iff p_gof >= p*, Λ > 0 and |Λ/σ| >= z*;
     ``lognormal-compatible`` iff Λ < 0 and |Λ/σ| >= z*; otherwise ``inconclusive``.
-    Assumption 3.3 (n_tail >= min_tail, 0 < σ < ∞) must hold, else ``inconclusive``."""
+    Assumption 3.3 (n_tail >= min_tail, 0 < σ < ∞) must hold, else ``inconclusive``.
+
+    Two more conditions make Λ meaningless and the verdict ``inconclusive`` (``decidable = False``):
+    a tail with fewer than three ``distinct`` values (any two-parameter family can put the observed
+    mass on two points, so both reach the same maximum), and a ``fit_problem`` — the TPL or the
+    log-normal fit stopped at an artificial bound, so Λ does not compare two maxima."""
     if n_tail is None:
         return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
                        reason=f"no x_min leaves {min_tail} observations with two distinct values in the tail")
     if n_tail < min_tail:
         return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
-                       reason=f"Assumption 3.3 fails: n_tail = {n_tail} < {min_tail}")
+                       reason=f"tail of {n_tail} points < {min_tail} (Assumption 3.3 fails)")
+    if distinct is not None and distinct < 3:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=True, decidable=False,
+                       reason=f"the tail has {distinct} distinct values: fewer than 3 cannot tell the families apart")
+    if fit_problem is not None:
+        return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=True, decidable=False, reason=fit_problem)
     if not (sigma > 0 and math.isfinite(sigma)):
         return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
                        reason="Assumption 3.3 fails: sigma_LR is not in (0, inf)")
