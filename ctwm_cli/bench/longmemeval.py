@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,7 +57,9 @@ from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
 from ..progress import ProgressCallback
 from ..paired import IndexResample, PairedDelta, paired_delta
 from ..results import ToDict, result
-from .packing import BENCH_POLICIES, PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
+from .packing import (
+    BENCH_POLICIES, PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words,
+)
 
 QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference", "multi-session",
                   "knowledge-update", "temporal-reasoning")
@@ -141,7 +142,8 @@ def _kind(v: Any) -> str:
         return "null"
     if isinstance(v, bool):
         return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}.get(type(v), type(v).__name__)
+    names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}
+    return names.get(type(v), type(v).__name__)
 
 
 def _question(i: int, q: Any) -> Question:
@@ -238,7 +240,8 @@ def _items(q: Question) -> tuple[list[str], list[str], list[tuple[int, int]]]:
     texts, groups, pos = [], [], []
     for j, s in enumerate(q.sessions):
         for t, turn in enumerate(s.turns):
-            texts.append(f"[{one_line(s.date)}; {one_line(s.session_id)}] {one_line(turn.role)}: {one_line(turn.content)}")
+            head = f"[{one_line(s.date)}; {one_line(s.session_id)}]"
+            texts.append(f"{head} {one_line(turn.role)}: {one_line(turn.content)}")
             groups.append(one_line(s.session_id) or f"session-{j}")
             pos.append((j, t))
     return texts, groups, pos
@@ -405,7 +408,6 @@ class LongMemEvalResult(ToDict):
     accuracy_note: str
     bootstrap: dict[str, Any]
     endpoint_stats: dict[str, Any]
-    seconds: float
 
 
 def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:
@@ -414,7 +416,8 @@ def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:
         raise UsageError("--memory needs at least one policy")
     for n in names:
         if n not in BENCH_POLICIES:
-            raise UsageError(f"unknown memory policy {n!r} for benchmark episodes (choose from: {', '.join(BENCH_POLICIES)})")
+            raise UsageError(f"unknown memory policy {n!r} for benchmark episodes "
+                             f"(choose from: {', '.join(BENCH_POLICIES)})")
     return tuple(dict.fromkeys(names))
 
 
@@ -446,7 +449,8 @@ def _arms(memories: Sequence[str], relax: bool) -> list[ArmSpec]:
 
 
 def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence[str] = BENCH_POLICIES,
-                    budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K, core: int = DEFAULT_CORE, tau: float = DEFAULT_TAU,
+                    budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K, core: int = DEFAULT_CORE,
+                    tau: float = DEFAULT_TAU,
                     max_candidates: int = DEFAULT_MAX_CANDIDATES, relax: bool = True, relax_core: int | None = None,
                     relax_tau: float | None = None, tokenizer: str = DEFAULT_TOKENIZER, bootstrap: int = 1000,
                     level: float = 0.95, seed: int | None = None, limit: int | None = None,
@@ -464,7 +468,6 @@ def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence
     if (base_url is None) != (model is None):
         raise UsageError("accuracy needs both --base-url and --model")
     check_timeout(timeout)
-    started = time.perf_counter()
     if isinstance(data, (str, Path)):
         source = str(data)
         questions = load_longmemeval(data)
@@ -523,7 +526,7 @@ def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence
         accuracy_measured=measured, accuracy_note=note,
         bootstrap={"replicates": bootstrap, "level": level, "seed": seed,
                    "method": "paired bootstrap over questions, percentile interval"},
-        endpoint_stats=stats, seconds=time.perf_counter() - started)
+        endpoint_stats=stats)
 
 
 def _mean(xs: Sequence[Any]) -> float | None:

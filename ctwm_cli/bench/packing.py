@@ -42,7 +42,13 @@ from ..results import ToDict, result
 BENCH_POLICIES = ("graph", "ctwm")
 _WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "i'm", "in", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "can", "could", "would", "should", "about", "into", "than", "also", "just", "any", "our", "us"]
+    [
+     "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have",
+     "how", "i", "i'm", "in", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the", "their", "them",
+     "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who",
+     "why", "will", "with", "you", "your", "can", "could", "would", "should", "about", "into", "than", "also", "just",
+     "any", "our", "us",
+    ]
 )
 
 

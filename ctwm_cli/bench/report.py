@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
+from ..replay import ReplayConfig, replay_compare
 from ..results import ToDict, result
 
 
@@ -51,7 +52,6 @@ class ReportRow(ToDict):
 class BenchReport(ToDict):
     rows: tuple[ReportRow, ...]
     notes: tuple[str, ...]
-    seconds: float
 
 
 def _neg(v: float | None) -> float | None:
@@ -66,11 +66,13 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
         if c.get("metric") != "tokens_mean" or not str(c.get("treatment", "")).startswith("ctwm") \
                 or not str(c.get("baseline", "")).startswith("graph"):
             continue
-        cov = next((d for d in comps if d.get("metric") == "transition_coverage" and d.get("treatment") == c["treatment"]
+        cov = next((d for d in comps if d.get("metric") == "transition_coverage"
+                    and d.get("treatment") == c["treatment"]
                     and d.get("baseline") == c["baseline"]), {})
         rows.append(ReportRow(
             configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],
-            treatment=c["treatment"], baseline_tokens=c.get("baseline_value"), treatment_tokens=c.get("treatment_value"),
+            treatment=c["treatment"], baseline_tokens=c.get("baseline_value"),
+            treatment_tokens=c.get("treatment_value"),
             reduction=_neg(c.get("relative")), ci_low=_neg(c.get("relative_ci_high")),
             ci_high=_neg(c.get("relative_ci_low")), parity_metric="transition coverage",
             baseline_parity=cov.get("baseline_value"), treatment_parity=cov.get("treatment_value"),
@@ -140,17 +142,12 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
     """Collect paired comparisons: ``synthetic`` Synthetic Graph World replications run here (seeds
     ``seed``, ``seed + 1``, ...) plus the rows of every saved JSON in ``inputs`` (``FILE`` or
     ``LABEL=FILE``)."""
-    import time
-
-    from ..replay import ReplayConfig, replay_compare
-
     if synthetic < 0:
         raise UsageError(f"--synthetic must be >= 0, got {synthetic}")
     if synthetic > len(string.ascii_uppercase):
         raise UsageError(f"--synthetic must be <= {len(string.ascii_uppercase)}, got {synthetic}")
     if not inputs and not synthetic:
         raise UsageError("nothing to report: give saved JSON results and/or --synthetic N")
-    started = time.perf_counter()
     rows: list[ReportRow] = []
     base = 0 if seed is None else seed
     for i in range(synthetic):
@@ -182,6 +179,7 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
     notes = ("reduction = 1 - tokens(CTWM) / tokens(Graph Memory) over paired units; negative: CTWM spent more",
              "synthetic rows: CTWM under the matched budget rule (--match-tokens graph: at every step its budget is "
              "what Graph Memory spent, or its minimal prompt if larger), so they compare at equal cost",
-             "CI: the interval of each source (synthetic: block bootstrap over steps; LongMemEval: paired bootstrap over "
+             "CI: the interval of each source (synthetic: block bootstrap over steps; LongMemEval: paired bootstrap "
+             "over "
              "questions; text games: paired bootstrap over games)")
-    return BenchReport(rows=tuple(rows), notes=notes, seconds=time.perf_counter() - started)
+    return BenchReport(rows=tuple(rows), notes=notes)

@@ -37,7 +37,6 @@ objects as ALFWorld does ("apple 1"); without it the PDDL object ids appear in t
 from __future__ import annotations
 
 import re
-import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -301,7 +300,6 @@ class TextGameResult(ToDict):
     success_ctwm: int
     success_note: str
     bootstrap: dict[str, Any]
-    seconds: float
 
 
 def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "walkthrough", max_steps: int = 50,
@@ -323,7 +321,6 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be >= 1, got {limit}")
     textworld_module()
-    started = time.perf_counter()
     if isinstance(games, (str, Path)):
         source = str(games)
         files = discover_games(games, limit=limit)
@@ -381,5 +378,4 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
         reduction=red, ci_low=lo, ci_high=hi, success_graph=wins, success_ctwm=wins,
         success_note="the same action sequence is replayed under both memories, so success is equal by construction",
         bootstrap={"replicates": bootstrap, "block": block, "level": level, "seed": seed,
-                   "method": method},
-        seconds=time.perf_counter() - started)
+                   "method": method},)

@@ -32,8 +32,11 @@ KOpt = Annotated[int, typer.Option("--k", help="Graph Memory: items given a line
 CoreOpt = Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ranks 1..K may get their own line).")]
 TauOpt = Annotated[float, typer.Option("--tau", "-t", help="CTWM exponent τ of b(r; τ) ∝ r^-τ.")]
 CandOpt = Annotated[int, typer.Option("--max-candidates", help="CTWM: ranked items M (core plus tail).")]
-TokOpt = Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, tiktoken-identical).")]  # type: ignore[valid-type]
-BootOpt = Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"), help="Bootstrap replicates of the paired CIs (0: no intervals).")]
+TokOpt = Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, "
+                                                               "tiktoken-identical).")]  # type: ignore[valid-type]
+BootOpt = Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"), help="Bootstrap replicates of "
+                                                                                            "the paired CIs (0: no "
+                                                                                            "intervals).")]
 LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Use only the first N questions / games.")]
 
@@ -101,7 +104,7 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
         if metric != "tokens" or qt not in ("all", "multi-session"):
             continue
 
-        def delta(m: str) -> str:
+        def delta(m: str, arm: str = arm, qt: str = qt) -> str:
             d = by.get((arm, qt, m))
             return "–" if d is None or d.delta is None else f"{d.delta:+.3f} {_ci(d.ci_low, d.ci_high, pct=False)}"
 
@@ -120,17 +123,26 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 def longmemeval(
     data: Annotated[str, typer.Argument(help="LongMemEval JSON file (the official format: a list of questions).")],
     memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies: graph, ctwm.")] = "graph,ctwm",
-    budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt).")] = DEFAULT_BUDGET,
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole "
+                                                               "prompt).")] = DEFAULT_BUDGET,
     k: KOpt = DEFAULT_K,
     core: CoreOpt = DEFAULT_CORE,
     tau: TauOpt = DEFAULT_TAU,
     max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
-    relax: Annotated[bool, typer.Option("--relax/--no-relax", help="Also run ctwm-relaxed: larger core and lower τ on recall-critical questions (multi-session, temporal-reasoning, long-range cues).")] = True,
-    relax_core: Annotated[int | None, typer.Option("--relax-core", help="Core size of ctwm-relaxed on recall-critical questions [default: 2K].")] = None,
-    relax_tau: Annotated[float | None, typer.Option("--relax-tau", help="τ of ctwm-relaxed on recall-critical questions [default: τ/2].")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server that answers and judges each question (accuracy). Key from $CTWM_API_KEY or $OPENAI_API_KEY.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model that answers (and judges, unless --judge-model).")] = None,
-    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Model of the yes/no judge [default: --model].")] = None,
+    relax: Annotated[bool, typer.Option("--relax/--no-relax", help="Also run ctwm-relaxed: larger core and lower τ on "
+                                                                   "recall-critical questions (multi-session, "
+                                                                   "temporal-reasoning, long-range cues).")] = True,
+    relax_core: Annotated[int | None, typer.Option("--relax-core", help="Core size of ctwm-relaxed on recall-critical "
+                                                                        "questions [default: 2K].")] = None,
+    relax_tau: Annotated[float | None, typer.Option("--relax-tau", help="τ of ctwm-relaxed on recall-critical "
+                                                                        "questions [default: τ/2].")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server that answers and judges "
+                                                                    "each question (accuracy). Key from $CTWM_API_KEY "
+                                                                    "or $OPENAI_API_KEY.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model that answers (and judges, unless "
+                                                              "--judge-model).")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Model of the yes/no judge [default: "
+                                                                          "--model].")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per endpoint request.")] = 60.0,
     retries: Annotated[int, typer.Option("--retries", help="Retries per endpoint request on transport errors.")] = 2,
     limit: LimitOpt = None,
@@ -185,11 +197,16 @@ def _render_tw(res: TextGameResult, fmt: Format, seed: int) -> None:
 
 @bench_app.command("textworld")
 def textworld(
-    games: Annotated[str, typer.Argument(help="A TextWorld/ALFWorld game file (.z8, .json, .tw-pddl) or a directory searched for them (e.g. $ALFWORLD_DATA/json_2.1.1/valid_seen).")],
-    agent: Annotated[GameAgent, typer.Option("--agent", help="Action source: walkthrough (the game's solution), random (admissible commands) or explore (random, then the solution).")] = GameAgent["walkthrough"],  # type: ignore[valid-type]
+    games: Annotated[str, typer.Argument(help="A TextWorld/ALFWorld game file (.z8, .json, .tw-pddl) or a directory "
+                                              "searched for them (e.g. $ALFWORLD_DATA/json_2.1.1/valid_seen).")],
+    agent: Annotated[GameAgent, typer.Option("--agent", help="Action source: walkthrough (the game's solution), random "
+                                                             "(admissible commands) or explore (random, then the "
+                                                             "solution).")] = GameAgent["walkthrough"],  # type: ignore[valid-type]
     max_steps: Annotated[int, typer.Option("--max-steps", help="Steps per game at most.")] = 50,
-    explore_steps: Annotated[int, typer.Option("--explore-steps", help="Random steps before the solution (--agent explore).")] = 5,
-    label: Annotated[str | None, typer.Option("--label", help="Configuration name in the report (e.g. 'ALFWorld short-walk').")] = None,
+    explore_steps: Annotated[int, typer.Option("--explore-steps", help="Random steps before the solution (--agent "
+                                                                       "explore).")] = 5,
+    label: Annotated[str | None, typer.Option("--label", help="Configuration name in the report (e.g. 'ALFWorld "
+                                                              "short-walk').")] = None,
     budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt).")] = TW_BUDGET,
     k: KOpt = DEFAULT_K,
     core: CoreOpt = DEFAULT_CORE,
@@ -198,7 +215,9 @@ def textworld(
     limit: LimitOpt = None,
     tokenizer: TokOpt = Tokenizer["cl100k_base"],
     bootstrap: BootOpt = 1000,
-    block: Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap used when there is a single game (several games: whole games are resampled).")] = 5,
+    block: Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap used when "
+                                                       "there is a single game (several games: whole games are "
+                                                       "resampled).")] = 5,
     level: LevelOpt = 0.95,
     seed: SeedOpt = None,
     fmt: FormatOpt = Format.table,
@@ -240,11 +259,14 @@ def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
 
 @bench_app.command("report")
 def report(
-    inputs: Annotated[list[str] | None, typer.Argument(help="Saved JSON results (bench longmemeval / bench textworld / replay compare --json), as FILE or LABEL=FILE.")] = None,
-    synthetic: Annotated[int, typer.Option("--synthetic", help="Also run N Synthetic Graph World replications (graph vs ctwm, seeds SEED..SEED+N-1).")] = 0,
+    inputs: Annotated[list[str] | None, typer.Argument(help="Saved JSON results (bench longmemeval / bench textworld / "
+                                                            "replay compare --json), as FILE or LABEL=FILE.")] = None,
+    synthetic: Annotated[int, typer.Option("--synthetic", help="Also run N Synthetic Graph World replications (graph "
+                                                               "vs ctwm, seeds SEED..SEED+N-1).")] = 0,
     size: Annotated[int, typer.Option("--size", help="Synthetic replications: number of states |V|.")] = 100,
     steps: Annotated[int, typer.Option("--steps", help="Synthetic replications: steps per episode.")] = 1000,
-    budget: Annotated[int, typer.Option("--budget", "-B", help="Synthetic replications: prompt budget in tokens.")] = 512,
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Synthetic replications: prompt budget in "
+                                                               "tokens.")] = 512,
     bootstrap: BootOpt = 1000,
     seed: SeedOpt = None,
     fmt: FormatOpt = Format.table,

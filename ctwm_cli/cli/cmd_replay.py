@@ -42,10 +42,15 @@ BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="Endpoint predictor or agent: base URL (http/https) of an OpenAI-compatible server, e.g. "
     "http://127.0.0.1:8080/v1. Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint predictor or agent: model name.")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds per model request (endpoint predictor or agent).")]
-OutOpt = Annotated[str | None, typer.Option("--out", "-o", help="Write trace.parquet, steps.parquet and manifest.json into this directory.")]
+TimeoutOpt = Annotated[float, typer.Option(
+    "--timeout", help="Seconds per model request (endpoint predictor or agent).")]
+OutOpt = Annotated[str | None, typer.Option(
+    "--out", "-o", help="Write trace.parquet, steps.parquet and manifest.json into this directory.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing replay in --out.")]
-TimingsOpt = Annotated[bool, typer.Option("--timings", help="Print the wall-clock time and steps/s on stderr (never in the results).")]
+EncodingOpt = Annotated[EncodingName, typer.Option(  # type: ignore[valid-type]
+    "--encoding", help="Prompt encoding of every policy.")]
+TimingsOpt = Annotated[bool, typer.Option(
+    "--timings", help="Print the wall-clock time and steps/s on stderr (never in the results).")]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,34 +89,48 @@ def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
+def _opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **kw: Any) -> inspect.Parameter:
+    return _param(name, Annotated[typ, typer.Option(*flags, help=text, **kw)], default)
+
+
 SHARED = [
-    _param("family", Annotated[Family, typer.Option("--family", help="Graph family of the world.")], Family["scale-free"]),  # type: ignore[valid-type]
-    _param("size", Annotated[int, typer.Option("--size", help="Number of states |V|.")], 500),
-    _param("agent", Annotated[Agent, typer.Option("--agent", help=(  # type: ignore[valid-type]
-        "Who acts. Open loop (same trajectories for every arm, exact paired tokens): random-walk, semantic (as in "
-        "ctwm world run). Closed loop (the agent acts from each arm's memory prompt, so each arm drives its own "
-        "trajectory; success becomes a metric): reader (offline, goal-directed from the prompt), endpoint (an "
-        "OpenAI-compatible model, --base-url/--model)."))], Agent["random-walk"]),
-    _param("steps", Annotated[int, typer.Option("--steps", help="Steps per episode.")], 2000),
+    _opt("family", Family, ("--family",), "Graph family of the world.", Family["scale-free"]),
+    _opt("size", int, ("--size",), "Number of states |V|.", 500),
+    _opt("agent", Agent, ("--agent",),
+         "Who acts. Open loop (same trajectories for every arm, exact paired tokens): random-walk, semantic (as in "
+         "ctwm world run). Closed loop (the agent acts from each arm's memory prompt, so each arm drives its own "
+         "trajectory; success becomes a metric): reader (offline, goal-directed from the prompt), endpoint (an "
+         "OpenAI-compatible model, --base-url/--model).", Agent["random-walk"]),
+    _opt("steps", int, ("--steps",), "Steps per episode.", 2000),
     _param("seed", SeedOpt, None),
-    _param("episodes", Annotated[int, typer.Option("--episodes", help="Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.")], 3),
-    _param("seeds", Annotated[int | None, typer.Option("--seeds", hidden=True, help="Deprecated alias of --episodes.")], None),
-    _param("budget", Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt); binds every policy except full.")], DEFAULT_BUDGET),
-    _param("k", Annotated[int, typer.Option("--k", help="Items retrieved by flat and graph (top-k).")], DEFAULT_K),
-    _param("core", Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ranks 1..K get their own line).")], DEFAULT_CORE),
-    _param("max_candidates", Annotated[int, typer.Option("--max-candidates", help="Candidates ranked by graph and ctwm per step (M at most).")], DEFAULT_MAX_CANDIDATES),
-    _param("tau", Annotated[str, typer.Option("--tau", "-t", help="CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).")], "1.0"),
-    _param("tokenizer", Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).")], Tokenizer["cl100k_base"]),  # type: ignore[valid-type]
-    _param("predictor", Annotated[PredictorName, typer.Option("--predictor", help="reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.")], PredictorName["reader"]),  # type: ignore[valid-type]
+    _opt("episodes", int, ("--episodes",), "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.", 3),
+    _opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
+    _opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
+         DEFAULT_BUDGET),
+    _opt("k", int, ("--k",), "Items retrieved by flat and graph (top-k).", DEFAULT_K),
+    _opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K get their own line).", DEFAULT_CORE),
+    _opt("max_candidates", int, ("--max-candidates",), "Candidates ranked by graph and ctwm per step (M at most).",
+         DEFAULT_MAX_CANDIDATES),
+    _opt("tau", str, ("--tau", "-t"),
+         "CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).", "1.0"),
+    _opt("tokenizer", Tokenizer, ("--tokenizer",),
+         "BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).", Tokenizer["cl100k_base"]),
+    _opt("predictor", PredictorName, ("--predictor",),
+         "reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.",
+         PredictorName["reader"]),
     _param("base_url", BaseUrlOpt, None),
     _param("model", ModelOpt, None),
     _param("timeout", TimeoutOpt, 30.0),
-    _param("bootstrap", Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"), help="Bootstrap replicates for the paired CIs (0: no intervals).")], 1000),
-    _param("block", Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.")], 50),
-    _param("level", Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")], 0.95),
+    _opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
+         callback=at_most("ci_bootstrap")),
+    _opt("block", int, ("--block",),
+         "Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.",
+         50),
+    _opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
     _param("out", OutOpt, None),
     _param("overwrite", OverwriteOpt, False),
-    _param("verify_tokens", Annotated[bool, typer.Option("--verify-tokens", help="Also encode every whole prompt and check it against the per-line count (slower).")], False),
+    _opt("verify_tokens", bool, ("--verify-tokens",),
+         "Also encode every whole prompt and check it against the per-line count (slower).", False),
     _param("fmt", FormatOpt, Format.table),
     _param("as_json", JsonOpt, False),
     _param("timings", TimingsOpt, False),
@@ -272,9 +291,10 @@ def _render(res: ReplayResult, fmt: Format, seed: int, title: str) -> None:
 
 replay_app = typer.Typer(
     help=(
-        "Memory policies (full, flat, graph, ctwm, tiered) and prompt encodings (verbose, compact) replayed on the same "
-        "Synthetic Graph World episodes: prompt tokens, coverage, tail error, answerable error with oracle/counts "
-        "reference rows, paired deltas with bootstrap CIs; open loop (default) or closed loop (--agent reader|endpoint). "
+        "Memory policies (full, flat, graph, ctwm, tiered) and prompt encodings (verbose, compact) replayed on the "
+        "same Synthetic Graph World episodes: prompt tokens, coverage, tail error, answerable error with oracle/counts "
+        "reference rows, paired deltas with bootstrap CIs; open loop (default) or closed loop "
+        "(--agent reader|endpoint). "
         "Without a subcommand: compare the encodings of one memory policy."
     ),
     invoke_without_command=True,
@@ -285,7 +305,8 @@ replay_app = typer.Typer(
 @replay_options
 def replay(
     ctx: typer.Context,
-    memory: Annotated[Memory, typer.Option("--memory", help="Memory policy whose encodings are compared.")] = Memory["ctwm"],  # type: ignore[valid-type]
+    memory: Annotated[Memory, typer.Option(  # type: ignore[valid-type]
+        "--memory", help="Memory policy whose encodings are compared.")] = Memory["ctwm"],
     *,
     opts: ReplayOptions,
 ) -> None:
@@ -320,10 +341,14 @@ def replay(
 @replay_app.command("compare")
 @replay_options
 def compare(
-    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered).")] = "full,flat,graph,ctwm",
-    encoding: Annotated[EncodingName, typer.Option("--encoding", help="Prompt encoding of every policy.")] = EncodingName["compact"],  # type: ignore[valid-type]
-    baseline: Annotated[str, typer.Option("--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
-    match_tokens: Annotated[str | None, typer.Option("--match-tokens", help="graph: at every step ctwm's budget is what Graph Memory spent on that step (comparison at equal cost; open loop only).")] = None,
+    memory: Annotated[str, typer.Option(
+        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered).")] = "full,flat,graph,ctwm",
+    encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
+    baseline: Annotated[str, typer.Option(
+        "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
+    match_tokens: Annotated[str | None, typer.Option(
+        "--match-tokens", help="graph: at every step ctwm's budget is what Graph Memory spent on that step "
+        "(comparison at equal cost; open loop only).")] = None,
     *,
     opts: ReplayOptions,
 ) -> None:
@@ -386,9 +411,12 @@ def ablation(*, opts: ReplayOptions) -> None:
 @replay_options
 def pareto(
     memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies to sweep.")] = "graph,ctwm",
-    budget: Annotated[str, typer.Option("--budget", "-B", help="Budgets swept: START:STOP:N (N evenly spaced, inclusive) or a comma list.")] = "128:1024:6",
-    encoding: Annotated[EncodingName, typer.Option("--encoding", help="Prompt encoding of every policy.")] = EncodingName["compact"],  # type: ignore[valid-type]
-    plot: Annotated[str | None, typer.Option("--plot", help="Also write the Pareto figure (.png, .svg or .pdf).")] = None,
+    budget: Annotated[str, typer.Option(
+        "--budget", "-B", help="Budgets swept: START:STOP:N (N evenly spaced, inclusive) or a comma list.",
+    )] = "128:1024:6",
+    encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
+    plot: Annotated[str | None, typer.Option(
+        "--plot", help="Also write the Pareto figure (.png, .svg or .pdf).")] = None,
     *,
     opts: ReplayOptions,
 ) -> None:
@@ -425,7 +453,8 @@ def pareto(
         t.add_column(col, justify="left" if col == "series" else "right", no_wrap=col == "series")
     for p in res.points:
         row = [p.arm, str(p.budget), f"{fmt_num(p.tokens_mean, 5)} {_ci(p.tokens_ci_low, p.tokens_ci_high, 4)}",
-               f"{fmt_num(p.answerable_tail_error, 3)} {_ci(p.answerable_tail_error_ci_low, p.answerable_tail_error_ci_high)}",
+               f"{fmt_num(p.answerable_tail_error, 3)} "
+               f"{_ci(p.answerable_tail_error_ci_low, p.answerable_tail_error_ci_high)}",
                fmt_num(p.evidence_in_prompt, 3)]
         if res.loop == "closed":
             row.append(f"{fmt_num(p.task_rate, 3)} {_ci(p.task_rate_ci_low, p.task_rate_ci_high)}")
@@ -440,10 +469,14 @@ def pareto(
 
 @replay_app.command("frozen")
 def frozen(
-    run_dir: Annotated[str, typer.Argument(help="Directory written by ctwm replay ... --out (manifest.json, steps.parquet).")],
-    encoding: Annotated[EncodingName, typer.Option("--encoding", help="Encoding to replay the recorded trajectories under.")] = EncodingName["compact"],  # type: ignore[valid-type]
-    run: Annotated[list[str] | None, typer.Option("--run", help="Recorded run id to replay (repeatable) [default: all].")] = None,
-    predictor: Annotated[PredictorName | None, typer.Option("--predictor", help="Predictor of the replay [default: the recorded one].")] = None,  # type: ignore[valid-type]
+    run_dir: Annotated[str, typer.Argument(
+        help="Directory written by ctwm replay ... --out (manifest.json, steps.parquet).")],
+    encoding: Annotated[EncodingName, typer.Option(  # type: ignore[valid-type]
+        "--encoding", help="Encoding to replay the recorded trajectories under.")] = EncodingName["compact"],
+    run: Annotated[list[str] | None, typer.Option(
+        "--run", help="Recorded run id to replay (repeatable) [default: all].")] = None,
+    predictor: Annotated[PredictorName | None, typer.Option(  # type: ignore[valid-type]
+        "--predictor", help="Predictor of the replay [default: the recorded one].")] = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     timeout: TimeoutOpt = 30.0,

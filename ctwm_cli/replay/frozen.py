@@ -101,8 +101,8 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
         steps = pq.read_table(spath)
     except Exception as exc:
         raise InputError(f"{spath}: cannot read ({type(exc).__name__}: {exc})") from None
-    need = {"run", "memory", "encoding", "tau", "seed", "step", "state", "action", "next_state", "item", "correct", "tail_state",
-            "prompt_tokens", "retrieved"}
+    need = {"run", "memory", "encoding", "tau", "seed", "step", "state", "action", "next_state", "item", "correct",
+            "tail_state", "prompt_tokens", "retrieved"}
     missing = sorted(need - set(steps.column_names))
     if missing:
         raise InputError(f"{spath}: missing column(s) {', '.join(missing)}")
@@ -187,7 +187,8 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
         states = np.asarray([cols["state"][i] for i in idx], dtype=np.int64)
         if not (np.array_equal(world.tid_src[tids], states)
                 and np.array_equal(world.tid_dst[tids], np.asarray([cols["next_state"][i] for i in idx]))):
-            raise InputError(f"{rd / STEPS_FILE}: run {name}'s states do not match its transitions in the rebuilt world")
+            raise InputError(f"{rd / STEPS_FILE}: run {name}'s states do not match its transitions in the rebuilt "
+                             "world")
         ep = Episode(seed=seed, world=world, tids=tids, states=world.tid_src[tids], actions=world.tid_local[tids],
                      next_states=world.tid_dst[tids])
         log = run_episode(ep, Arm(memory=memory, encoding=encoding, tau=tau), cfg, counter=counter, predictor=pred,
