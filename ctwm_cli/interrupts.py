@@ -9,6 +9,7 @@ swallows it); ``finally`` blocks then run, and the CLI exits ``128 + signum`` (1
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -64,6 +65,17 @@ def signals_raise() -> Iterator[None]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child must not inherit :func:`_raise`: a SIGTERM meant to end it would raise inside
+    whatever it is starting (a pool worker's initializer) instead of ending it."""
+    for s in HANDLED:
+        if signal.getsignal(s) is _raise:
+            signal.signal(s, signal.SIG_DFL if s == signal.SIGTERM else signal.default_int_handler)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def worker_signals() -> None:

@@ -19,9 +19,11 @@ default; another engine (e.g. a Dask cluster) is one more function and one more 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
@@ -74,7 +76,7 @@ def run_tasks(
     ``on_result(i, result)`` is called as each task completes, so a caller that is interrupted
     still knows which tasks finished.
     """
-    name = backend or DEFAULT_BACKEND
+    name = backend or _ACTIVE.get() or DEFAULT_BACKEND
     if name not in BACKENDS:
         raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
     jobs = resolve_jobs(jobs)
@@ -121,7 +123,11 @@ def _run_processes(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int, de
                 deliver(index[fut], fut.result())
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        _end_workers(set(multiprocessing.active_children()) - before)
+        for _ in range(3):  # the pool's manager thread may still be reaping: end whatever is left
+            left = set(multiprocessing.active_children()) - before
+            if not left:
+                break
+            _end_workers(left)
         raise
     pool.shutdown(wait=True)
 
@@ -140,3 +146,18 @@ def _end_workers(procs: set) -> None:
 
 #: Registered backends (see the module docstring for the contract).
 BACKENDS: dict[str, Runner] = {"processes": _run_processes}
+#: The backend ``run_tasks`` uses when the caller names none (set for a block by :func:`using_backend`).
+_ACTIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("ctwm_parallel_backend", default=None)
+
+
+@contextlib.contextmanager
+def using_backend(name: str) -> Iterator[None]:
+    """Inside the block, ``run_tasks`` without ``backend=`` runs on ``name`` (e.g. ``"dask"``)."""
+    if name not in BACKENDS:
+        raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
+    token = _ACTIVE.set(name)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
