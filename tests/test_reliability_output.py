@@ -18,7 +18,7 @@ import pytest
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.files import atomic_write, check_output_file, prepare_dir, remove_temp_files, write_json
 from ctwm_cli.limits import LIMITS, check_limit, check_memory
-from ctwm_cli.world import WorldConfig, run_grid
+from ctwm_cli.world import WorldConfig, run_grid, run_ladder
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_traces" / "tpl_events.parquet"
 
@@ -119,6 +119,9 @@ def test_repeated_family_counts_once(tmp_path):
     man = json.loads((tmp_path / "g/_manifest.json").read_text())
     assert man["families"] == ["uniform", "modular"] and man["status"] == "complete"
     assert len(g.cells) == len(man["cells"]) == len(list((tmp_path / "g").rglob("part-0.parquet"))) == 2
+    lad = run_ladder(families=["uniform", "uniform"], retrievers=["none", "none", "state-frequency"],
+                     base=WorldConfig(size=100, steps=300, seed=1), jobs=1)
+    assert [(r.family, r.retriever) for r in lad.rows] == [("uniform", "none"), ("uniform", "state-frequency")]
 
 
 def test_resume_refuses_another_configuration_and_keeps_verified_cells(tmp_path):

@@ -77,11 +77,12 @@ def run_ladder(*, families: Sequence[str] = FAMILIES, retrievers: Sequence[str] 
     """Run each retriever on each family (same world and seed per family; for ``random-walk`` the
     trajectories are identical across retrievers) and report concentration numbers."""
     base = base or WorldConfig()
+    retrievers = tuple(dict.fromkeys(retrievers))  # a repeated retriever counts once
     for r in retrievers:
         if r not in RETRIEVERS:
             raise UsageError(f"unknown retriever {r!r} (choose from: {', '.join(RETRIEVERS)})")
     configs = grid_configs(families, [base.size], [base.seed], base)
-    tasks = [(c, tuple(retrievers)) for c in configs]
+    tasks = [(c, retrievers) for c in configs]
     results = run_tasks(_ladder_family, tasks, jobs=resolve_jobs(jobs), progress=progress)
     order = {f: i for i, f in enumerate(families)}
     rows = sorted((r for rs in results for r in rs), key=lambda r: (order[r.family], retrievers.index(r.retriever)))
