@@ -223,6 +223,41 @@ def import_mem0(
     _import(file, "mem0", output, resolve_format(fmt, as_json))
 
 
+@import_app.command("openinference")
+def import_openinference_cmd(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex instrumentations).")],
+    output: OutOpt,
+    id_key: Annotated[str, typer.Option("--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.")] = "id",
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """OpenInference retriever spans (openinference.span.kind = RETRIEVER) -> trace rows.
+
+    A search row per retriever span and a retrieve row per retrieval.documents.N (rank N+1, score =
+    document.score). Item id: document.id, else the --id-key of the JSON document.metadata, else
+    the Document.id serialised in output.value, else a hash of document.content; the output says how
+    many ids came from each. run = session.id else trace id; step = LLM spans of the run started
+    before the span. Exits 3 (nothing written) when no retrieved record can be identified.
+
+    \b
+    Examples:
+      ctwm import openinference sample_traces/telemetry/openinference_spans.json -o trace.parquet
+      ctwm import openinference phoenix_spans.json -o trace.parquet --id-key doc_id --json
+    """
+    from ..traces.openinference import import_openinference
+
+    res = import_openinference(file, output, id_key=id_key)
+    d = res.to_dict()
+    t = Table(title=f"{res.source} (openinference) -> {res.output}", title_justify="left", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    t.add_row("spans read", f"{res.spans:,} ({res.retriever_spans:,} retriever spans)")
+    t.add_row("documents", f"{res.documents:,} retrieve rows; {res.rows:,} trace rows")
+    t.add_row("item ids from", ", ".join(f"{k}: {v:,}" for k, v in res.id_sources.items()) + f" (--id-key {res.id_key})")
+    t.add_row("runs", f"{res.runs:,}")
+    emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
+
+
 def _import(file: str, kind: str, output: str, fmt: Format) -> None:
     from ..traces.telemetry import import_telemetry
 
