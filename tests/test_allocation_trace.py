@@ -149,7 +149,7 @@ def test_ranking_modes_and_errors(tmp_path):
     assert simulate_trace(counts_only, [1.0], core=1, budget=3).ranking == "counts"
     with pytest.raises(InputError, match="per-step ranking needs a step column"):
         simulate_trace(counts_only, [1.0], core=1, budget=3, ranking="step")
-    with pytest.raises(UsageError, match="core=2 must be smaller than the 2 distinct items"):
+    with pytest.raises(InputError, match="the trace has 2 distinct items, so core=2 leaves no tail"):
         simulate_trace(counts_only, [1.0], core=2, budget=3)
     with pytest.raises(UsageError, match="ranking"):
         simulate_trace(counts_only, [1.0], core=1, budget=3, ranking="bogus")

@@ -135,7 +135,37 @@ def test_trace_errors(run_cli, tmp_path):
     p = tmp_path / "few.jsonl"
     p.write_text('{"item": "a"}\n{"item": "b"}\n')
     res = run_cli(["simulate", "--trace", str(p), "-K", "5"])
-    assert res.code == EXIT_USAGE and "core" in res.err
+    assert res.code == 3 and "has 2 distinct items, so core=5 leaves no tail" in res.err  # the data, not the flag
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [(["-M", "100000000000"], "n_items = 100,000,000,000 is above the limit of 100,000,000"),
+     (["--items", "1e11"], "--items"),
+     (["--sweep", "0.25:2:100000000"], "is above the limit of 10,000 τ values"),
+     (["--sweep", "0.25:2:1000", "-M", "1000000"], "above the limit of 200,000,000"),
+     (["--budget", str(2**63)], "budget = 9,223,372,036,854,775,808 is above the limit")],
+)
+def test_sizes_that_cannot_fit_exit_2_with_the_limit(run_cli, args, match):
+    res = run_cli(["simulate", *args])
+    assert res.code == EXIT_USAGE and match in res.err, res.err
+
+
+@pytest.mark.parametrize("budget", [2**53 + 1, 10**18 + 7, 2**63 - 1])
+def test_budgets_above_2_53_sum_exactly_and_round_each_exact_quota(run_cli, budget):
+    from fractions import Fraction
+
+    res = run_cli(["simulate", "--budget", str(budget), "--tau", "0.7", "-M", "50", "-K", "7", "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    slots = [r["slots"] for r in doc["ranks"]] + [doc["tail"]["slots"]]
+    assert sum(slots) == budget and doc["budget"] == budget
+    a = allocate(50, 0.7, core=7, budget=budget)
+    # every slot is the floor or the ceiling of its exact quota B·w/Σw (w: the float shares)
+    shares = [Fraction(w) for w in [*a.shares[:7].tolist(), a.tail_share]]
+    for s, w in zip(slots, shares, strict=True):
+        q = w * budget / sum(shares)
+        assert q - 1 < s < q + 1
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg"])

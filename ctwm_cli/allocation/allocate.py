@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from ..results import ToDict, jsonable, result
-from .apportion import largest_remainder
+from .apportion import largest_remainder_of_shares
 from .rank import (
-    check_core, check_int, check_tau, concentration, core_tail_log_mass, log_weights, logsumexp, shares_from_log,
+    check_budget, check_core, check_items, check_tau, concentration, core_tail_log_mass, log_weights, logsumexp,
+    shares_from_log,
 )
 
 #: Ranks listed by ``Allocation.to_dict()`` unless told otherwise.
@@ -116,10 +117,10 @@ def allocate(n_items: int, tau: float, *, core: int, budget: int) -> Allocation:
     B·b(r; τ) each) and one tail-summary group (quota B·(1 - C(K, τ))); ties go to the better
     rank, the tail counting as rank K + 1. The slots sum to B and never increase with rank.
     """
-    m = check_int(n_items, "n_items", minimum=2)
+    m = check_items(n_items)
     t = check_tau(tau)
     k = check_core(core, m)
-    b = check_int(budget, "budget", minimum=1)
+    b = check_budget(budget)
     return allocate_unchecked(m, t, k, b)
 
 
@@ -136,9 +137,10 @@ def allocate_unchecked(m: int, tau: float, k: int, budget: int) -> Allocation:
     else:
         tail_share = math.exp(log_tail) if k < m else 0.0
         core_mass = -math.expm1(log_tail) if k < m else 1.0
-    core_q = np.minimum.accumulate(budget * shares[:k])  # exact weak monotonicity, see apportion.py
+    core_w = np.minimum.accumulate(shares[:k])  # exact weak monotonicity, see apportion.py
+    core_q = budget * core_w
     tail_q = budget * tail_share
-    slots = largest_remainder(np.append(core_q, tail_q), budget)
+    slots = largest_remainder_of_shares(np.append(core_w, tail_share), budget)
     conc = concentration(logw, log_z)
     return Allocation(
         n_items=m,

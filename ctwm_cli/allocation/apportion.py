@@ -13,9 +13,16 @@ Monotonicity (what the allocation needs). If the quotas are non-increasing in th
 
 Floating-point rounding could in principle break ``q_r >= q_s`` for nearly equal quotas (τ near
 0), so callers pass quotas through ``np.minimum.accumulate`` first, which restores it exactly.
+
+Budgets above 2^53 (:data:`EXACT_ABOVE`): a float64 quota B·b cannot hold every integer any more
+(``float(2**63 - 1)`` is 2^63) and int64 sums of floors can overflow, so
+:func:`largest_remainder_of_shares` then forms each quota as the exact rational ``B·b`` of the float
+share ``b`` and apportions in Python integers; the slots sum to B exactly for every B < 2^63.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -54,3 +61,33 @@ def largest_remainder(quotas: np.ndarray, total: int) -> np.ndarray:
         order = order[slots[order] > 0]
         slots[order[: -left]] -= 1
     return slots
+
+
+EXACT_ABOVE = 2**53
+MAX_TOTAL = 2**63 - 1  # slots are int64
+
+
+def largest_remainder_of_shares(shares: np.ndarray, total: int) -> np.ndarray:
+    """Hamilton apportionment of ``total`` slots by ``shares`` (quotas ``total·share``, ties toward the
+    lower index): float quotas for ``total`` <= 2^53, exact rationals above (see the module doc)."""
+    total = int(total)
+    if total > MAX_TOTAL:
+        raise UsageError(f"budget must be at most 2^63 - 1 = {MAX_TOTAL}, got {total}")
+    w = np.asarray(shares, dtype=np.float64)
+    if total <= EXACT_ABOVE:
+        return largest_remainder(total * w, total)
+    if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise UsageError("shares must be a non-empty vector of finite values >= 0")
+    exact = [Fraction(float(x)) for x in w]
+    norm = sum(exact)
+    if norm <= 0:
+        raise UsageError("shares must not all be 0")
+    # normalised, so the quotas sum to total exactly (float shares sum to 1 only up to ~1e-16, which
+    # at B ~ 1e18 would be hundreds of slots)
+    quotas = [x * total / norm for x in exact]
+    slots = [q.numerator // q.denominator for q in quotas]
+    rem = [q - s for q, s in zip(quotas, slots, strict=True)]
+    left = total - sum(slots)  # 0 <= left < number of groups
+    for i in sorted(range(len(slots)), key=lambda i: (-rem[i], i))[:left]:
+        slots[i] += 1
+    return np.array(slots, dtype=np.int64)

@@ -30,12 +30,32 @@ def check_tau(tau: float, name: str = "tau") -> float:
     return t
 
 
-def check_int(value: int, name: str, *, minimum: int) -> int:
+#: Largest number of ranked items: an allocation holds about six float64 vectors of length M
+#: (4.8 GB at 1e8); beyond that it would end in a MemoryError instead of an answer.
+MAX_ITEMS = 100_000_000
+#: Largest budget: slots are int64 (budgets above 2^53 are apportioned in exact integer arithmetic).
+MAX_BUDGET = 2**63 - 1
+#: Largest M x (number of τ) of a sweep, which keeps every τ's share vector (8 bytes each: 1.6 GB).
+MAX_SWEEP_CELLS = 200_000_000
+
+
+def check_int(value: int, name: str, *, minimum: int, maximum: int | None = None, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise UsageError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise UsageError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise UsageError(f"{name} = {value:,} is above the limit of {maximum:,}" + (f": {why}" if why else ""))
     return int(value)
+
+
+def check_items(n_items: int, name: str = "n_items") -> int:
+    return check_int(n_items, name, minimum=2, maximum=MAX_ITEMS,
+                     why="the allocation holds about six float64 vectors of that length (4.8 GB at the limit)")
+
+
+def check_budget(budget: int, name: str = "budget") -> int:
+    return check_int(budget, name, minimum=1, maximum=MAX_BUDGET, why="slots are 64-bit integers")
 
 
 def check_core(core: int, n_items: int, name: str = "core") -> int:

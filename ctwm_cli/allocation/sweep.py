@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import UsageError
 from ..results import ToDict, result
 from .allocate import Allocation, RenamedConcentration, allocate_unchecked
-from .rank import check_core, check_int, check_tau
+from .rank import MAX_SWEEP_CELLS, check_budget, check_core, check_items, check_tau
 
 #: metric -> (basis label, key used for the comparison)
 CHECK_BASIS: dict[str, tuple[str, str]] = {
@@ -101,7 +101,22 @@ def parse_sweep(spec: str, name: str = "--sweep") -> tuple[float, ...]:
         raise UsageError(f"{name}: STOP must be larger than START, got {spec!r}")
     if n < 2:
         raise UsageError(f"{name}: N must be >= 2, got {n}")
+    if n > MAX_SWEEP_TAUS:
+        raise UsageError(f"{name}: N = {n:,} is above the limit of {MAX_SWEEP_TAUS:,} τ values (each is a full "
+                         "allocation and a table row; 10,000 already resolve τ to 1e-4 of the range)")
     return tuple(float(t) for t in np.linspace(lo, hi, n))
+
+
+MAX_SWEEP_TAUS = 10_000
+
+
+def check_sweep_size(n_items: int, n_taus: int) -> None:
+    """A sweep keeps every τ's share vector: bound M x N before allocating."""
+    if n_items * n_taus > MAX_SWEEP_CELLS:
+        raise UsageError(
+            f"a sweep of {n_taus:,} τ values over {n_items:,} items keeps {n_items * n_taus:,} shares, above the "
+            f"limit of {MAX_SWEEP_CELLS:,} (8 bytes each); use fewer τ values or items"
+        )
 
 
 def check_taus(taus: Sequence[float], name: str = "taus") -> tuple[float, ...]:
@@ -113,9 +128,12 @@ def check_taus(taus: Sequence[float], name: str = "taus") -> tuple[float, ...]:
 
 def tau_sweep(n_items: int, taus: Sequence[float], *, core: int, budget: int) -> TauSweep:
     """Allocate at every τ (sorted ascending) and check that concentration rises with τ."""
-    m = check_int(n_items, "n_items", minimum=2)
+    m = check_items(n_items)
     k = check_core(core, m)
-    b = check_int(budget, "budget", minimum=1)
+    b = check_budget(budget)
+    if not isinstance(taus, (str, bytes)) and len(taus) > MAX_SWEEP_TAUS:
+        raise UsageError(f"taus: {len(taus):,} values are above the limit of {MAX_SWEEP_TAUS:,}")
+    check_sweep_size(m, len(taus))
     ts = check_taus(taus)
     allocs = [allocate_unchecked(m, t, k, b) for t in ts]
     return sweep_from_allocations(allocs)

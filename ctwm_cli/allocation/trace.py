@@ -34,7 +34,7 @@ from ..results import ToDict, result
 from ..traces import ColumnMap, item_counts, open_trace, scan_trace
 from ..traces.schema import DEFAULT_EVENT
 from .allocate import allocate_unchecked
-from .rank import check_int
+from .rank import check_budget, check_int
 from .sweep import TauSweep, check_taus, sweep_from_allocations
 
 RANKINGS = ("auto", "counts", "step")
@@ -132,7 +132,7 @@ def simulate_trace(
     """
     ts = check_taus(taus)
     k = check_int(core, "core", minimum=1)
-    b = check_int(budget, "budget", minimum=1)
+    b = check_budget(budget)
     if ranking not in RANKINGS:
         raise UsageError(f"ranking must be one of {', '.join(RANKINGS)}, got {ranking!r}")
     if ranking == "step" and str(path) == "-":
@@ -157,7 +157,8 @@ def simulate_trace(
                   core_item_counts=core_counts)
     if mode == "counts":
         if k >= m:
-            raise UsageError(f"core={k} must be smaller than the {m} distinct items of {scan.source}")
+            raise InputError(f"{scan.source}: the trace has {m} distinct items, so core={k} leaves no tail "
+                             f"(core must be smaller than the number of items)")
         rows, sweep = _counts_rows(counts.counts, ts, k, b)
         return TraceSimulation(ranking="counts", n_accesses=counts.n_events, steps=None, mean_list_length=None,
                                items_ever_core=None, rows=rows, allocation=sweep, **common)
