@@ -82,7 +82,7 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     assert res.to_dict()["audits"] == cli
     frame = res.to_frame()
     assert isinstance(frame, pd.DataFrame)
-    assert list(frame["trace"]) == [f"{d}[r1]", f"{d}[r2]"]
+    assert list(frame["label"]) == [f"{d}[r1]", f"{d}[r2]"]
     assert list(frame["verdict"]) == [a["verdict"]["verdict"] for a in cli]
     assert frame["p_gof"].tolist() == pytest.approx([a["gof"]["pvalue"] for a in cli])
     # a row per audit with the CLI's JSON-lines field names

@@ -42,7 +42,7 @@ def test_audit_group_by_gives_one_row_per_group_and_csv(run_cli, grouped_trace):
     res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--format", "csv"])
     assert res.code == 0, res.err
     lines = res.out.strip().splitlines()
-    assert len(lines) == 3 and lines[0].startswith("trace,n,")
+    assert len(lines) == 3 and lines[0].startswith("label,n,")
     assert "[ln]" in res.out and "[pl]" in res.out
 
 

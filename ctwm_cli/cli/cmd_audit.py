@@ -21,7 +21,7 @@ from .output import announce_seed, check_output_path, conclude, emit, fmt_num, m
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
 #: the summary table's columns when several traces or groups are audited
-SUMMARY_FIELDS = ("trace", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
+SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
 
 VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold cyan", "inconclusive": "bold yellow"}
 
@@ -121,13 +121,13 @@ def audit(
         checks += evaluate_checks(gates, gate_metrics(r, row), subject=r.label)
     payload = {"audits": [r.to_dict() for r in results]}
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="trace", summary_fields=SUMMARY_FIELDS, details=details)
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details)
     conclude("audit", checks, junit)
 
 
 #: the names --fail-on accepts for an audit: the summary row's numbers and the concentration measures
 GATE_METRICS = (
-    "n", "distinct", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "Lambda", "sigma", "z",
+    "n", "distinct_values", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "Lambda", "sigma", "z",
     "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
 )
 
