@@ -6,7 +6,7 @@ Each trace is drawn from a known discrete distribution so that an audit has a kn
                                p(x) ∝ x^-1.8 e^(-0.002 x), x >= 1, 5000 items
 * ``tpl_events.jsonl.gz``      the same events as JSON lines (gzip)
 * ``lognormal_events.parquet`` event trace, per-item retrieve counts ~ discrete log-normal
-                               (mu = 2, sigma = 1.2), 2500 items
+                               X = ceil(Y), Y ~ LogNormal(mu = 2, sigma = 1.2), 2500 items
 * ``powerlaw_counts.parquet``  counts table (item, count), count ~ discrete power law
                                p(x) = x^-2.5 / zeta(2.5), x >= 1, 4000 items
 * ``powerlaw_counts.jsonl``    the same counts table as JSON lines
@@ -61,18 +61,12 @@ def discrete_truncated_power_law(rng: np.random.Generator, alpha: float, lam: fl
 
 
 def discrete_lognormal(rng: np.random.Generator, mu: float, sigma: float, size: int) -> np.ndarray:
-    """X = floor(Y) with Y ~ LogNormal(mu, sigma), conditioned on X >= 1:
+    """X = ceil(Y) with Y ~ LogNormal(mu, sigma): the discrete log-normal of ``ctwm audit``
+    (``ctwm_cli/tail/families.py``), whose support starts at 1, so no draw is rejected:
 
-    p(x) = [Phi((ln(x+1) - mu)/sigma) - Phi((ln x - mu)/sigma)] / [1 - Phi(-mu/sigma)], x >= 1.
-
-    Exact by rejection: draw Y and keep the draws with floor(Y) >= 1 (about 95 % for mu = 2,
-    sigma = 1.2).
+    p(x) = Phi((ln x - mu)/sigma) - Phi((ln(x-1) - mu)/sigma), x >= 1 (ln 0 = -inf).
     """
-    out = np.empty(0, dtype=np.int64)
-    while out.size < size:
-        y = np.floor(rng.lognormal(mu, sigma, 2 * (size - out.size) + 16)).astype(np.int64)
-        out = np.concatenate([out, y[y >= 1]])
-    return out[:size]
+    return np.ceil(rng.lognormal(mu, sigma, size)).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
