@@ -82,25 +82,32 @@ class PromptReader(Predictor):
         if cur_m is None or act_m is None:
             raise UsageError("the prompt has no 'Current state: s<id>' or 'Action: a<index>' line")
         cur, act = cur_m.group(1), act_m.group(1)
-        tail_at = text.find("\nTail summary")
         core: dict[str, list] = {}  # dst -> [support, first index, rank]
         tail: dict[str, list] = {}
         near: list[str] = []
         other: set[str] = set()  # outcomes of the current state's other actions
-        for i, m in enumerate(_TRIPLE.finditer(text)):
-            r1, s, a, d, c1, r2, c2, c3, c4 = m.groups()
-            if s == cur and a == act:
-                c = int(c1 or c2 or c3 or c4 or 1)
-                box = tail if 0 <= tail_at < m.start() else core
-                got = box.get(d)
-                if got is None:
-                    box[d] = [c, i, r1 or r2 or "history"]
-                else:
-                    got[0] += c
-            elif d == cur and s != cur:
-                near.append(s)
-            elif s == cur:
-                other.add(d)
+        key = f"s{cur}"
+        box_of = core
+        i = 0
+        for line in text.split("\n"):
+            if line.startswith("Tail summary"):
+                box_of = tail
+            if key not in line:  # no transition from or into the current state on this line
+                continue
+            for m in _TRIPLE.finditer(line):
+                i += 1
+                r1, s, a, d, c1, r2, c2, c3, c4 = m.groups()
+                if s == cur and a == act:
+                    c = int(c1 or c2 or c3 or c4 or 1)
+                    got = box_of.get(d)
+                    if got is None:
+                        box_of[d] = [c, i, r1 or r2 or "history"]
+                    else:
+                        got[0] += c
+                elif d == cur and s != cur:
+                    near.append(s)
+                elif s == cur:
+                    other.add(d)
         for box, label in ((core, None), (tail, "tail")):
             if box:
                 best, (sup, _, rank) = min(box.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
