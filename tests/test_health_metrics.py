@@ -11,6 +11,7 @@ import pytest
 
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.health import health_of_trace
+from ctwm_cli.health.accumulators import newcombe_difference
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces" / "telemetry"
 
@@ -125,7 +126,8 @@ def test_failure_attribution_with_outcome_rows_and_columns(tmp_path):
     rows = [
         R(0, "write", "good"), R(0, "write", "bad"), R(0, "write", "exp"),
         R(1, "retrieve", "bad", task="f1"), R(1, "task_outcome", "task:f1", task="f1", outcome="failure"),
-        R(1, "inject", "exp", task="f2"), R(1, "task_outcome", "task:f2", task="f2", outcome="FAILED"),  # expires after use
+        # f2 used exp before it expired
+        R(1, "inject", "exp", task="f2"), R(1, "task_outcome", "task:f2", task="f2", outcome="FAILED"),
         R(2, "retrieve", "good", task="s1", outcome="success"),  # outcome as a column
         R(2, "retrieve", "bad", task="s2"), R(2, "task_outcome", "s2", task="s2", outcome="1"),
         R(3, "archive", "bad"),  # bad revoked after f1 and s2 used it
@@ -134,17 +136,72 @@ def test_failure_attribution_with_outcome_rows_and_columns(tmp_path):
     ]
     r = health_of_trace(write(tmp_path, rows), objects=str(objects))
     f = r.failures
-    assert f.tasks_with_outcome == 6 and f.failed_tasks == 4
-    assert set(f.attributed_tasks) == {"f1", "f3"} and f.failures_attributed == 2
-    assert f.failure_attribution == pytest.approx(0.5)
-    assert f.successes_with_revoked_use == pytest.approx(0.5)  # s2 of s1, s2
-    assert f.revoked_items == 1 and f.expired_items == 1 and f.memory_items == 3
-    assert f.revoked_share == pytest.approx(1 / 3)
+    assert f.tasks_with_outcome == 6 and f.failed_tasks == 4 and f.succeeded_tasks == 2
+    # `bad` is archived, which retires it without revoking it: only f3 (expired when used) counts
+    assert f.attributed_tasks == ("f3",) and f.failures_attributed == 1
+    assert f.failed_revoked_use == pytest.approx(0.25) and f.succeeded_revoked_use == 0.0
+    assert f.failure_attribution == pytest.approx(0.25)
+    assert f.revoked_items == 0 and f.archived_items == 1 and f.expired_items == 1 and f.memory_items == 3
+    assert f.revoked_share == 0.0
+
+
+def test_failure_attribution_is_a_difference_with_an_interval(tmp_path):
+    # the worked example of the README: a is superseded after t1 (failed) and t3 (succeeded) used it;
+    # b is archived and c evicted, which are not revocations
+    rows = [
+        R(0, "write", "a"), R(0, "write", "b"), R(0, "write", "c"),
+        R(1, "retrieve", "a", task="t1"), R(1, "inject", "a", task="t1", outcome="failure"),
+        R(2, "retrieve", "b", task="t2", outcome="failure"),
+        R(3, "retrieve", "a", task="t3", outcome="success"),
+        R(4, "retrieve", "c", task="t4", outcome="success"), R(5, "retrieve", "c", task="t5", outcome="success"),
+        R(6, "write", "d"), R(6, "supersede", "a", by="d"), R(6, "archive", "b"), R(6, "evict", "c"),
+    ]
+    f = health_of_trace(write(tmp_path, rows)).failures
+    assert (f.failed_revoked_use, f.succeeded_revoked_use) == (pytest.approx(1 / 2), pytest.approx(1 / 3))
+    assert f.failure_attribution == pytest.approx(1 / 6)
+    lo, hi = f.failure_attribution_ci
+    assert lo < 1 / 6 < hi and (round(lo, 4), round(hi, 4)) == (-0.4458, 0.6548)
+    assert (f.revoked_items, f.archived_items, f.evicted_items, f.memory_items) == (1, 1, 1, 4)
+    assert f.revoked_share == pytest.approx(0.25) and "cannot show" in f.scope
+    invalidated = [r if r["event"] != "supersede" else R(6, "invalidate", "a") for r in rows]
+    g = health_of_trace(write(tmp_path, invalidated, "inv.jsonl")).failures
+    assert g.failure_attribution == pytest.approx(1 / 6) and g.revoked_items == 1
+    only_failures = health_of_trace(write(tmp_path, rows[:6], "f.jsonl")).failures
+    assert only_failures.failure_attribution_ci is None and math.isnan(only_failures.failure_attribution)
+    assert only_failures.ci_note == "not formed: no successful tasks (a difference needs both)"
+
+
+@pytest.mark.parametrize(
+    ("k1", "n1", "k2", "n2", "lo", "hi"),
+    # Newcombe (1998), Statistics in Medicine 17:873-890, Table II, method 10
+    [(56, 70, 48, 80, 0.0524, 0.3339), (9, 10, 3, 10, 0.1705, 0.8090), (6, 7, 2, 7, 0.0582, 0.8062),
+     (5, 56, 0, 29, -0.0381, 0.1926)],
+)
+def test_newcombe_interval_matches_the_published_values(k1, n1, k2, n2, lo, hi):
+    got = newcombe_difference(k1, n1, k2, n2)
+    assert (round(got[0], 4), round(got[1], 4)) == (lo, hi)
+
+
+def test_hit_rate_on_used_results_and_its_fallback(tmp_path):
+    rows = [
+        R(0, "search", "q0"), R(0, "retrieve", "a"), R(0, "retrieve", "b"), R(0, "inject", "a"),  # used
+        R(1, "search", "q1"), R(1, "retrieve", "c"),  # returned, not used
+        R(2, "search", "q2"),  # nothing found
+        R(3, "search", "q3"), R(3, "retrieve", "d"), R(3, "inject", "d"),  # used
+    ]
+    r = health_of_trace(write(tmp_path, rows)).retrieval
+    assert r.hit_definition == "used" and (r.queries, r.queries_with_hits) == (4, 2)
+    assert r.retrieval_hit_rate == pytest.approx(0.5)
+    assert (r.retrieved_results, r.used_results) == (4, 2) and r.used_result_share == pytest.approx(0.5)
+    fallback = health_of_trace(write(tmp_path, [x for x in rows if x["event"] != "inject"], "n.jsonl"))
+    assert fallback.retrieval.hit_definition == "returned"
+    assert fallback.retrieval.retrieval_hit_rate == pytest.approx(0.75)
+    assert any("returned" in n for n in fallback.notes)
 
 
 def test_unknown_outcome_is_an_input_error(tmp_path):
     rows = [R(0, "task_outcome", "t", task="t", outcome="maybe")]
-    with pytest.raises(InputError, match="outcome must be success/failure.*'maybe'"):
+    with pytest.raises(InputError, match=r"outcome must be success/failure.*'maybe'"):
         health_of_trace(write(tmp_path, rows))
 
 
@@ -197,7 +254,8 @@ def _naive(rows):
     for j, r in enumerate(seq):
         if r["event"] == "retrieve":
             hits += 1
-            stale += any(q["item"] == r["item"] and q["event"] in ("supersede", "archive") for q in seq[:j])
+            stale += any(q["item"] == r["item"] and q["event"] in ("supersede", "archive", "invalidate")
+                         for q in seq[:j])
     # live size at the end: items whose last membership-changing row is a write, plus initial items
     # (first row not a write) that were never removed
     final = 0
@@ -207,7 +265,7 @@ def _naive(rows):
         for ev in mine:
             if ev == "write":
                 alive = True
-            elif ev in ("supersede", "archive", "evict"):
+            elif ev in ("supersede", "archive", "evict", "invalidate"):
                 alive = False
         final += alive
     return stale, hits, final
@@ -216,9 +274,9 @@ def _naive(rows):
 @pytest.mark.parametrize("seed", range(8))
 def test_stale_hits_and_store_size_match_a_naive_implementation(tmp_path, seed):
     rng = np.random.default_rng(seed)
-    kinds = ["write", "retrieve", "retrieve", "retrieve", "supersede", "archive", "evict", "update"]
-    rows = [{"item": f"i{rng.integers(0, 12)}", "step": int(rng.integers(0, 40)), "event": kinds[rng.integers(0, len(kinds))]}
-            for _ in range(300)]
+    kinds = ["write", "retrieve", "retrieve", "retrieve", "supersede", "archive", "evict", "update", "invalidate"]
+    rows = [{"item": f"i{rng.integers(0, 12)}", "step": int(rng.integers(0, 40)),
+             "event": kinds[rng.integers(0, len(kinds))]} for _ in range(300)]
     stale, hits, final = _naive(rows)
     r = health_of_trace(write(tmp_path, rows))
     assert (r.retrieval.stale_hits, r.retrieval.hits, r.churn.final_size) == (stale, hits, final)
@@ -241,7 +299,8 @@ def test_file_order_does_not_matter_when_times_are_distinct(tmp_path, seed):
     rows = []
     for s in range(200):
         ev = kinds[rng.integers(0, len(kinds))]
-        row = {"item": f"i{rng.integers(0, 15)}", "step": s, "event": ev, "task": f"t{s // 20}", "tokens": int(rng.integers(1, 50))}
+        row = {"item": f"i{rng.integers(0, 15)}", "step": s, "event": ev, "task": f"t{s // 20}",
+               "tokens": int(rng.integers(1, 50))}
         if ev == "supersede":
             row["by"] = f"i{rng.integers(0, 15)}"
         rows.append(row)

@@ -12,8 +12,9 @@ from rich.text import Text
 from ..plots import check_plot_path
 from .options import (
     ColOpt, CountColOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt, RunColOpt,
-    StepColOpt, column_map, resolve_format,
+    StepColOpt, resolve_format,
 )
+from .options import MemoryLimitOpt, WhereOpt, read_options
 from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
@@ -27,12 +28,13 @@ HEALTH_HELP = """Memory-health metrics of an agent's memory trace (the article's
 
 \b
 Trace: event rows (item, step, run, event, tokens, ts) plus optional columns task, outcome and by.
-Event kinds: write, update, supersede (item superseded by the item in `by`), archive, evict,
-retrieve, inject, maintain; and search (a retrieval query), context (tokens = prompt size of a
+Event kinds: write, update, supersede (item superseded by the item in `by`), invalidate, archive,
+evict, retrieve, inject, maintain; and search (a retrieval query), context (tokens = prompt size of a
 model call), task_outcome (outcome = success/failure). OTLP JSON spans and Mem0 history exports are
 read directly (--input-format). The trace is one memory store; rows are processed in time order
 (ts if every row has one, else step); the live store grows on write and shrinks on supersede,
-archive and evict.
+invalidate, archive and evict. Revocation = supersede or invalidate (the entry was wrong); archive
+(routine consolidation) and evict (capacity) retire an entry without judging it: counted apart.
 
 \b
 Metrics (names usable in --fail-on):
@@ -42,15 +44,26 @@ Metrics (names usable in --fail-on):
   steps_over_budget        share of steps whose prompt (else memory) tokens exceed --budget
   maintenance_ratio        steps with a maintain row / all (run, step) steps; warning above 10%
   net_new_per_task         change of the live store size over a task's rows, mean over tasks
-  retrieval_hit_rate       queries (steps with search/retrieve rows) that retrieved >= 1 item / queries;
-                           needs search rows
-  stale_hit_share          retrieve hits on items then superseded, archived or past valid_until / hits
-  failure_attribution      failed tasks that used (retrieve/inject) an entry stale at that moment
-                           or superseded/archived later / failed tasks; failures_attributed is the
-                           count. A task's outcome is the last non-null `outcome` of its rows (a
-                           task_outcome row or an outcome column): success/pass/ok/true/1 or
+  retrieval_hit_rate       queries (steps with search/retrieve rows) whose results were used: >= 1
+                           retrieved item injected at the same step / queries (hit_definition
+                           "used"). Without inject rows beside the retrieve rows: queries that
+                           retrieved >= 1 item / queries ("returned"; needs search rows)
+  used_result_share        retrieved results injected at their step / retrieved results
+  stale_hit_share          retrieve hits on items then superseded, invalidated, archived or past
+                           valid_until / hits
+  failure_attribution      failed_revoked_use - succeeded_revoked_use, with a Newcombe 95% interval
+                           (not formed without both failed and successful tasks). A task used a
+                           revoked entry if it used (retrieve/inject) an entry superseded or
+                           invalidated at any time, or one past valid_until when used. Shows whether
+                           failures go with such use more than successes; cannot show cause (harder
+                           tasks may read more memory and fail more). failures_attributed: count of
+                           such failed tasks. A task's outcome is the last non-null `outcome` of its
+                           rows (a task_outcome row or an outcome column): success/pass/ok/true/1 or
                            failure/fail/error/false/0
-  revoked_share            items superseded or archived by the end / all memory items
+  failed_revoked_use, succeeded_revoked_use
+                           share of failed (successful) tasks that used a revoked or expired entry
+  revoked_share            items superseded or invalidated by the end / all memory items (archived
+                           and evicted items are reported apart)
   growth_slope             OLS slope of the live store size per step (or second)
   growth class             converging / linear / accelerating: OLS of the growth rate in (up to 20)
                            equal time bins on time; the 95% interval of this trend above (below) 0
@@ -100,11 +113,13 @@ def health(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
     fmt = resolve_format(fmt, as_json)
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where, memory_limit=memory_limit)
     from ..gates import parse_checks
     from ..health import METRICS, health_of_trace
 
@@ -272,6 +287,8 @@ def _import(file: str, kind: str, output: str, fmt: Format) -> None:
     t.add_row("events", ", ".join(f"{k}: {v:,}" for k, v in res.events.items()))
     t.add_row("runs / tasks", f"{res.runs:,} / {res.tasks:,}")
     emit(f"import {kind}", d, [d], fmt, tables=[t])
+    for note in res.notes:
+        message(f"note: {note}")
 
 
 def register(app: typer.Typer) -> None:

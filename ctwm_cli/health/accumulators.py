@@ -11,81 +11,47 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
+from statistics import NormalDist
 
 import numpy as np
 
 from ..errors import InputError
-from ..results import ToDict, result
 from ..traces.objects import MemoryObjects
+from .results import (
+    ATTRIBUTION_SCOPE, ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn,
+)
 
 MAINTENANCE_WARN = 0.10
 NON_ITEM_EVENTS = frozenset({"search", "context", "task_outcome"})
-REVOKING = {"supersede": "superseded", "archive": "archived"}
-REMOVING = frozenset({"supersede", "archive", "evict"})
+#: Revocations: the entry was found wrong. Archive and evict retire an entry without saying it was wrong
+#: (routine consolidation, capacity), so they are counted apart.
+REVOKING = {"supersede": "superseded", "invalidate": "invalidated"}
+RETIRING = {"archive": "archived", "evict": "evicted"}
+REMOVING = frozenset({*REVOKING, *RETIRING})
 USES = frozenset({"retrieve", "inject"})
 SUCCESS = frozenset({"success", "succeeded", "successful", "pass", "passed", "ok", "true", "1", "1.0", "yes"})
 FAILURE = frozenset({"failure", "failed", "fail", "error", "false", "0", "0.0", "no"})
 _NAN = float("nan")
 
 
-@result
-class ContextUsage(ToDict):
-    budget: int | None
-    steps: int
-    memory_event: str | None  # "inject" or "retrieve": whose tokens count as injected memory
-    memory_tokens_mean: float
-    memory_tokens_max: float
-    context_steps: int
-    context_tokens_mean: float
-    context_usage: float
-    memory_token_share: float
-    memory_share_of_context: float
-    steps_over_budget: float
+def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion k/n (n >= 1)."""
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z / den * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
-@result
-class Maintenance(ToDict):
-    steps: int
-    maintenance_steps: int
-    maintenance_ratio: float
-    warn_above: float
-
-
-@result
-class StoreChurn(ToDict):
-    tasks: int
-    net_new_per_task: float
-    net_new_median: float
-    writes: int
-    removals: int
-    initial_size: int
-    final_size: int
-
-
-@result
-class RetrievalHealth(ToDict):
-    queries: int
-    queries_with_hits: int
-    retrieval_hit_rate: float
-    hit_event: str | None
-    hits: int
-    stale_hits: int
-    stale_hit_share: float
-    stale_by_reason: dict[str, int]
-
-
-@result
-class FailureAttribution(ToDict):
-    tasks_with_outcome: int
-    failed_tasks: int
-    failures_attributed: int
-    failure_attribution: float
-    successes_with_revoked_use: float  # same share among successful tasks (a baseline)
-    revoked_items: int  # superseded or archived by the end of the trace
-    expired_items: int  # past valid_until at the end of the trace
-    memory_items: int
-    revoked_share: float
-    attributed_tasks: tuple[str, ...]
+def newcombe_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (1998, method 10) for p1 - p2 from two Wilson intervals;
+    sound at small counts and at 0 or 1, where the Wald interval collapses to zero width."""
+    z = float(NormalDist().inv_cdf(0.5 + level / 2))
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson_interval(k1, n1, z)
+    l2, u2 = wilson_interval(k2, n2, z)
+    d = p1 - p2
+    return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
 
 
 def parse_outcome(value: str, source: str) -> bool:
@@ -114,6 +80,7 @@ class StoreState:
         self.initial = 0
         self.size = 0  # relative to the initial store
         self.revoked_at: dict[str, str] = {}
+        self.retired: dict[str, set[str]] = {"archived": set(), "evicted": set()}
         self.first_write: dict[str, float] = {}
         # object-table supersedes: old -> [(new, created_at or None)]
         self.obj_supersedes: dict[str, list[tuple[str, float | None]]] = defaultdict(list)
@@ -142,14 +109,19 @@ class StoreState:
             if item in self.live:
                 self.live.discard(item)
                 delta = -1
-            if event in REVOKING and item not in self.revoked_at:
-                self.revoked_at[item] = REVOKING[event]
+            if event in REVOKING:
+                self.revoked_at.setdefault(item, REVOKING[event])
+            else:
+                self.retired[RETIRING[event]].add(item)
         self.size += delta
         return delta
 
     def stale_reason(self, item: str, t: float) -> str | None:
-        """Why a use of ``item`` at time ``t`` is stale (``superseded``/``archived``/``expired``), else None."""
+        """Why a use of ``item`` at time ``t`` is stale (``superseded``/``invalidated``/``archived``/
+        ``expired``), else None. An evicted entry is not stale: eviction says nothing about its content."""
         reason = self.revoked_at.get(item)
+        if reason is None and item in self.retired["archived"]:
+            reason = "archived"
         if reason is None and self.obj_superseded_from(item) <= t:
             reason = "superseded"
         if reason is None:
@@ -272,21 +244,26 @@ class ChurnAcc:
 
 
 class RetrievalAcc:
-    """Queries and hits per step, and hits on stale items."""
+    """Queries, what they retrieved and what of it was injected, per step; hits on stale items."""
 
-    def __init__(self, hit_event: str | None, has_search: bool) -> None:
-        self.hit_event, self.has_search = hit_event, has_search
+    def __init__(self, hit_event: str | None, kinds: set[str]) -> None:
+        self.hit_event, self.has_search = hit_event, "search" in kinds
+        self.used_definition = "retrieve" in kinds and "inject" in kinds
         self.query_steps: set = set()
-        self.hit_steps: set = set()
+        self.retrieved: dict = defaultdict(set)
+        self.injected: dict = defaultdict(set)
         self.hits = self.stale = 0
         self.by_reason: dict[str, int] = defaultdict(int)
         self.superseded_hits: dict[str, int] = defaultdict(int)
 
-    def feed_step(self, key, event: str) -> None:
-        if event in ("search", "retrieve"):
+    def feed_step(self, key, event: str, item: str) -> None:
+        if event == "search":
             self.query_steps.add(key)
-            if event == "retrieve":
-                self.hit_steps.add(key)
+        elif event == "retrieve":
+            self.query_steps.add(key)
+            self.retrieved[key].add(item)
+        elif event == "inject":
+            self.injected[key].add(item)
 
     def feed_use(self, item: str, event: str, reason: str | None) -> None:
         if event != self.hit_event:
@@ -299,13 +276,29 @@ class RetrievalAcc:
                 self.superseded_hits[item] += 1
 
     def finish(self, has_step: bool, notes: list[str]) -> RetrievalHealth:
-        hit_rate = _NAN
-        if self.has_search and has_step:
-            hit_rate = len(self.hit_steps) / len(self.query_steps) if self.query_steps else _NAN
+        q = len(self.query_steps)
+        returned = len(self.retrieved)
+        n_results = sum(len(v) for v in self.retrieved.values())
+        used = sum(len(v & self.injected.get(k, set())) for k, v in self.retrieved.items())
+        hits, rate, definition = returned, _NAN, None
+        if has_step and self.used_definition:
+            definition = "used"
+            hits = sum(bool(v & self.injected.get(k, set())) for k, v in self.retrieved.items())
+            rate = hits / q if q else _NAN
+            if not self.has_search:
+                notes.append("retrieval hit rate (used): no search rows, so queries that retrieved nothing are "
+                             "invisible and the rate is over queries that returned something")
+        elif has_step and self.has_search:
+            definition = "returned"
+            rate = returned / q if q else _NAN
+            notes.append("retrieval hit rate (returned): no inject rows beside the retrieve rows say what was "
+                         "used, so a query counts as a hit when it retrieved anything")
         elif self.hit_event is not None:
             notes.append("no search rows: queries that found nothing are invisible, retrieval hit rate not computed")
         return RetrievalHealth(
-            queries=len(self.query_steps), queries_with_hits=len(self.hit_steps), retrieval_hit_rate=hit_rate,
+            queries=q, queries_with_hits=hits, retrieval_hit_rate=rate, hit_definition=definition,
+            retrieved_results=n_results, used_results=used if definition == "used" else 0,
+            used_result_share=used / n_results if definition == "used" and n_results else _NAN,
             hit_event=self.hit_event, hits=self.hits, stale_hits=self.stale,
             stale_hit_share=self.stale / self.hits if self.hits else _NAN,
             stale_by_reason=dict(sorted(self.by_reason.items())),
@@ -313,13 +306,13 @@ class RetrievalAcc:
 
 
 class FailureAcc:
-    """Task outcomes and the entries each task used (stale at the time, or revoked later)."""
+    """Task outcomes and the entries each task used (revoked at any time, or expired when used)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.outcome: dict[str, bool] = {}
         self.used: dict[str, set[str]] = defaultdict(set)
-        self.stale_use: set[str] = set()
+        self.expired_use: set[str] = set()
 
     def feed_outcome(self, task: str | None, outcome: str | None) -> None:
         if task is not None and outcome is not None:
@@ -329,8 +322,8 @@ class FailureAcc:
         if task is None:
             return
         self.used[task].add(item)
-        if reason is not None:
-            self.stale_use.add(task)
+        if reason == "expired":
+            self.expired_use.add(task)
 
     def finish(self, store: StoreState, objects: MemoryObjects | None, t_end: float, has_tasks: bool,
                notes: list[str]) -> FailureAttribution:
@@ -341,20 +334,38 @@ class FailureAcc:
         succeeded = [t for t, ok in self.outcome.items() if ok]
 
         def implicated(task: str) -> bool:
-            return task in self.stale_use or bool(self.used.get(task, set()) & revoked)
+            return task in self.expired_use or bool(self.used.get(task, set()) & revoked)
 
         attributed = sorted(t for t in failed if implicated(t))
         ok_revoked = sum(implicated(t) for t in succeeded)
+        nf, ns = len(failed), len(succeeded)
+        pf = len(attributed) / nf if nf else _NAN
+        ps = ok_revoked / ns if ns else _NAN
+        ci, note = _difference_interval(len(attributed), nf, ok_revoked, ns)
         if has_tasks and not self.outcome:
             notes.append("no task outcomes (task_outcome rows or an outcome column): failure attribution and "
                          "success curve not computed")
         return FailureAttribution(
-            tasks_with_outcome=len(self.outcome), failed_tasks=len(failed), failures_attributed=len(attributed),
-            failure_attribution=len(attributed) / len(failed) if failed else _NAN,
-            successes_with_revoked_use=ok_revoked / len(succeeded) if succeeded else _NAN,
-            revoked_items=len(revoked & items), expired_items=len(expired & items), memory_items=len(items),
-            revoked_share=len(revoked & items) / len(items) if items else _NAN, attributed_tasks=tuple(attributed[:20]),
+            tasks_with_outcome=len(self.outcome), failed_tasks=nf, succeeded_tasks=ns,
+            failures_attributed=len(attributed), successes_with_revoked_use=ok_revoked, failed_revoked_use=pf,
+            succeeded_revoked_use=ps, failure_attribution=pf - ps if nf and ns else _NAN,
+            failure_attribution_ci=ci, ci_note=note, scope=ATTRIBUTION_SCOPE,
+            revoked_items=len(revoked & items), archived_items=len(store.retired["archived"] & items),
+            evicted_items=len(store.retired["evicted"] & items), expired_items=len(expired & items),
+            memory_items=len(items), revoked_share=len(revoked & items) / len(items) if items else _NAN,
+            attributed_tasks=tuple(attributed[:20]),
         )
+
+
+def _difference_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[tuple[float, float] | None, str]:
+    """The interval of failed minus successful shares, or None and the reason it cannot be formed."""
+    if n1 and n2:
+        return newcombe_difference(k1, n1, k2, n2), (
+            f"Newcombe hybrid score 95% interval over {n1} failed and {n2} successful tasks")
+    if not n1 and not n2:
+        return None, "not formed: no task outcomes"
+    missing = "no failed tasks" if not n1 else "no successful tasks"
+    return None, f"not formed: {missing} (a difference needs both)"
 
 
 class GrowthAcc:

@@ -11,22 +11,34 @@ Definitions (shown by ``ctwm health --help`` and in the README):
   **steps_over_budget**: share of steps whose prompt (else injected memory) tokens exceed the budget.
 * **maintenance_ratio**: steps with a ``maintain`` row / all steps (warning above 10%).
 * **net_new_per_task**: change of the live store size over each task's rows, averaged over tasks.
-  The live store: ``write`` adds an item, ``supersede`` / ``archive`` / ``evict`` remove it; an item
-  first seen in another kind of row was already in the store when the trace began.
+  The live store: ``write`` adds an item, ``supersede`` / ``invalidate`` / ``archive`` / ``evict``
+  remove it; an item first seen in another kind of row was already in the store when the trace began.
 * **retrieval_hit_rate**: of the retrieval queries — steps with a ``search`` or ``retrieve`` row —
-  the share that retrieved at least one item. Without ``search`` rows a query that found nothing
-  leaves no trace, so the rate is reported only when the trace has ``search`` rows.
+  the share whose results were used: at least one retrieved item is also injected (an ``inject``
+  row) at the same step (``hit_definition`` "used"; the article asks whether retrieval helped, and
+  a trace that logs the final injection list says so). **used_result_share**: retrieved results
+  injected at their step / retrieved results. A trace without ``inject`` rows beside its
+  ``retrieve`` rows falls back to "returned": the share of queries that retrieved anything, which
+  needs ``search`` rows (without them a query that found nothing leaves no row).
 * **stale_hit_share**: of the hits (``retrieve`` rows; ``inject`` if there are none), the share on
   an item that at that moment was superseded (a ``supersede`` row before it, or a superseding
-  object in the object table created before it), archived, or past its ``valid_until``.
-* **failure_attribution**: of the tasks whose outcome is a failure, the share that used
-  (``retrieve``/``inject``) an entry that was stale at that moment (superseded, archived or past
-  ``valid_until``) or was revoked later (superseded or archived by the end of the trace; expiry
-  after the use does not count: the entry was valid when used). The outcome of a task is the last
-  non-null ``outcome`` of its rows (a ``task_outcome`` row, or an ``outcome`` column on any row):
-  success / succeeded / pass / ok / true / 1, or failure / failed / fail / error / false / 0. **revoked_share**: items
-  superseded or archived by the end / all memory items (the article's "revoked entries / total
+  object in the object table created before it), invalidated, archived, or past its ``valid_until``.
+* **Revocation** means the entry was found wrong: ``supersede`` or ``invalidate`` (or a superseding
+  object in the object table). ``archive`` (routine consolidation) and ``evict`` (capacity) retire
+  an entry without judging it and are counted apart (``archived_items``, ``evicted_items``).
+  **revoked_share**: revoked items / all memory items (the article's "revoked entries / total
   entries").
+* **failure_attribution**: a task *used a revoked entry* when it used (``retrieve``/``inject``) an
+  entry that is revoked at any time in the trace (before the use: it was stale; after: it was
+  wrong when used) or that was past its ``valid_until`` when used. failure_attribution =
+  (failed tasks that did) / (failed tasks) − (successful tasks that did) / (successful tasks), with
+  Newcombe's hybrid-score 95% interval; with no failed or no successful task the difference and its
+  interval are not formed and the result says which. It shows whether failures go with such use more
+  often than successes; it cannot show that an entry caused a failure (harder tasks may both read
+  more memory and fail more). ``failures_attributed`` counts the failed tasks that did. The outcome
+  of a task is the last non-null ``outcome`` of its rows (a ``task_outcome`` row, or an ``outcome``
+  column on any row): success / succeeded / pass / ok / true / 1, or failure / failed / fail /
+  error / false / 0.
 * **growth**: live store size over time (``ts`` if every row has one, else ``step``) with its OLS
   slope and a converging / linear / accelerating classification (see :mod:`.growth`).
 * **success curve**: success rate against store size at task start, and its inflection point
@@ -53,13 +65,13 @@ from ..traces.objects import MemoryObjects, read_objects
 from ..traces.schema import ColumnMap
 from .chains import Contradictions, contradiction_chains
 from .accumulators import (
-    NON_ITEM_EVENTS, USES, ChurnAcc, ContextAcc, ContextUsage, FailureAcc, FailureAttribution, GrowthAcc,
-    Maintenance, MaintenanceAcc, RetrievalAcc, RetrievalHealth, StoreChurn, StoreState,
+    NON_ITEM_EVENTS, USES, ChurnAcc, ContextAcc, FailureAcc, GrowthAcc, MaintenanceAcc, RetrievalAcc, StoreState,
 )
 from ..gates import Check, CheckOutcome, evaluate_checks
 from .curve import SuccessCurve, success_volume_curve
 from .events import EventLog, load_events
 from .growth import GrowthFit, classify_growth
+from .results import ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn
 
 MAX_SERIES_POINTS = 200
 #: metrics that exist only with a prompt budget (a gate on them without one fails: "needs budget")
@@ -73,11 +85,14 @@ METRICS: dict[str, str] = {
     "steps_over_budget": "share of steps over the budget",
     "maintenance_ratio": "steps with a maintain row / all steps (warn > 0.10)",
     "net_new_per_task": "mean change of the live store size per task",
-    "retrieval_hit_rate": "queries that retrieved >= 1 item / all queries (needs search rows)",
-    "stale_hit_share": "hits on superseded, archived or expired items / all hits",
-    "failure_attribution": "failed tasks that used a stale or since-revoked entry / failed tasks",
-    "failures_attributed": "number of such failed tasks",
-    "revoked_share": "superseded or archived items / all memory items",
+    "retrieval_hit_rate": "queries with a retrieved item injected at their step / queries (else: that retrieved any)",
+    "used_result_share": "retrieved results injected at their step / retrieved results",
+    "stale_hit_share": "hits on superseded, invalidated, archived or expired items / all hits",
+    "failure_attribution": "share of failed minus share of successful tasks that used a revoked or expired entry",
+    "failed_revoked_use": "failed tasks that used a revoked (superseded/invalidated) or expired entry / failed",
+    "succeeded_revoked_use": "the same share among successful tasks",
+    "failures_attributed": "number of failed tasks that used a revoked or expired entry",
+    "revoked_share": "superseded or invalidated items / all memory items (archive, evict apart)",
     "growth_slope": "OLS slope of the live store size per time unit",
     "growth_rate_change": "relative change of the growth rate across the trace",
     "store_size": "live store size at the end of the trace",
@@ -123,8 +138,11 @@ class HealthReport(ToDict):
             "maintenance_ratio": _num(self.maintenance.maintenance_ratio),
             "net_new_per_task": _num(self.churn.net_new_per_task),
             "retrieval_hit_rate": _num(r.retrieval_hit_rate),
+            "used_result_share": _num(r.used_result_share),
             "stale_hit_share": _num(r.stale_hit_share),
             "failure_attribution": _num(f.failure_attribution),
+            "failed_revoked_use": _num(f.failed_revoked_use),
+            "succeeded_revoked_use": _num(f.succeeded_revoked_use),
             "failures_attributed": float(f.failures_attributed) if f.failed_tasks else None,
             "revoked_share": _num(f.revoked_share),
             "growth_slope": _num(g.slope),
@@ -194,7 +212,7 @@ def health_of_events(
     mem_event = "inject" if "inject" in kinds else ("retrieve" if "retrieve" in kinds else None)
     store = StoreState(objects)
     context, maint, churn = ContextAcc(mem_event), MaintenanceAcc(), ChurnAcc()
-    retrieval, failures, growth = RetrievalAcc(hit_event, "search" in kinds), FailureAcc(log.source), GrowthAcc()
+    retrieval, failures, growth = RetrievalAcc(hit_event, kinds), FailureAcc(log.source), GrowthAcc()
     edges = list(store.obj_edges)
     for i in range(len(log)):
         it, ev, t, task = log.item[i], log.event[i], log.time[i], log.task[i]
@@ -204,7 +222,7 @@ def health_of_events(
             key = (log.run[i], log.step[i])
             context.feed(key, ev, log.tokens[i])
             maint.feed(key, ev)
-            retrieval.feed_step(key, ev)
+            retrieval.feed_step(key, ev, it)
         if ev in NON_ITEM_EVENTS:
             continue
         delta = store.apply(it, ev, t)
