@@ -33,7 +33,8 @@ def test_audit_json_carries_seed_and_full_result(run_cli, grouped_trace):
     doc = json.loads(res.out)
     assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 1
     a = doc["audits"][0]
-    assert a["settings"]["seed"] == 5 and a["verdict"]["verdict"] in ("tpl-compatible", "lognormal-compatible", "inconclusive")
+    assert a["settings"]["seed"] == 5
+    assert a["verdict"]["verdict"] in ("tpl-compatible", "lognormal-compatible", "inconclusive")
     assert {c["second"] for c in a["comparisons"]} >= {"lognormal", "exponential", "power_law"}
     assert "seed: 5" in res.err
 
@@ -47,7 +48,8 @@ def test_audit_group_by_gives_one_row_per_group_and_csv(run_cli, grouped_trace):
 
 
 def test_expect_mismatch_exits_1_with_reason(run_cli, grouped_trace):
-    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--expect", "lognormal-compatible"])
+    res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1",
+                   "--expect", "lognormal-compatible"])
     doc_verdicts = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--json"]).out
     verdicts = {a["verdict"]["verdict"] for a in json.loads(doc_verdicts)["audits"]}
     if verdicts == {"lognormal-compatible"}:
@@ -98,3 +100,37 @@ def test_audit_reads_the_shipped_sample_with_no_options(run_cli):
     res = run_cli(["audit", sample, "-b", "20", "--seed", "3", "--json"])
     assert res.code == 0, res.err
     assert json.loads(res.out)["audits"][0]["power_law"]["n_tail"] >= 100
+
+
+def test_audit_new_options_reach_the_result(run_cli, grouped_trace):
+    res = run_cli(["audit", grouped_trace, "--bootstrap", "20", "--seed", "5", "--uncertainty", "30",
+                   "--xmin-range", "1:20", "--scan-floor", "20", "--json"])
+    assert res.code == 0, res.err
+    a = json.loads(res.out)["audits"][0]
+    assert a["settings"]["xmin_range"] == [1.0, 20.0] and a["settings"]["scan_floor"] == 20
+    assert 1 <= a["power_law"]["xmin"] <= 20
+    assert a["uncertainty"]["replicates"] == 30 and "alpha" in a["uncertainty"]["se"]
+    nested = next(c for c in a["comparisons"] if c["nested"])
+    assert nested["method"] == "monte-carlo"
+
+
+@pytest.mark.parametrize(
+    "args,code,text",
+    [
+        (["--xmin-range", "5"], 2, "--xmin-range must be LO:HI"),
+        (["--xmin-range", "9:3"], 2, "xmin_range must be (lo, hi)"),
+        (["--uncertainty", "-1"], 2, "uncertainty must be >= 0"),
+        (["--scan-floor", "1"], 2, "scan_floor must be >= 2"),
+    ],
+)
+def test_audit_new_option_errors(run_cli, grouped_trace, args, code, text):
+    res = run_cli(["audit", grouped_trace, "--bootstrap", "5", *args])
+    assert res.code == code and text in res.err and "Traceback" not in res.err
+
+
+def test_expect_rule_calibrated_without_a_calibration_is_an_explicit_error(run_cli, tmp_path):
+    path = tmp_path / "short.jsonl"
+    path.write_text("".join(json.dumps({"item": f"m{i}", "count": i + 1}) + "\n" for i in range(40)))
+    res = run_cli(["audit", path, "--bootstrap", "5", "--seed", "1", "--calibrate", "20",
+                   "--expect", "inconclusive", "--expect-rule", "calibrated"])
+    assert res.code == 3 and "no calibration ran" in res.err and "Traceback" not in res.err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -10,13 +11,14 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..plots import check_plot_path
 from .choices import Verdict, choice
 from .options import (
     ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JobsOpt, JsonOpt, JunitOpt,
-    PlotOpt, RunColOpt, SeedOpt, StepColOpt, at_most, column_map, resolve_format,
+    PlotOpt, RunColOpt, SeedOpt, StepColOpt, at_most, resolve_format,
 )
+from .options import TRACES_HELP, EngineOpt, MemoryLimitOpt, SchedulerOpt, WhereOpt, read_options
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
@@ -27,7 +29,7 @@ VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold c
 
 
 def audit(
-    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help="Trace files: .jsonl, .jsonl.gz, .ndjson, .parquet, a Parquet directory, or - for JSONL on stdin. One audit per trace (or per group).")],
+    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP + " One audit per trace (or per group).")],
     group_by: Annotated[str | None, typer.Option("--group-by", help="One audit per value of this column (e.g. run, agent, episode, family).")] = None,
     event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,
     discrete: Annotated[bool, typer.Option("--discrete/--continuous", help="Discrete fits (counts are integers; default) or continuous densities.")] = True,
@@ -36,7 +38,19 @@ def audit(
     bootstrap_old: Annotated[int | None, typer.Option("-B", hidden=True, callback=at_most("bootstrap"), help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
     seed: SeedOpt = None,
     jobs: JobsOpt = None,
-    min_tail: Annotated[int, typer.Option("--min-tail", help="Minimum tail size n_tail (Assumption 3.3); candidate cutoffs leaving fewer are skipped.")] = 100,
+    min_tail: Annotated[int, typer.Option(
+        "--min-tail", help="Minimum tail size n_tail (Assumption 3.3). A KS-optimal cutoff leaving fewer points makes "
+        "the verdict inconclusive; the best cutoff leaving --min-tail points is shown beside it, labelled "
+        "constrained.")] = 100,
+    scan_floor: Annotated[int, typer.Option(
+        "--scan-floor", help="The x_min scan considers every cutoff leaving at least this many points "
+        "(separate from --min-tail).")] = 10,
+    xmin_range: Annotated[str | None, typer.Option(
+        "--xmin-range", metavar="LO:HI",
+        help="Only candidate cutoffs LO <= x_min <= HI (either side may be empty).")] = None,
+    uncertainty: Annotated[int, typer.Option(
+        "--uncertainty", metavar="B", help="Nonparametric bootstrap of the whole fit (x_min re-selected): standard "
+        "errors and 95% percentile intervals of x_min, α and n_tail (0: off; e.g. 500).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
@@ -54,6 +68,10 @@ def audit(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
+    engine: EngineOpt = "duckdb",
+    scheduler: SchedulerOpt = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -77,7 +95,8 @@ def audit(
     from ..gates import evaluate_checks, expect_outcome, parse_checks
     from ..tail import audit_many
     from ..tail.audit import new_seed, validate
-    from ..traces import item_counts, open_trace, scan_trace
+    from ..distributed import check_scheduler, using_scheduler
+    from ..traces.paths import read_counts
 
     fmt = resolve_format(fmt, as_json)
     if bootstrap_old is not None:
@@ -90,23 +109,24 @@ def audit(
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     check_plot_path(plot)
+    scan_range = _parse_range(xmin_range)
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
-             discrete=discrete, seed=seed, calibrate=calibrate, level=level)
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
-    counts = []
-    for path in traces:
-        reader = open_trace(path, cmap, keep=(group_by,) if group_by and group_by not in cmap.canonical() else ())
-        with progress_bar(f"reading {reader.source}") as progress:
-            scan = scan_trace(reader, group_by=group_by, progress=progress)
-        counts += item_counts(scan, event)
+             discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
+             xmin_range=scan_range, uncertainty=uncertainty)
+    read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
+                        memory_limit=memory_limit, engine=engine, scheduler=check_scheduler(scheduler))
     seed = new_seed() if seed is None else seed
-    announce_seed(seed)
-    with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
-        results = audit_many(
-            counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
-            p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
-            progress=progress, calibration_progress=cal_progress,
-        )
+    with using_scheduler(scheduler):
+        with progress_bar("reading traces") as progress:
+            counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress)
+        announce_seed(seed)
+        with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
+            results = audit_many(
+                counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
+                p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
+                scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
+                progress=progress, calibration_progress=cal_progress,
+            )
     if plot:
         from ..plots.ccdf import plot_audit
 
@@ -116,7 +136,10 @@ def audit(
     checks = []
     for r, row in zip(results, rows, strict=True):
         if expect is not None:
-            chosen = r.verdict if expect_rule == "paper" or r.calibration is None else r.calibration.verdict
+            if expect_rule == "calibrated" and r.calibration is None:
+                raise InputError(f"{r.label}: --expect-rule calibrated, but no calibration ran "
+                                 f"(no power-law tail to simulate from: {r.verdict.reason})")
+            chosen = r.verdict if expect_rule == "paper" else r.calibration.verdict
             checks.append(expect_outcome(r.label, f"{expect_rule}_verdict", chosen.verdict, expect))
         checks += evaluate_checks(gates, gate_metrics(r, row), subject=r.label)
     payload = {"audits": [r.to_dict() for r in results]}
@@ -138,6 +161,19 @@ def gate_metrics(r, row: dict) -> dict:
     return {name: row.get(name, k.get(name)) for name in GATE_METRICS}
 
 
+def _parse_range(text: str | None) -> tuple[float, float] | None:
+    """--xmin-range LO:HI (either side may be empty) as (lo, hi)."""
+    if text is None:
+        return None
+    lo, sep, hi = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError(text)
+        return (float(lo) if lo.strip() else 1e-300, float(hi) if hi.strip() else math.inf)
+    except ValueError:
+        raise UsageError(f"--xmin-range must be LO:HI (numbers; either side may be empty), got {text!r}") from None
+
+
 def _plot_paths(plot: str, results) -> list[Path]:
     p = Path(plot)
     if len(results) == 1:
@@ -155,6 +191,17 @@ def _table(r) -> Group:
         t.add_row("x_min / n_tail", f"{fmt_num(pl.xmin)} / {pl.n_tail:,}  ({pl.candidates:,} candidate cutoffs)")
         t.add_row("α ± se", f"{pl.alpha:.4f} ± {pl.alpha_se:.4f}  (confirmatory; moves with x_min)")
         t.add_row("KS distance D", fmt_num(pl.ks))
+    if r.constrained is not None:
+        k = r.constrained
+        t.add_row("constrained cutoff", f"x_min {fmt_num(k.xmin)} / n_tail {k.n_tail:,}, α {k.alpha:.4f}, "
+                  f"D {fmt_num(k.ks)}  (best cutoff leaving --min-tail points; not used for the verdict)")
+    if r.uncertainty is not None:
+        u = r.uncertainty
+        for q in ("xmin", "alpha", "n_tail"):
+            iv = u.interval[q]
+            span = ("identical in every replicate" if iv is None
+                    else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
+            t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
     t.add_row("p_gof", "not computed" if gof is None else f"{gof.pvalue:.4f}  (B = {gof.replicates}, seed {r.settings.seed})")
     if c is not None:
         t.add_row("Λ_TPL,LN / σ / z", f"{fmt_num(c.statistic)} / {fmt_num(c.sigma)} / {fmt_num(c.z)}")
@@ -169,20 +216,34 @@ def _table(r) -> Group:
         t.add_row("calibrated verdict", Text.assemble((cv.verdict, VERDICT_STYLE[cv.verdict]), f"  (calibrated rule, level {cal.level:g}, R = {cal.replicates})"))
         t.add_row("calibrated reason", cv.reason)
         conf = cal.confusion
-        t.add_row("paper rule on simulated data",
-                  f"log-normal: TPL {conf['lognormal']['tpl-compatible']:.1%}, LN {conf['lognormal']['lognormal-compatible']:.1%}; "
-                  f"TPL: TPL {conf['truncated_power_law']['tpl-compatible']:.1%}, LN {conf['truncated_power_law']['lognormal-compatible']:.1%}")
+        if conf:
+            t.add_row("paper rule on simulated data",
+                      f"log-normal: TPL {conf['lognormal']['tpl-compatible']:.1%}, LN {conf['lognormal']['lognormal-compatible']:.1%}; "
+                      f"TPL: TPL {conf['truncated_power_law']['tpl-compatible']:.1%}, LN {conf['truncated_power_law']['lognormal-compatible']:.1%}")
     if r.concentration is not None:
         k = r.concentration
         t.add_row("concentration", f"Gini {fmt_num(k.gini)}, skew {fmt_num(k.skewness)}, max/median {fmt_num(k.max_over_median)}, "
                   f"top-10% share {fmt_num(k.top10_share)}, σ_top10 {fmt_num(k.sigma_top10)}")
     parts: list = [t]
+    if r.alternatives:
+        fits = Table(title="Alternative fits on the same tail (se from the Hessian)", title_justify="left")
+        for name in ("family", "parameters", "log-likelihood", "converged", "at bound"):
+            fits.add_column(name)
+        for f in r.alternatives.values():
+            se = f.se or {}
+            params = ", ".join(f"{k} {fmt_num(v)}" + (f" ± {fmt_num(se[k])}" if k in se and se[k] == se[k] else "")
+                               for k, v in f.params.items())
+            bound = ", ".join(f"{k} = {fmt_num(b)}" for k, b in f.at_bound.items())
+            bound += f" ({f.limit})" if f.limit else ""
+            fits.add_row(f.family, params, fmt_num(f.loglik), fmt_num(f.converged), bound or "no")
+        parts.append(fits)
     if r.comparisons:
         lr = Table(title="Likelihood-ratio tests (Λ > 0 favours the first family)", title_justify="left")
         for name in ("first", "second", "Λ", "σ", "z", "p", "preferred"):
             lr.add_column(name, justify="left" if name in ("first", "second", "preferred") else "right")
         for cmp in r.comparisons:
-            lr.add_row(cmp.first, cmp.second + (" (nested)" if cmp.nested else ""), fmt_num(cmp.statistic),
+            second = cmp.second + (f" (nested, {cmp.method})" if cmp.nested else "")
+            lr.add_row(cmp.first, second, fmt_num(cmp.statistic),
                        fmt_num(cmp.sigma), fmt_num(cmp.z), fmt_num(cmp.pvalue), cmp.preferred or "none")
         parts.append(lr)
     return Group(*parts)

@@ -24,6 +24,7 @@ from .compare import Comparison, calibrated_nested, nested_power_law, vuong
 from .families import TailFit
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
+from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
 FAMILIES = fam.ALTERNATIVES
@@ -43,6 +44,7 @@ class AuditSettings(ToDict):
     seed: int
     scan_floor: int = SCAN_FLOOR
     xmin_range: tuple[float, float] | None = None
+    uncertainty: int = 0
 
     @property
     def floor(self) -> int:
@@ -72,6 +74,7 @@ class AuditResult(ToDict):
     concentration: Concentration | None
     calibration: Calibration | None = None
     constrained: PowerLawFit | None = None
+    uncertainty: Uncertainty | None = None
     version: str = __version__
 
     # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
@@ -110,7 +113,7 @@ class AuditResult(ToDict):
 def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z_star: float = 1.96,
              jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
              calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
-             xmin_range: tuple[float, float] | None = None) -> None:
+             xmin_range: tuple[float, float] | None = None, uncertainty: int = 0) -> None:
     """Check the audit's parameters (the CLI calls this before reading any trace)."""
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
     if discrete and xmin is not None and xmin != math.floor(xmin):
@@ -122,6 +125,8 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
         raise UsageError(f"calibrate must be >= 0, got {calibrate}")
     if not 0 < level < 0.5:
         raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
+    if uncertainty < 0:
+        raise UsageError(f"uncertainty must be >= 0, got {uncertainty}")
     if scan_floor < 2:
         raise UsageError(f"scan_floor must be >= 2, got {scan_floor}")
     if xmin_range is not None:
@@ -201,6 +206,7 @@ def audit_many(
     level: float = 0.05,
     scan_floor: int = SCAN_FLOOR,
     xmin_range: tuple[float, float] | None = None,
+    uncertainty: int = 0,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -212,16 +218,18 @@ def audit_many(
     parametric-bootstrap calibration of the verdict (:mod:`ctwm_cli.tail.calibrate`) at ``level``.
     ``scan_floor``: the x_min scan considers cutoffs leaving at least this many points (Assumption 3.3's
     ``min_tail`` is checked on the result, not used to hide a shorter KS-optimal tail);
-    ``xmin_range`` (lo, hi): only candidates lo <= x_min <= hi.
+    ``xmin_range`` (lo, hi): only candidates lo <= x_min <= hi. ``uncertainty=B``: standard errors and
+    percentile intervals of x_min, α and n_tail from B nonparametric bootstrap re-fits
+    (:mod:`ctwm_cli.tail.uncertainty`).
     """
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=xmin_range)
+             xmin_range=xmin_range, uncertainty=uncertainty)
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
     base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
                          z_star=z_star, seed=seed, scan_floor=scan_floor,
-                         xmin_range=tuple(xmin_range) if xmin_range is not None else None)
+                         xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty)
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
@@ -281,6 +289,7 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
         mine = [c for c, o in zip(chunks, owner, strict=True) if o == k]
         gof = gof_result(p.power_law, mine, p.settings.bootstrap, nested=True) if mine else None
         results.append(_assemble(p, gof))
+    results = _with_uncertainty(prepared, results, jobs=jobs, progress=calibration_progress)
     if calibrate:
         results = [
             dataclasses.replace(r, calibration=run_calibration(p.hist, r, replicates=calibrate, level=level,
@@ -288,6 +297,29 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
             for r, p in zip(results, prepared, strict=True)
         ]
     return results
+
+
+def _with_uncertainty(prepared: list[_Prepared], results: list[AuditResult], *, jobs, progress) -> list[AuditResult]:
+    """Every audit's nonparametric bootstrap re-fits in one pool."""
+    tasks, owner = [], []
+    for k, p in enumerate(prepared):
+        s = p.settings
+        if p.power_law is None or s.uncertainty == 0:
+            continue
+        t = uncertainty_tasks(p.hist, replicates=s.uncertainty, seed=s.seed, discrete=s.discrete, floor=s.floor,
+                              xmin=s.xmin, xmin_range=s.xmin_range)
+        tasks += t
+        owner += [k] * len(t)
+    if not tasks:
+        return results
+    rows = run_tasks(replicate_fits, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
+    out = list(results)
+    for k, p in enumerate(prepared):
+        mine = [r for r, o in zip(rows, owner, strict=True) if o == k]
+        if mine:
+            u = summarise(p.power_law, mine, replicates=p.settings.uncertainty, seed=p.settings.seed)
+            out[k] = dataclasses.replace(out[k], uncertainty=u)
+    return out
 
 
 def _no_fit_verdict(p: _Prepared) -> Verdict:

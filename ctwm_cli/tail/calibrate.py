@@ -147,9 +147,15 @@ def calibrate(
     r = audit_result
     pl = r.power_law
     s = r.settings
-    if pl is None or "lognormal" not in r.alternatives or pl.n_tail < s.min_tail:
-        return None  # no tail to simulate from, or Assumption 3.3 already decides: inconclusive
+    if pl is None or "lognormal" not in r.alternatives or (pl.n_tail < s.min_tail and r.constrained is None):
+        return None  # no tail to simulate from
     seed = s.seed if seed is None else int(seed)
+    if pl.n_tail < s.min_tail:  # Assumption 3.3 already decides (inconclusive): nothing to simulate
+        z = r.tpl_vs_lognormal.z if r.tpl_vs_lognormal is not None else math.nan
+        return Calibration(replicates=0, level=level, seed=seed, observed_z=z,
+                           thresholds={"z_tpl": math.nan, "z_lognormal": math.nan}, pvalue_lognormal=math.nan,
+                           confusion={}, failed={}, null_z={},
+                           verdict=calibrated_rule(r.verdict, z, math.nan, math.nan, level))
     below = hist.values < pl.xmin
     body_values, body_counts = hist.values[below], hist.counts[below].astype(np.float64)
     null_d = r.gof.null_distribution[np.isfinite(r.gof.null_distribution)] if r.gof is not None else np.zeros(0)

@@ -1,0 +1,84 @@
+"""``--uncertainty``: nonparametric bootstrap of the whole fit, and Hessian SEs of the TPL and log-normal."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ctwm_cli.tail import REGISTRY, Histogram, Tail, audit, fit_power_law, sample_power_law
+from ctwm_cli.tail.samplers import sample_lognormal_tail, sample_tpl_tail
+
+
+def _pl_with_body(seed, n_tail=3000, body=1500):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([sample_power_law(2.5, 5.0, n_tail, rng, True), rng.integers(1, 5, body).astype(float)])
+
+
+def test_uncertainty_is_reproducible_and_independent_of_jobs():
+    x = _pl_with_body(1)
+    a = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1, diagnostics=False).to_dict()
+    b = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=2, diagnostics=False).to_dict()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    u = a["uncertainty"]
+    assert u["replicates"] == 60
+    assert u["interval"]["alpha"]["low"] < a["power_law"]["alpha"] < u["interval"]["alpha"]["high"]
+
+
+def test_agrees_with_brute_force_resampling_of_the_raw_values():
+    # the same bootstrap written the slow way: n draws with replacement from the raw sample, full re-fit
+    x = _pl_with_body(2)
+    r = audit(x, bootstrap=0, uncertainty=300, seed=5, jobs=1, diagnostics=False)
+    rng = np.random.default_rng(99)
+    alphas, xmins = [], []
+    for _ in range(300):
+        f = fit_power_law(Histogram.from_sample(rng.choice(x, x.size)), min_tail=10)
+        alphas.append(f.alpha)
+        xmins.append(f.xmin)
+    u = r.uncertainty
+    # the same law: x_min jumps between cutoffs, so compare whole distributions, not one moment
+    assert stats.ks_2samp(u.draws["alpha"], alphas).pvalue > 1e-3
+    assert stats.ks_2samp(u.draws["xmin"], xmins).pvalue > 1e-3
+    assert u.interval["alpha"].low == pytest.approx(np.quantile(alphas, 0.025), abs=u.se["alpha"])
+    assert u.interval["alpha"].high == pytest.approx(np.quantile(alphas, 0.975), abs=u.se["alpha"])
+
+
+def test_a_quantity_that_never_moves_gets_no_zero_width_interval():
+    x = sample_power_law(2.5, 1.0, 2000, np.random.default_rng(1), True)
+    u = audit(x, bootstrap=0, uncertainty=40, seed=1, jobs=1, diagnostics=False).uncertainty
+    assert "xmin" in u.constant and u.interval["xmin"] is None and u.se["xmin"] == 0.0
+    assert u.interval["alpha"] is not None and u.interval["alpha"].high > u.interval["alpha"].low
+
+
+@pytest.mark.parametrize("name,params,sampler", [
+    ("lognormal", {"mu": 2.0, "sigma": 1.0},
+     lambda p, rng: sample_lognormal_tail(p["mu"], p["sigma"], 3.0, 4000, rng, True)),
+    ("truncated_power_law", {"alpha": 1.7, "lambda": 0.01},
+     lambda p, rng: sample_tpl_tail(p["alpha"], p["lambda"], 3.0, 4000, rng, True)),
+])
+def test_hessian_standard_errors_match_the_spread_over_seeds(name, params, sampler):
+    est, ses = {k: [] for k in params}, {k: [] for k in params}
+    for s in range(30):
+        v, c = np.unique(sampler(params, np.random.default_rng(700 + s)), return_counts=True)
+        tail = Tail(values=v, counts=c.astype(float), xmin=3.0, discrete=True)
+        f = REGISTRY[name].fit(tail, reference=REGISTRY["power_law"].fit(tail))
+        assert f.converged
+        for k in params:
+            est[k].append(f.params[k])
+            ses[k].append(f.se[k])
+    for k in params:
+        assert 0.7 < np.std(est[k], ddof=1) / np.mean(ses[k]) < 1.45, k
+        assert abs(np.mean(est[k]) - params[k]) < 3 * np.mean(ses[k]) / np.sqrt(30) + 0.02 * abs(params[k]), k
+
+
+@pytest.mark.slow
+def test_percentile_intervals_cover_the_true_alpha():
+    # 200 power-law sets (α = 2.5, x_min = 1, n = 1,000), x_min re-selected in every replicate
+    hits = 0
+    for s in range(200):
+        x = sample_power_law(2.5, 1.0, 1000, np.random.default_rng(3000 + s), True)
+        u = audit(x, bootstrap=0, uncertainty=100, seed=s, jobs=1, diagnostics=False).uncertainty
+        hits += u.interval["alpha"].low <= 2.5 <= u.interval["alpha"].high
+    assert hits / 200 >= 0.90
