@@ -240,9 +240,13 @@ def import_mem0(
 
 @import_app.command("openinference")
 def import_openinference_cmd(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex instrumentations).")],
+    file: Annotated[str, typer.Argument(
+        metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex instrumentations).",
+    )],
     output: OutOpt,
-    id_key: Annotated[str, typer.Option("--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.")] = "id",
+    id_key: Annotated[str, typer.Option(
+        "--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.",
+    )] = "id",
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -268,7 +272,8 @@ def import_openinference_cmd(
     t.add_column("value")
     t.add_row("spans read", f"{res.spans:,} ({res.retriever_spans:,} retriever spans)")
     t.add_row("documents", f"{res.documents:,} retrieve rows; {res.rows:,} trace rows")
-    t.add_row("item ids from", ", ".join(f"{k}: {v:,}" for k, v in res.id_sources.items()) + f" (--id-key {res.id_key})")
+    sources = ", ".join(f"{k}: {v:,}" for k, v in res.id_sources.items())
+    t.add_row("item ids from", f"{sources} (--id-key {res.id_key})")
     t.add_row("runs", f"{res.runs:,}")
     emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
 

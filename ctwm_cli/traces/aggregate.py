@@ -19,6 +19,7 @@ from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .base import TraceReader
 from .engine import Engine, quote_ident, quote_literal
+from .mem0 import MEM0_NOTE
 from .schema import DEFAULT_EVENT
 
 #: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.
@@ -188,6 +189,8 @@ def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, 
         if kind in scan.events:
             return (kind,)
     have = ", ".join(scan.events)
+    if scan.format == "mem0":
+        raise InputError(f"{scan.source}: no retrieve or inject events to count (kinds found: {have}): {MEM0_NOTE}")
     raise InputError(
         f"{scan.source}: no retrieve or inject events to count (kinds found: {have}); choose with --event"
     )

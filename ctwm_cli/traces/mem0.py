@@ -10,6 +10,9 @@ from ..errors import InputError
 from .guard import load_json_documents
 
 MEM0_EVENTS = {"ADD": "write", "UPDATE": "update", "DELETE": "archive"}
+#: A Mem0 history export records the store's writes only.
+MEM0_NOTE = ("a Mem0 history export holds writes, updates and deletes but no retrievals: `ctwm health` reads it; "
+             "audit, concentration and psd need retrieve or inject events")
 
 
 def _parse_time(value: Any) -> float | None:

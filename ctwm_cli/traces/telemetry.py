@@ -56,7 +56,7 @@ from ..results import ToDict, result
 from .base import TraceReader
 from .engine import Engine, EngineOptions, quote_ident
 from .guard import read_document
-from .mem0 import MEM0_EVENTS, mem0_rows
+from .mem0 import MEM0_EVENTS, MEM0_NOTE, mem0_rows
 from .openinference import looks_like_openinference, openinference_trace_rows
 from .otel import INFERENCE_OPS, SEARCH_OPS, WRITE_OPS, any_value, otel_rows
 from .schema import ColumnMap
@@ -95,6 +95,7 @@ class ImportResult(ToDict):
     events: dict[str, int]
     runs: int
     tasks: int
+    notes: tuple[str, ...] = ()  # what the export cannot hold (a Mem0 history has no retrievals)
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,6 +181,7 @@ def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = Non
     if output is not None:
         check_output_file(output, param="-o/--output", suffixes=(".parquet", ".pq"))
     rows, records, mapped = telemetry_rows(p, fmt)
+    notes = import_notes(path, fmt, rows, records)
     table = rows_table(rows)
     if output is not None:
         import pyarrow.parquet as pq
@@ -193,5 +195,21 @@ def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = Non
         source=str(path), format=fmt, output=None if output is None else str(output), records=records,
         mapped=mapped, rows=len(rows), events=dict(sorted(events.items())),
         runs=len({r.get("run") for r in rows if r.get("run") is not None}),
-        tasks=len({r.get("task") for r in rows if r.get("task") is not None}),
+        tasks=len({r.get("task") for r in rows if r.get("task") is not None}), notes=notes,
     )
+
+
+def import_notes(path: str | Path, fmt: str, rows: Sequence[dict], records: int) -> tuple[str, ...]:
+    """Notes on what an import holds; :class:`InputError` (so nothing is written) when it maps no memory
+    event, or when its search spans carry no record ids (the rows would count nothing)."""
+    kinds = {r["event"] for r in rows}
+    unit = "history rows" if fmt == "mem0" else "spans"
+    if not kinds - {"context", "task_outcome"}:
+        raise InputError(f"{path}: none of the {records:,} {unit} maps to a memory event; nothing written")
+    searches = sum(r["event"] == "search" for r in rows)
+    if searches and not kinds - {"search", "context", "task_outcome"}:
+        raise InputError(
+            f"{path}: {searches:,} search spans but no record ids (gen_ai.memory.records[].id, "
+            f"gen_ai.retrieval.documents[].id, gen_ai.memory.record.id); nothing written"
+        )
+    return (MEM0_NOTE,) if fmt == "mem0" else ()
