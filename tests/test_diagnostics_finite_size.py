@@ -26,7 +26,8 @@ TABLE1 = {
 
 
 def _cell(fam, size, sigma):
-    return SizeCell(family=fam, size=size, sigma=sigma, sigma_sd=math.nan, n_runs=1, n_runs_undefined=0, mean_items=size)
+    return SizeCell(family=fam, size=size, sigma=sigma, sigma_sd=math.nan, n_runs=1, n_runs_undefined=0,
+                    mean_items=size)
 
 
 def test_reproduces_table1_slopes_with_natural_log():
@@ -84,7 +85,8 @@ def _write_grid(root, plan, rng):
         d.mkdir(parents=True)
         run = f"{fam}-{size}-{seed}"
         table = pa.table(
-            {"item": items, "step": np.arange(n), "rank": np.ones(n, dtype=np.int64), "run": [run] * n, "event": ["retrieve"] * n}
+            {"item": items, "step": np.arange(n), "rank": np.ones(n, dtype=np.int64), "run": [run] * n,
+             "event": ["retrieve"] * n}
         )
         pq.write_table(table, d / "part-0.parquet")
         expected[(fam, size, seed)] = exact
@@ -102,7 +104,7 @@ def test_grid_dataset_averages_runs_per_family_and_size(tmp_path, run_cli):
     rep = finite_size_of_traces([str(tmp_path / "out")], size_col="size", group_by="family")
     assert [f.family for f in rep.families] == ["ring", "star"]
     for fam in rep.families:
-        means, sds = [], []
+        means = []
         for i, size in enumerate((20, 40, 80)):
             runs = [expected[(fam.family, size, s)] for s in (0, 1)]
             assert fam.sigma[i] == pytest.approx(np.mean(runs), abs=1e-12)
@@ -150,7 +152,8 @@ def test_labelled_jsonl_traces_without_runs(tmp_path, run_cli):
 def test_cells_pool_runs_and_skip_undefined():
     runs = [("f", 10.0, math.nan, 5), ("f", 100.0, 0.3, 100), ("f", 100.0, 0.5, 100), ("f", 1000.0, 0.9, 900)]
     cells = cells_from_runs(
-        [RunSigma(family=f, size=s, run=str(i), sigma=v, n_items=n, n_events=10 * n) for i, (f, s, v, n) in enumerate(runs)]
+        [RunSigma(family=f, size=s, run=str(i), sigma=v, n_items=n, n_events=10 * n)
+         for i, (f, s, v, n) in enumerate(runs)]
     )
     assert [c.size for c in cells] == [10.0, 100.0, 1000.0]
     assert math.isnan(cells[0].sigma) and cells[0].n_runs_undefined == 1
@@ -211,3 +214,24 @@ def test_uniform_null_matches_uniform_traces_and_is_seeded(tmp_path, run_cli):
     assert doc["families"][0]["slope_null"] is not None
     res = run_cli(["finite-size", *specs[::3], "--null-draws", "2", "--seed", "7"])
     assert "null slope" in res.out and "seed" not in res.err
+
+
+def test_store_capacity_is_stated_from_manifests_or_the_caller(tmp_path, run_cli):
+    rng = np.random.default_rng(3)
+    plan = {("ring", size, seed): 0.5 + 0.1 * math.log(size / 20) for size in (20, 40) for seed in (0, 1)}
+    _write_grid(tmp_path / "out", plan, rng)
+    args = [str(tmp_path / "out")]
+    rep = finite_size_of_traces(args, size_col="size", group_by="family")
+    assert rep.store_capacity == () and rep.capacity_source == "unknown"
+    assert finite_size_of_traces(args, size_col="size", group_by="family", capacity=2000).store_capacity == (2000,)
+    (tmp_path / "out" / "_manifest.json").write_text(json.dumps({"command": "world grid", "shared": {"capacity": 200}}))
+    rep = finite_size_of_traces(args, size_col="size", group_by="family")
+    assert (rep.store_capacity, rep.capacity_source) == ((200,), "manifest")
+    with pytest.raises(UsageError, match="capacity 2000 contradicts the manifests, which record 200"):
+        finite_size_of_traces(args, size_col="size", group_by="family", capacity=2000)
+    res = run_cli(["finite-size", *args, "--size-col", "size", "--group-by", "family"])
+    assert res.code == 0, res.err
+    assert "Store capacity: 200 (manifest)" in " ".join(res.out.split()) and "raw slope" in res.out
+    # the paper's raw-count sigma and its slope are reported beside ours
+    (fam,) = rep.families
+    assert len(fam.sigma_raw) == 2 and math.isfinite(fam.slope_raw)
