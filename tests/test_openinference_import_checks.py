@@ -25,7 +25,8 @@ def _otlp(path: Path, spans: list[dict]) -> Path:
 @pytest.mark.parametrize(
     ("spans", "text"),
     [
-        ([_span("chat", {"gen_ai.operation.name": "chat"}, 1), _span("tool", {"gen_ai.operation.name": "execute_tool"}, 2)],
+        ([_span("chat", {"gen_ai.operation.name": "chat"}, 1),
+          _span("tool", {"gen_ai.operation.name": "execute_tool"}, 2)],
          "none of the 2 spans maps to a memory event; nothing written"),
         ([_span("search", {"gen_ai.operation.name": "search_memory", "gen_ai.memory.query.text": "q"}, 1),
           _span("search", {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": "[{}]"}, 2)],
