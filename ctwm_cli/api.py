@@ -26,8 +26,7 @@ from .errors import CtwmError, InputError, UsageError
 from .results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .tail import AuditResult, audit_many
 from .tail.audit import new_seed
-from .traces import ColumnMap, ItemCounts, TraceReader, TraceScan, item_counts, open_trace, scan_trace
-
+from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
 
 
 @result
@@ -64,6 +63,12 @@ class TraceCounts(ToDict):
     def to_frame(self):
         """The counts as a pandas DataFrame (``group``, ``item``, ``count``)."""
         return self.to_arrow().to_pandas()
+
+    def __repr__(self) -> str:
+        items = sum(c.n_items for c in self.counts)
+        events = sum(c.n_events for c in self.counts)
+        return (f"TraceCounts(source={short_value(self.source)}, groups={len(self.counts)}, items={items}, "
+                f"events={events}, counted={short_value(list(self.counts[0].events) if self.counts else [])})")
 
 
 @result
@@ -114,15 +119,18 @@ def read_trace(
     group_by: str | None = None,
     events: str | Sequence[str] | None = None,
     columns: Mapping[str, str] | None = None,
+    where: str | None = None,
     label: str | None = None,
 ) -> TraceCounts:
     """Read ``source`` and count accesses per item (per group with ``group_by``).
 
     ``item_col`` names the column holding item ids; ``columns`` remaps any other schema field
     (``{"step": "agent_step"}``); ``events`` chooses the event kinds counted (default: ``retrieve``
-    if present, else ``inject``); ``label`` names the source in results (default: the path, or
-    ``<DataFrame>``, ``<Counter>``... for in-memory data). Grouped audits derive each group's seed
-    from its label, so the same label and seed give the same result as ``ctwm audit``.
+    if present, else ``inject``); ``where`` is a SQL predicate over the trace's columns applied
+    before counting (``"run LIKE 'prod-%' AND step > 100"``); ``label`` names the source in results
+    (default: the path, or ``<DataFrame>``, ``<Counter>``... for in-memory data). Grouped audits
+    derive each group's seed from its label, so the same label and seed give the same result as
+    ``ctwm audit``.
     """
     cmap = ColumnMap.from_overrides({**(columns or {}), **({"item": item_col} if item_col else {})})
     if isinstance(events, str):
@@ -130,8 +138,7 @@ def read_trace(
     keep = (group_by,) if group_by and group_by not in cmap.canonical() else ()
     if isinstance(source, (str, Path)):
         name = str(source)
-        reader = _open_path(name, cmap, keep)
-        scan = scan_trace(reader, group_by=group_by)
+        scan = scan_trace(open_trace(name, cmap, keep=keep, where=where), group_by=group_by)
         return _relabel(scan, item_counts(scan, events), label or name)
     table, kind = _as_table(source)
     name = label or f"<{kind}>"
@@ -139,7 +146,7 @@ def read_trace(
         path = str(Path(tmp) / "trace.parquet")
         _write_parquet(table, path, name)
         try:
-            scan = scan_trace(open_trace(path, cmap, keep=keep), group_by=group_by)
+            scan = scan_trace(open_trace(path, cmap, keep=keep, where=where), group_by=group_by)
             counts = item_counts(scan, events)
         except CtwmError as exc:  # name the user's data, not the temporary file
             raise type(exc)(str(exc).replace(path, name)) from None
@@ -153,6 +160,7 @@ def audit_trace(
     group_by: str | None = None,
     events: str | Sequence[str] | None = None,
     columns: Mapping[str, str] | None = None,
+    where: str | None = None,
     label: str | None = None,
     seed: int | None = None,
     **audit_options: Any,
@@ -165,7 +173,8 @@ def audit_trace(
     for bad in ("counts_list", "labels", "counts"):
         if bad in audit_options:
             raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)")
-    counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns, label=label)
+    counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns, where=where,
+                        label=label)
     seed = new_seed() if seed is None else int(seed)
     results = audit_many(list(counts.counts), seed=seed, **audit_options)
     if group_by is None:
@@ -175,11 +184,6 @@ def audit_trace(
 
 # --------------------------------------------------------------------------------------------
 # Sources
-
-
-def _open_path(name: str, cmap: ColumnMap, keep: Sequence[str]) -> TraceReader:
-    """A path, directory, glob (one data set) or URL: the trace readers resolve all of them."""
-    return open_trace(name, cmap, keep=keep)
 
 
 def _as_table(source: Any) -> tuple[pa.Table, str]:

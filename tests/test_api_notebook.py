@@ -122,6 +122,14 @@ def test_read_trace_counts_and_frame(events):
     assert frame.set_index("item")["count"].to_dict() == dict(expected)
 
 
+def test_where_filters_rows_before_counting(events):
+    table, path, _ = events
+    for source in (path, table):
+        tc = read_trace(source, item_col="memory_id", where="run = 'r2' AND step % 2 = 0")
+        assert tc[0].n_events == 2000  # run r2 holds rows 6000..9999
+    assert "groups=1" in repr(tc) and "events=2000" in repr(tc)
+
+
 def test_events_counts_table_and_item_ids_as_text():
     rows = {"item": ["a", "a", "b", "c"], "event": ["retrieve", "inject", "inject", "write"]}
     assert read_trace(pa.table(rows))[0].n_events == 1  # retrieve only, by default
