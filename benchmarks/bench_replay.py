@@ -5,7 +5,10 @@
    same replay with every whole prompt encoded as well (``verify_tokens``), i.e. what counting
    without the per-line cache costs.
 2. Wall time of a full ``ctwm replay compare`` (full, flat, graph, ctwm x 3 seeds x 2,000 steps,
-   1,000 bootstrap replicates, files written) (target: < 60 s), with the time per policy.
+   1,000 bootstrap replicates, files written) (target: < 60 s), with the answerable metrics and the
+   oracle/counts reference rows.
+3. Closed loop: steps per second of ``ctwm`` driven by the offline ``reader`` agent (two prompts per
+   step: the decision prompt and the prediction prompt), for scale.
 
     /work/venv/bin/python benchmarks/bench_replay.py [--steps 10000] [--size 500]
 """
@@ -17,15 +20,18 @@ import tempfile
 import time
 
 from ctwm_cli.memory.tokens import token_counter
-from ctwm_cli.replay import ReplayConfig, episode, replay_compare, run_episode
+from ctwm_cli.replay import ReplayConfig, episode, make_agent, replay_compare, run_episode
 from ctwm_cli.replay.runner import Arm
 
 
-def steps_per_second(cfg: ReplayConfig, arm: Arm, ep) -> tuple[float, float]:
-    started = time.perf_counter()
-    log = run_episode(ep, arm, cfg)
-    wall = time.perf_counter() - started
-    return len(ep.tids) / wall, float(log.tokens.mean())
+def steps_per_second(cfg: ReplayConfig, arm: Arm, ep, repeats: int = 3) -> tuple[float, float]:
+    """Best of ``repeats`` runs (the machine is shared: the best run is the least disturbed)."""
+    best = 0.0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        log = run_episode(ep, arm, cfg)
+        best = max(best, len(ep.tids) / (time.perf_counter() - started))
+    return best, float(log.tokens.mean())
 
 
 def main() -> None:
@@ -34,7 +40,8 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=500)
     args = ap.parse_args()
     token_counter("cl100k_base")  # load the vocabulary outside the timings
-    print(f"1. ctwm steps/s at budget 512 (scale-free, |V|={args.size}, random walk, {args.steps:,} steps, cl100k_base)")
+    print(f"1. ctwm steps/s at budget 512 (scale-free, |V|={args.size}, random walk, {args.steps:,} steps, "
+          "cl100k_base)")
     cfg = ReplayConfig(size=args.size, steps=args.steps, seeds=(1,), budget=512)
     ep = episode(cfg, 1)
     for enc in ("compact", "verbose"):
@@ -49,12 +56,22 @@ def main() -> None:
     cfg = ReplayConfig(size=500, steps=2000, seeds=(42, 43, 44), bootstrap=1000)
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        res = replay_compare(cfg, out=f"{tmp}/run", seed=42)
+        res = replay_compare(cfg, memories=("full", "flat", "graph", "ctwm"), out=f"{tmp}/run", seed=42)
         wall = time.perf_counter() - started
-    print(f"   wall {wall:.1f} s (target < 60 s: {'met' if wall < 60 else 'NOT met'}); library call {res.seconds:.1f} s")
+    print(f"   wall {wall:.1f} s (target < 60 s: {'met' if wall < 60 else 'NOT met'})")
     for a in res.arms:
         print(f"   {a.arm:22s} tokens/step {a.tokens_mean:9.1f}  tail error {a.tail_error:.3f}  "
-              f"overall error {a.overall_error:.3f}")
+              f"answerable tail error {a.answerable_tail_error:.3f}  evidence in prompt {a.evidence_in_prompt:.3f}")
+    for r in res.references:
+        print(f"   {r.name:22s} {'':20s}  tail error {r.tail_error:.3f}  answerable tail error "
+              f"{r.answerable_tail_error:.3f}")
+    print(f"3. closed loop: ctwm driven by the reader agent (|V|={args.size}, {args.steps:,} steps)")
+    cfg = ReplayConfig(size=args.size, steps=args.steps, seeds=(1,), budget=512, agent="reader")
+    ep = episode(cfg, 1)
+    started = time.perf_counter()
+    log = run_episode(ep, Arm(memory="ctwm", encoding="compact", tau=1.0), cfg, agent=make_agent("reader"))
+    wall = time.perf_counter() - started
+    print(f"   {args.steps / wall:9,.0f} steps/s; tasks reached {log.tasks_reached} of {log.tasks_started}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ paired bootstrap's refusal to print an interval it cannot form."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -57,12 +58,21 @@ def test_answerable_metrics_and_reference_rows():
 
 
 def test_matched_ctwm_never_spends_more_than_graph_except_its_minimal_prompt():
-    cfg = ReplayConfig(**{**SMALL, "budget": 1024})
-    res = replay_compare(cfg, memories=["graph", "ctwm"], match_tokens="graph", seed=2, out=None)
-    graph = next(a for a in res.arms if a.memory == "graph")
-    ctwm = next(a for a in res.arms if a.memory == "ctwm")
-    assert ctwm.arm.startswith("ctwm(tau=1)[<=graph]")
-    assert ctwm.tokens_mean <= graph.tokens_mean + 1e-9 or sum(res.matched_over_budget.values()) > 0
+    from ctwm_cli.memory.predictor import make_predictor
+    from ctwm_cli.memory.tokens import token_counter
+    from ctwm_cli.replay import Arm
+    from ctwm_cli.replay.experiments import check_arms, replay_logs
+
+    cfg = ReplayConfig(**{**SMALL, "budget": 1024}).checked()
+    arms = check_arms(cfg, [Arm(memory="graph", encoding="compact"),
+                            Arm(memory="ctwm", encoding="compact", match_tokens="graph"),
+                            Arm(memory="ctwm", encoding="compact")])
+    _, logs = replay_logs(cfg, arms, counter=token_counter("cl100k_base"), predictor=make_predictor("reader"),
+                          agent=None)
+    graph, matched, free = (logs[(i, 3)] for i in range(3))
+    over = matched.tokens > graph.tokens
+    assert int(over.sum()) == matched.matched_over_budget  # only where ctwm's minimal prompt is larger
+    assert free.tokens.mean() > graph.tokens.mean() > matched.tokens.mean()  # unmatched ctwm fills its budget
     with pytest.raises(UsageError, match="open loop"):
         replay_compare(ReplayConfig(**{**SMALL, "agent": "reader"}), memories=["graph", "ctwm"], match_tokens="graph")
 
@@ -73,7 +83,7 @@ def test_pareto_tokens_non_decreasing_and_answers_at_equal_cost():
     assert {p.arm for p in res.points} == {"graph", "ctwm(tau=1)", "ctwm(tau=1)[<=graph]"}
     for label, ok in res.tokens_non_decreasing.items():
         toks = [p.tokens_mean for p in res.points if p.arm == label]
-        assert ok == all(a <= b + 1e-9 for a, b in zip(toks, toks[1:], strict=False))
+        assert ok == all(a <= b + 1e-9 for a, b in itertools.pairwise(toks))
     assert res.tokens_non_decreasing["graph"]
     assert "At equal cost" in res.finding
     assert json.loads(json.dumps(res.to_dict()))["points"]
@@ -82,7 +92,8 @@ def test_pareto_tokens_non_decreasing_and_answers_at_equal_cost():
 def test_block_longer_than_half_the_steps_gives_no_interval():
     res = replay_encodings(ReplayConfig(size=100, steps=200, seeds=(1,), bootstrap=50, block=150), memory="graph",
                            seed=1)
-    assert all(c.ci_low is None and c.ci_high is None and c.interval.startswith("not formable") for c in res.comparisons)
+    assert all(c.ci_low is None and c.ci_high is None and c.interval.startswith("not "
+                                                                                "formable") for c in res.comparisons)
     x = np.arange(10.0)
     one = np.ones(10)
     d = paired_delta((x, one), (x * 0, one), IndexResample(1, 100, np.random.default_rng(0)), level=0.9,
@@ -137,3 +148,35 @@ def test_chat_client_caps_the_response_size(chat_server):
     client = ChatClient(base_url=f"http://127.0.0.1:{srv.server_address[1]}/v1", model="m", max_response_bytes=1000)
     with pytest.raises(InputError, match="larger than 1000 bytes"):
         client.complete([{"role": "user", "content": "hi"}])
+
+
+def test_cli_closed_loop_endpoint_agent_and_deprecated_seeds(run_cli, chat_server):
+    srv = chat_server(lambda body, srv: '{"action": 1}' if "Goal:" in body["messages"][-1]["content"] else "s0")
+    url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    res = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--agent", "endpoint", "--base-url", url,
+                   "--model", "m", "--timeout", "5", "--size", "100", "--steps", "20", "--seeds", "1", "--seed", "1",
+                   "--bootstrap", "0", "--json"])
+    assert res.code == 0, res.err
+    assert "--seeds is deprecated" in res.err
+    doc = json.loads(res.out)
+    assert doc["loop"] == "closed" and doc["config"]["seeds"] == [1]
+    assert all(a["tasks_started"] >= 1 for a in doc["arms"])
+    bad = run_cli(["replay", "compare", "--agent", "endpoint", "--base-url", "file:///etc/passwd", "--model", "m",
+                   "--steps", "20", "--seed", "1"])
+    assert bad.code == 2 and "http:// or https://" in bad.err
+    bad = run_cli(["replay", "--predictor", "endpoint", "--base-url", url, "--model", "m", "--timeout", "nan",
+                   "--steps", "20", "--seed", "1"])
+    assert bad.code == 2 and "timeout" in bad.err
+
+
+def test_cli_pareto_json_and_plot(run_cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    fig = tmp_path / "p.png"
+    res = run_cli(["replay", "pareto", "--size", "100", "--steps", "200", "--episodes", "1", "--budget", "150,400",
+                   "--bootstrap", "50", "--block", "20", "--seed", "2", "--plot", str(fig), "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["budgets"] == [150, 400] and doc["finding"]
+    assert fig.stat().st_size > 0
+    text = run_cli(["replay", "--size", "100", "--steps", "100", "--episodes", "1", "--block", "80", "--seed", "2"])
+    assert text.code == 0 and "not formable" in text.out
