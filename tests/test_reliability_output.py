@@ -198,3 +198,36 @@ def test_sigterm_keeps_finished_cells_and_resume_equals_an_uninterrupted_run(tmp
     assert run_cli([*args, "--out", straight, "--jobs", "1"]).code == 0
     assert _tree(out) == _tree(straight)
 
+
+
+def test_sigterm_to_a_parallel_audit_ends_its_workers():
+    """The reported orphans: SIGTERM to `audit --jobs 2` left both pool workers alive (~3-10 s)."""
+    sig = signal.SIGTERM
+    cmd = [sys.executable, "-m", "ctwm_cli", "audit", str(SAMPLE), "--seed", "1", "--jobs", "2",
+           "--bootstrap", "100000"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        deadline = time.monotonic() + 120
+        while len(workers := _children(proc.pid)) < 2:
+            assert proc.poll() is None, proc.communicate()[1].decode()
+            assert time.monotonic() < deadline, "the pool never started"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err.decode()
+    assert out == b"" and "Traceback" not in err.decode()
+    assert not any(_alive(w) for w in workers)
+
+
+def test_sigterm_during_a_world_run_writes_nothing(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "ctwm_cli", "world", "run", "--size", "200", "--steps", "5000000",
+           "--out", str(out)]  # no --seed: the announced seed tells that the run has started
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        deadline = time.monotonic() + 120
+        while "seed" not in (line := proc.stderr.readline()):
+            assert line and time.monotonic() < deadline, "the run never started"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert not out.exists()
