@@ -134,3 +134,13 @@ def test_expect_rule_calibrated_without_a_calibration_is_an_explicit_error(run_c
     res = run_cli(["audit", path, "--bootstrap", "5", "--seed", "1", "--calibrate", "20",
                    "--expect", "inconclusive", "--expect-rule", "calibrated"])
     assert res.code == 3 and "no calibration ran" in res.err and "Traceback" not in res.err
+
+
+def test_cross_check_powerlaw_is_rendered(run_cli, tmp_path):
+    pytest.importorskip("powerlaw")
+    x = sample_power_law(3.5, 1.0, 2000, np.random.default_rng(2), True)
+    path = tmp_path / "steep.jsonl"
+    path.write_text("".join(json.dumps({"item": f"m{i}", "count": int(c)}) + "\n" for i, c in enumerate(x)))
+    res = run_cli(["audit", path, "-b", "0", "--seed", "1", "--cross-check", "powerlaw", "--no-diagnostics"])
+    assert res.code == 0, res.err
+    assert "Cross-check: powerlaw" in res.out and "[0, 3]" in res.out

@@ -22,6 +22,7 @@ from .options import TRACES_HELP, EngineOpt, MemoryLimitOpt, SchedulerOpt, Where
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
+CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
 #: the summary table's columns when several traces or groups are audited
 SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
 
@@ -51,6 +52,9 @@ def audit(
     uncertainty: Annotated[int, typer.Option(
         "--uncertainty", metavar="B", help="Nonparametric bootstrap of the whole fit (x_min re-selected): standard "
         "errors and 95% percentile intervals of x_min, α and n_tail (0: off; e.g. 500).")] = 0,
+    cross_check: Annotated[CrossCheckPackage | None, typer.Option(  # type: ignore[valid-type]
+        "--cross-check", help="Run the powerlaw package (Alstott et al.) on the same data and show its x_min, α, R "
+        "and p beside ours, each disagreement with its known cause.")] = None,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
@@ -112,7 +116,8 @@ def audit(
     scan_range = _parse_range(xmin_range)
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=scan_range, uncertainty=uncertainty)
+             xmin_range=scan_range, uncertainty=uncertainty,
+             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value)
     read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
                         memory_limit=memory_limit, engine=engine, scheduler=check_scheduler(scheduler))
     seed = new_seed() if seed is None else seed
@@ -125,6 +130,7 @@ def audit(
                 counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
                 p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
                 scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
+                cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value,
                 progress=progress, calibration_progress=cal_progress,
             )
     if plot:
@@ -159,6 +165,18 @@ def gate_metrics(r, row: dict) -> dict:
     """The numbers a gate can test, read off the result (no computation here)."""
     k = r.concentration.to_dict() if r.concentration is not None else {}
     return {name: row.get(name, k.get(name)) for name in GATE_METRICS}
+
+
+def _cross_check_table(c) -> Table:
+    t = Table(title=f"Cross-check: {c.package} {c.version} with its defaults", title_justify="left")
+    for name in ("quantity", "ctwm", c.package, "why they differ"):
+        t.add_column(name)
+    why = {d.quantity: d.cause for d in c.disagreements}
+    for q in ("xmin", "alpha", "R", "p"):
+        t.add_row(q, fmt_num(c.ours[q]), fmt_num(c.theirs[q]), why.get(q, "agree"))
+    t.add_row("alpha at our x_min", fmt_num(c.ours["alpha"]), fmt_num(c.theirs["alpha_reconciled"]),
+              "its exact estimator, α allowed in [1, 20]")
+    return t
 
 
 def _parse_range(text: str | None) -> tuple[float, float] | None:
@@ -225,6 +243,8 @@ def _table(r) -> Group:
         t.add_row("concentration", f"Gini {fmt_num(k.gini)}, skew {fmt_num(k.skewness)}, max/median {fmt_num(k.max_over_median)}, "
                   f"top-10% share {fmt_num(k.top10_share)}, σ_top10 {fmt_num(k.sigma_top10)}")
     parts: list = [t]
+    if r.cross_check is not None:
+        parts.append(_cross_check_table(r.cross_check))
     if r.alternatives:
         fits = Table(title="Alternative fits on the same tail (se from the Hessian)", title_justify="left")
         for name in ("family", "parameters", "log-likelihood", "converged", "at bound"):

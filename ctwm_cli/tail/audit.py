@@ -20,6 +20,9 @@ from . import families as fam
 from .bootstrap import GofResult, gof_result, gof_tasks, replicate_ks
 from .calibrate import Calibration
 from .calibrate import calibrate as run_calibration
+from .crosscheck import PACKAGES as CROSS_CHECK_PACKAGES
+from .crosscheck import CrossCheck
+from .crosscheck import cross_check as run_cross_check
 from .compare import Comparison, calibrated_nested, nested_power_law, vuong
 from .families import TailFit
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
@@ -45,6 +48,7 @@ class AuditSettings(ToDict):
     scan_floor: int = SCAN_FLOOR
     xmin_range: tuple[float, float] | None = None
     uncertainty: int = 0
+    cross_check: str | None = None
 
     @property
     def floor(self) -> int:
@@ -75,6 +79,7 @@ class AuditResult(ToDict):
     calibration: Calibration | None = None
     constrained: PowerLawFit | None = None
     uncertainty: Uncertainty | None = None
+    cross_check: CrossCheck | None = None
     version: str = __version__
 
     # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
@@ -113,7 +118,8 @@ class AuditResult(ToDict):
 def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z_star: float = 1.96,
              jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
              calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
-             xmin_range: tuple[float, float] | None = None, uncertainty: int = 0) -> None:
+             xmin_range: tuple[float, float] | None = None, uncertainty: int = 0,
+             cross_check: str | None = None) -> None:
     """Check the audit's parameters (the CLI calls this before reading any trace)."""
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
     if discrete and xmin is not None and xmin != math.floor(xmin):
@@ -125,6 +131,8 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
         raise UsageError(f"calibrate must be >= 0, got {calibrate}")
     if not 0 < level < 0.5:
         raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
+    if cross_check is not None and cross_check not in CROSS_CHECK_PACKAGES:
+        raise UsageError(f"cross_check must be one of {', '.join(CROSS_CHECK_PACKAGES)}, got {cross_check!r}")
     if uncertainty < 0:
         raise UsageError(f"uncertainty must be >= 0, got {uncertainty}")
     if scan_floor < 2:
@@ -207,6 +215,7 @@ def audit_many(
     scan_floor: int = SCAN_FLOOR,
     xmin_range: tuple[float, float] | None = None,
     uncertainty: int = 0,
+    cross_check: str | None = None,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -220,16 +229,18 @@ def audit_many(
     ``min_tail`` is checked on the result, not used to hide a shorter KS-optimal tail);
     ``xmin_range`` (lo, hi): only candidates lo <= x_min <= hi. ``uncertainty=B``: standard errors and
     percentile intervals of x_min, α and n_tail from B nonparametric bootstrap re-fits
-    (:mod:`ctwm_cli.tail.uncertainty`).
+    (:mod:`ctwm_cli.tail.uncertainty`). ``cross_check="powerlaw"``: the same data through the ``powerlaw``
+    package, every disagreement flagged with its cause (:mod:`ctwm_cli.tail.crosscheck`).
     """
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=xmin_range, uncertainty=uncertainty)
+             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check)
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
     base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
                          z_star=z_star, seed=seed, scan_floor=scan_floor,
-                         xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty)
+                         xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
+                         cross_check=cross_check)
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
@@ -290,6 +301,9 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
         gof = gof_result(p.power_law, mine, p.settings.bootstrap, nested=True) if mine else None
         results.append(_assemble(p, gof))
     results = _with_uncertainty(prepared, results, jobs=jobs, progress=calibration_progress)
+    results = [r if p.settings.cross_check is None else dataclasses.replace(
+        r, cross_check=run_cross_check(np.repeat(p.hist.values, p.hist.counts), r, package=p.settings.cross_check))
+        for r, p in zip(results, prepared, strict=True)]
     if calibrate:
         results = [
             dataclasses.replace(r, calibration=run_calibration(p.hist, r, replicates=calibrate, level=level,
