@@ -10,6 +10,8 @@ Each trace is drawn from a known discrete distribution so that an audit has a kn
 * ``powerlaw_counts.parquet``  counts table (item, count), count ~ discrete power law
                                p(x) = x^-2.5 / zeta(2.5), x >= 1, 4000 items
 * ``powerlaw_counts.jsonl``    the same counts table as JSON lines
+* ``agent_log.jsonl``          the first 500 rows of the TPL events under an agent's own column
+                               names (memory_id, agent_step, session, event, rank)
 
 Only numpy, pyarrow and the standard library are used; the samplers below are exact.
 Event traces: every item is written once (``event = write``) at the step of its first retrieval;
@@ -134,6 +136,10 @@ def summary(name: str, counts: np.ndarray) -> str:
             f"max {int(c[-1])}, {tails}")
 
 
+#: Rows of ``agent_log.jsonl``: the first rows of the TPL trace under other column names.
+AGENT_LOG_ROWS = 500
+
+
 def main() -> None:
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(SEED).spawn(3)]
 
@@ -142,6 +148,10 @@ def main() -> None:
     pq.write_table(t, HERE / "tpl_events.parquet", compression="zstd")
     write_jsonl(t, HERE / "tpl_events.jsonl.gz")
     print(summary("tpl_events", tpl))
+    # an agent's own log, with its own column names (the remapping example of the README)
+    head = t.slice(0, AGENT_LOG_ROWS)
+    write_jsonl(head.rename_columns(["memory_id", "agent_step", "session", "event", "rank"]),
+                HERE / "agent_log.jsonl")
 
     ln = discrete_lognormal(streams[1], mu=2.0, sigma=1.2, size=2500)
     pq.write_table(event_trace(streams[1], ln), HERE / "lognormal_events.parquet", compression="zstd")
