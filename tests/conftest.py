@@ -93,5 +93,5 @@ def local_model():
         find_gguf()
     except LocalModelError as exc:
         pytest.skip(str(exc))
-    with LocalModelServer(port=0, threads=2) as info:
+    with LocalModelServer(port=0, threads=1) as info:  # 2 threads on a busy 2-core machine: ~30x slower
         yield info

@@ -7,6 +7,7 @@ them cleanly without the ``.[local-model]`` extra; the error paths without the e
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -16,10 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli.errors import EXIT_INPUT, UsageError
+from ctwm_cli.llm import ChatClient
 from ctwm_cli.localmodel import MODEL_ALIAS, LocalModelError, LocalModelServer, find_gguf
 from ctwm_cli.memory.predictor import SYSTEM_PROMPT as PREDICTOR_SYSTEM
+from ctwm_cli.memory.predictor import parse_answer
 from ctwm_cli.memory.tokens import token_counter
-from ctwm_cli.world.endpoint import EndpointPolicy
+from ctwm_cli.replay import ReplayConfig, episode, run_episode
+from ctwm_cli.replay.runner import Arm
 
 
 def _needs_model_package():
@@ -63,6 +67,34 @@ def test_the_shipped_model_is_a_gguf_file():
         assert f.read(4) == b"GGUF"  # the format's magic number
 
 
+def test_an_off_contract_answer_naming_one_state_is_read_as_that_state():
+    """SmolLM2-135M answers 'The next structured state after the current action is s3.' instead of the
+    Appendix C line; the one state it names is its prediction, marked off-contract."""
+    got = parse_answer("The next structured state after the current action is s3.")
+    assert (got.state, got.confidence, got.evidence) == (3, "low", "off-contract")
+    assert parse_answer("from s3 to s4") is None  # two states: no prediction
+    assert parse_answer("it takes 5s") is None
+    assert parse_answer("next-state=s4; confidence=high; evidence-rank=2").evidence == "2"
+
+
+def test_a_step_left_unanswered_is_recorded_and_the_run_goes_on(chat_server):
+    """One step whose every attempt is invalid becomes prediction -1 / evidence 'invalid' (an error), not the
+    end of the run; a model that answers none of its first UNANSWERED_LIMIT steps still stops it."""
+    modes = ["valid"] * 3 + ["invalid"] * 2 + ["valid"] * 40
+
+    def answer(body, srv):
+        cur = re.search(r"Current state: s(\d+)", body["messages"][1]["content"]).group(1)
+        return f"next-state=s{cur}; confidence=low; evidence-rank=tail" if modes.pop(0) == "valid" else "no idea"
+
+    srv = chat_server(answer)
+    cfg = ReplayConfig(size=60, steps=10, seeds=(1,), predictor="endpoint", predictor_params={
+        "base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1", "model": "m", "retries": 1, "backoff": 0.0})
+    log = run_episode(episode(cfg, 1), Arm(memory="graph", encoding="compact"), cfg)
+    assert log.evidence == ["tail"] * 3 + ["invalid"] + ["tail"] * 6
+    assert log.prediction[3] == -1 and not log.correct[3]
+    assert len(srv.requests) == 11
+
+
 # ---------------------------------------------------------------- against the real server
 
 
@@ -79,7 +111,7 @@ def test_the_server_lists_the_model_and_answers_a_chat(local_model):
     assert local_model.base_url.startswith("http://127.0.0.1:") and local_model.model == MODEL_ALIAS
     with urllib.request.urlopen(local_model.base_url + "/models", timeout=10) as resp:
         assert [m["id"] for m in json.loads(resp.read())["data"]] == [MODEL_ALIAS]
-    client = EndpointPolicy(base_url=local_model.base_url, model=local_model.model, timeout=120, retries=0)
+    client = ChatClient(base_url=local_model.base_url, model=local_model.model, timeout=120, retries=0)
     text = client.complete([{"role": "user", "content": "Say hello."}])
     assert text.strip()
     assert client.calls == 1 and client.prompt_tokens > 0
@@ -101,7 +133,7 @@ def test_api_prompt_tokens_are_the_prompts_tokens_plus_a_constant_template(local
                "Current state: s301\nAction: a2\nMemory: (none)"]
     overheads = []
     for text in prompts:
-        client = EndpointPolicy(base_url=local_model.base_url, model=local_model.model, timeout=120, retries=0)
+        client = ChatClient(base_url=local_model.base_url, model=local_model.model, timeout=120, retries=0)
         client.complete([{"role": "system", "content": PREDICTOR_SYSTEM}, {"role": "user", "content": text}])
         overheads.append(client.prompt_tokens - n_model(PREDICTOR_SYSTEM) - n_model(text))
     assert len(set(overheads)) == 1, overheads  # the template adds the same tokens to every prompt
@@ -113,14 +145,14 @@ def test_api_prompt_tokens_are_the_prompts_tokens_plus_a_constant_template(local
 
 def test_replay_compare_with_the_real_model_end_to_end(local_model, run_cli, tmp_path):
     out = tmp_path / "run"
-    res = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--size", "100", "--steps", "12", "--seeds", "1",
+    res = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--size", "60", "--steps", "6", "--episodes", "1",
                    "--seed", "3", "--bootstrap", "0", "--predictor", "endpoint", "--base-url", local_model.base_url,
                    "--model", local_model.model, "--out", out, "--json"])
     assert res.code == 0, res.err
     doc = json.loads(res.out)
     assert doc["predictor"] == "endpoint"
     steps = pq.read_table(out / "steps.parquet").to_pylist()
-    assert len(steps) == 2 * 12
+    assert len(steps) == 2 * 6
     api = [r["api_prompt_tokens"] for r in steps]
     assert all(a is not None and a > 0 for a in api)
     # every API prompt holds the offline-counted prompt plus the system prompt and template
@@ -132,17 +164,17 @@ def test_replay_compare_with_the_real_model_end_to_end(local_model, run_cli, tmp
 def test_ctwm_model_serve_runs_until_sigterm():
     pytest.importorskip("llama_cpp", reason="needs the optional extra: pip install '.[local-model]'")
     _needs_model_package()
-    proc = subprocess.Popen([sys.executable, "-m", "ctwm_cli", "model", "serve", "--port", "0", "--threads", "1",
-                             "--format", "jsonl"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        info = json.loads(proc.stdout.readline())
-        with urllib.request.urlopen(info["base_url"] + "/models", timeout=10) as resp:
-            assert json.loads(resp.read())["data"][0]["id"] == MODEL_ALIAS
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    cmd = [sys.executable, "-m", "ctwm_cli", "model", "serve", "--port", "0", "--threads", "1", "--format", "jsonl"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            info = json.loads(proc.stdout.readline())
+            with urllib.request.urlopen(info["base_url"] + "/models", timeout=10) as resp:
+                assert json.loads(resp.read())["data"][0]["id"] == MODEL_ALIAS
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
     assert code == 128 + signal.SIGTERM
     with pytest.raises(OSError):  # the server went down with the command
         urllib.request.urlopen(info["base_url"] + "/models", timeout=5)

@@ -20,9 +20,15 @@
 ``endpoint``
     An OpenAI-compatible chat-completions model, using the Appendix C output contract: it must
     answer ``next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>``.
-    Invalid answers are retried with a corrective message (``retries`` times), then
-    :class:`~ctwm_cli.llm.EndpointError`. The HTTP client (key lookup, URL and timeout checks,
-    transport retries, back-off, response size cap) is the shared :class:`~ctwm_cli.llm.ChatClient`.
+    An answer off the contract that names exactly one state (``The next state is s12.``) counts as
+    that prediction with ``confidence=low; evidence=off-contract`` (small local models rarely keep
+    the format, and this keeps what they did predict); one naming no state or several is invalid.
+    Invalid answers are retried with a corrective message (``retries`` times); a step still without
+    one is recorded as unanswered (``prediction=-1; evidence=invalid``, so it counts as an error and
+    the run goes on), unless no step has been answered after the first ``UNANSWERED_LIMIT`` steps:
+    then :class:`~ctwm_cli.llm.EndpointError`, as the model cannot do the task. The HTTP client (key
+    lookup, URL and timeout checks, transport retries, back-off, response size cap) is the shared
+    :class:`~ctwm_cli.llm.ChatClient`.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ _TRIPLE = re.compile(
 _ANSWER = re.compile(
     r"next-state\s*=\s*s?(\d+)(?:\s*;\s*confidence\s*=\s*(\w+))?(?:\s*;\s*evidence-rank\s*=\s*(\w+))?", re.I
 )
+_STATE = re.compile(r"\bs(\d+)\b")
+UNANSWERED_LIMIT = 5  # steps: a model that answers none of its first steps stops the run early
 CONTRACT = "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"
 SYSTEM_PROMPT = (
     "You predict the next state of a text world from the memories in the prompt. Reply with exactly one line: "
@@ -134,8 +142,11 @@ class EndpointPredictor(Predictor):
                                  api_key_env=api_key_env, backoff=backoff)
         self.retries = int(retries)
         self.invalid_answers = 0
+        self.steps = 0
+        self.unanswered = 0
 
     def predict(self, text: str) -> Prediction:
+        self.steps += 1
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
         last = ""
         for _attempt in range(self.retries + 1):
@@ -147,16 +158,20 @@ class EndpointPredictor(Predictor):
             last = content
             messages = [*messages, {"role": "assistant", "content": content},
                         {"role": "user", "content": f"That is not valid. Reply with exactly one line: {CONTRACT}"}]
+        self.unanswered += 1
+        if self.unanswered < UNANSWERED_LIMIT or self.unanswered < self.steps:
+            return Prediction(state=-1, confidence="low", evidence="invalid")
         snippet = " ".join(last.split())[:80]
         raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid next-state after "
-                            f"{self.retries + 1} attempt(s); last answer: {snippet!r}")
+                            f"{self.retries + 1} attempt(s) at each of its first {self.steps} steps; "
+                            f"last answer: {snippet!r}")
 
     @property
     def api_prompt_tokens(self) -> int:
         return self.client.prompt_tokens
 
     def stats(self) -> dict[str, Any]:
-        return {"calls": self.client.calls, "invalid_answers": self.invalid_answers,
+        return {"calls": self.client.calls, "invalid_answers": self.invalid_answers, "unanswered": self.unanswered,
                 "api_prompt_tokens": self.client.prompt_tokens}
 
 
@@ -171,10 +186,14 @@ def parse_transitions(text: str) -> list[tuple[int, int, int, int]]:
 
 
 def parse_answer(content: str) -> Prediction | None:
-    """The Appendix C answer ``next-state=...; confidence=...; evidence-rank=...`` or ``None``."""
+    """The Appendix C answer ``next-state=...; confidence=...; evidence-rank=...``; off the contract, the one
+    state the answer names (``evidence="off-contract"``); ``None`` if it names none or several."""
     m = _ANSWER.search(content)
     if m is None:
-        return None
+        named = set(_STATE.findall(content))
+        if len(named) != 1:
+            return None
+        return Prediction(state=int(named.pop()), confidence="low", evidence="off-contract")
     conf = (m.group(2) or "low").lower()
     return Prediction(state=int(m.group(1)), confidence=conf if conf in ("low", "medium", "high") else "low",
                       evidence=(m.group(3) or "unstated").lower())
