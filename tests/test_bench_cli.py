@@ -48,7 +48,8 @@ def test_malformed_file_exits_3_naming_the_field(run_cli, tmp_path):
     p.write_text(json.dumps(doc))
     res = run_cli(["bench", "longmemeval", p])
     assert res.code == 3
-    assert res.err.strip().splitlines()[-1] == f"ctwm: error: {p}: [1].haystack_sessions[2][5].role: expected a string, got null"
+    want = f"ctwm: error: {p}: [1].haystack_sessions[2][5].role: expected a string, got null"
+    assert res.err.strip().splitlines()[-1] == want
     assert res.out == ""
 
 
@@ -67,7 +68,7 @@ def test_report_collects_saved_results(run_cli, tmp_path):
     rep = json.loads(_ok(run_cli(["bench", "report", f"LongMemEval synthetic={lme}", "--synthetic", "1", "--size",
                                   "100", "--steps", "300", "--bootstrap", "50", "--seed", "3", "--json"])))
     rows = rep["rows"]
-    assert [r["configuration"] for r in rows] == ["Synthetic graph A", "LongMemEval synthetic",
+    assert [r["configuration"] for r in rows] == ["Synthetic graph A (ctwm at graph's tokens)", "LongMemEval synthetic",
                                                   "LongMemEval synthetic (ctwm-relaxed)"]
     saved = json.loads(lme.read_text())
     tok = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == "tokens"
@@ -76,6 +77,8 @@ def test_report_collects_saved_results(run_cli, tmp_path):
     syn = rows[0]
     assert syn["reduction"] == pytest.approx(1 - syn["treatment_tokens"] / syn["baseline_tokens"])
     assert syn["ci_low"] <= syn["reduction"] <= syn["ci_high"]
+    assert syn["reduction"] >= 0  # the matched rule: ctwm never spends more than graph here
+    assert "--match-tokens graph" in syn["source"] and any("matched budget rule" in n for n in rep["notes"])
     table = _ok(run_cli(["bench", "report", str(lme)]))
     assert "Table 5" in table and "LongMemEval" in table
 

@@ -154,7 +154,8 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
         cfg = ReplayConfig(family=synthetic_family, size=synthetic_size, steps=synthetic_steps, seeds=(base + i,),
                            budget=budget, bootstrap=bootstrap)
         res = replay_compare(cfg, memories=("graph", "ctwm"), baseline="graph", seed=base + i, match_tokens="graph")
-        rows += _replay_rows(res.to_dict(), f"Synthetic graph {string.ascii_uppercase[i]}",
+        label = f"Synthetic graph {string.ascii_uppercase[i]} (ctwm at graph's tokens)"
+        rows += _replay_rows(res.to_dict(), label,
                              f"replay compare --family {synthetic_family} --size {synthetic_size} "
                              f"--steps {synthetic_steps} --budget {budget} --seed {base + i} --episodes 1 "
                              "--memory graph,ctwm --match-tokens graph")
