@@ -35,6 +35,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from ..files import atomic_write, check_output_file
 from ..results import ToDict, result
 from .otel import collect_spans
 from .schema import ColumnMap
@@ -187,15 +188,16 @@ def import_openinference(path: str | Path, output: str | Path | None = None, *, 
     Raises :class:`InputError` (nothing written) when no retrieved record can be identified."""
     if not id_key:
         raise UsageError("id_key must be a non-empty metadata key")
-    if output is not None and not str(output).lower().endswith((".parquet", ".pq")):
-        raise UsageError(f"output must end in .parquet, got {str(output)!r}")
+    if output is not None:
+        check_output_file(output, param="output", suffixes=(".parquet", ".pq"))
     if not Path(path).is_file():
         raise InputError(f"{path}: no such file")
     rows, spans, retrievers, sources = _checked_rows(path, id_key)
     if output is not None:
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.Table.from_pylist(rows, schema=WRITER_SCHEMA), str(output))
+        with atomic_write(output) as tmp:
+            pq.write_table(pa.Table.from_pylist(rows, schema=WRITER_SCHEMA), str(tmp))
     events: dict[str, int] = {}
     for r in rows:
         events[r["event"]] = events.get(r["event"], 0) + 1
