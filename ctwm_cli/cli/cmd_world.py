@@ -184,12 +184,14 @@ def grid(
     fmt = resolve_format(fmt, as_json)
     if replicates < 1:
         raise UsageError(f"--replicates must be >= 1, got {replicates}")
+    if resume and seed is None:
+        raise UsageError("--resume needs the --seed of the grid it completes (its _manifest.json lists the seeds)")
     seed = _seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
     base = _base(fams[0], 0, policy.value, retriever.value, steps, seed, k, capacity, graph_param, world_param,
                  policy_param, base_url, model, writes)
     seeds = [seed + i for i in range(replicates)]
-    total = len(fams) * len(sizes or PAPER_SIZES) * replicates
+    total = len(set(fams)) * len(set(sizes or PAPER_SIZES)) * replicates
     with progress_bar("world grid", total=total) as progress:
         res = run_grid(out, families=fams, sizes=sizes or list(PAPER_SIZES), seeds=seeds, base=base, jobs=jobs,
                        overwrite=overwrite, resume=resume, progress=progress)
