@@ -13,8 +13,9 @@ from ..plots import check_plot_path, series_label
 from .choices import BETA_BAND
 from .options import (
     ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt,
-    RunColOpt, SeedOpt, StepColOpt, at_most, column_map, resolve_format,
+    RunColOpt, SeedOpt, StepColOpt, at_most, resolve_format,
 )
+from .options import EngineOpt, MemoryLimitOpt, WhereOpt, read_options
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 #: the names --fail-on accepts
@@ -40,6 +41,9 @@ def concentration(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
+    engine: EngineOpt = "duckdb",
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
@@ -63,7 +67,8 @@ def concentration(
     from ..gates import evaluate_checks, parse_checks
 
     fmt = resolve_format(fmt, as_json)
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
+                        memory_limit=memory_limit, engine=engine)
     gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
@@ -131,6 +136,8 @@ def psd(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     fmt: FormatOpt = Format.table,
@@ -152,7 +159,7 @@ def psd(
     from ..gates import evaluate_checks, parse_checks
 
     fmt = resolve_format(fmt, as_json)
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where, memory_limit=memory_limit)
     gates = parse_checks(fail_on, PSD_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     band_v = parse_band(band, "--band") if band is not None else None
@@ -224,6 +231,8 @@ def finite_size(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -241,7 +250,7 @@ def finite_size(
 
     from ..diagnostics import finite_size_of_traces
     fmt = resolve_format(fmt, as_json)
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where, memory_limit=memory_limit)
     check_plot_path(plot)
     if null_draws and seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])

@@ -14,8 +14,9 @@ from ..errors import UsageError
 from ..plots import check_plot_path
 from .options import (
     ColOpt, CountColOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt, RunColOpt,
-    StepColOpt, column_map, resolve_format,
+    StepColOpt, resolve_format,
 )
+from .options import MemoryLimitOpt, WhereOpt, read_options
 from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ def simulate(
     event_col: EventColOpt = None,
     count_col: CountColOpt = None,
     col: ColOpt = None,
+    where: WhereOpt = None,
+    memory_limit: MemoryLimitOpt = "50%",
     plot: PlotOpt = None,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
@@ -115,7 +118,8 @@ def simulate(
     if trace is not None:
         if items is not None:
             raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
-        cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+        cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
+                            memory_limit=memory_limit)
         with progress_bar("reading trace") as progress:
             res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
                                  ranking=ranking.value, progress=progress)

@@ -39,9 +39,9 @@ import numpy as np
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from ..traces import ColumnMap, ItemCounts, item_counts, open_trace, scan_trace
+from ..traces import ColumnMap, ItemCounts
+from ..traces.paths import ReadOptions, read_counts
 
-_CANONICAL = frozenset(ColumnMap().canonical())
 
 
 @result
@@ -212,7 +212,7 @@ def concentration(counts: Any, *, source: str | None = None, group: str | None =
 
 def concentration_of_traces(
     paths: Sequence[str],
-    columns: ColumnMap | None = None,
+    columns: ColumnMap | ReadOptions | None = None,
     *,
     events: Sequence[str] | None = None,
     group_by: str | None = None,
@@ -221,7 +221,8 @@ def concentration_of_traces(
     """Read each trace once and measure the concentration of its per-item counts.
 
     One row per trace, or per value of ``group_by`` within each trace. ``events`` are the event
-    kinds counted (default: ``retrieve`` if present, else ``inject``).
+    kinds counted (default: ``retrieve`` if present, else ``inject``). ``columns`` may be
+    :class:`~ctwm_cli.traces.paths.ReadOptions` (column map, ``where`` filter, engine).
     """
     if not paths:
         raise UsageError("give at least one trace")
@@ -231,10 +232,7 @@ def concentration_of_traces(
     arrays: list[np.ndarray] = []
     chosen: list[str] = []
     for path in paths:
-        keep = (group_by,) if group_by and group_by not in _CANONICAL else ()
-        reader = open_trace(path, columns, keep=keep)
-        scan = scan_trace(reader, group_by=group_by, progress=progress)
-        for ic in item_counts(scan, events):
+        for ic in read_counts([path], columns, group_by=group_by, events=events, progress=progress):
             rows.append(concentration(ic))
             arrays.append(ic.counts)
             chosen.extend(e for e in ic.events if e not in chosen)

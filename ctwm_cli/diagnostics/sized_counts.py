@@ -1,5 +1,5 @@
-"""Reading for :mod:`.finite_size`: one streaming pass per trace into counts keyed by (family, size,
-run, event, item), the event kinds to count, and the store capacity recorded in world manifests."""
+"""Reading for :mod:`.finite_size`: one pass per trace (counted by DuckDB) into counts keyed by
+(family, size, run, event, item), the event kinds to count, and the store capacity recorded in world manifests."""
 
 from __future__ import annotations
 
@@ -14,12 +14,10 @@ import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
-from ..traces import ColumnMap, TraceReader, open_trace
-from ..traces.aggregate import DEFAULT_COUNTED
-from ..traces.schema import DEFAULT_EVENT
+from ..traces import ColumnMap, open_trace
+from ..traces.aggregate import DEFAULT_COUNTED, count_by
 
 DEFAULT_FAMILY = "all"
-_MERGE_ROWS = 1 << 20
 
 
 def aggregate_sized(
@@ -32,55 +30,22 @@ def aggregate_sized(
     group_by: str | None,
     progress: ProgressCallback | None,
 ) -> pa.Table:
-    """One streaming pass: counts keyed by (family, size, run, event, item)."""
+    """Counts keyed by (family, size, run, event, item), counted by the trace engine in one pass."""
     canonical = set(ColumnMap().canonical())
     keep = tuple(dict.fromkeys(c for c in (size_col, group_by) if c is not None and c not in canonical))
     reader = open_trace(path, columns, keep=keep)
+    by = [c for c in dict.fromkeys((group_by, size_col)) if c is not None]
+    has_run = "run" in reader.mapping
+    t = count_by(reader, [*by, "run"] if has_run else by, progress)
+    n = t.num_rows
+    fam = t.column(group_by) if group_by else pa.repeat(family or DEFAULT_FAMILY, n)
+    sz = _sizes(t.column(size_col), size_col, reader.source) if size_col else pa.array(np.full(n, size, np.float64))
+    run = pc.fill_null(t.column("run"), "") if has_run else pa.repeat("", n)
+    run = pc.if_else(pc.equal(run, ""), reader.source, pc.binary_join_element_wise(reader.source, run, "#"))
     keys = ["family", "size", "run", "event", "item"]
-    merged: pa.Table | None = None
-    parts: list[pa.Table] = []
-    pending = 0
-    rows = 0
-    for batch in reader.batches():
-        n = batch.num_rows
-        rows += n
-        cols = batch.column_names
-        fam = _column(batch, group_by, reader) if group_by else pa.repeat(family or DEFAULT_FAMILY, n)
-        if size_col:
-            sz = _sizes(_column(batch, size_col, reader), size_col, reader.source)
-        else:
-            sz = pa.array(np.full(n, size, dtype=np.float64))
-        run = pc.fill_null(batch.column("run"), "") if "run" in cols else pa.repeat("", n)
-        run = pc.if_else(pc.equal(run, ""), reader.source, pc.binary_join_element_wise(reader.source, run, "#"))
-        event = pc.fill_null(batch.column("event"), DEFAULT_EVENT) if "event" in cols else pa.repeat(DEFAULT_EVENT, n)
-        weight = batch.column("count") if "count" in cols else pa.array(np.ones(n, dtype=np.int64))
-        part = pa.table({"family": pc.fill_null(fam, ""), "size": sz, "run": run, "event": event,
-                         "item": batch.column("item"), "n": weight})
-        parts.append(part.group_by(keys).aggregate([("n", "sum")]).rename_columns([*keys, "n"]))
-        pending += parts[-1].num_rows
-        if pending > max(_MERGE_ROWS, merged.num_rows if merged is not None else 0):
-            merged = _merge([merged, *parts] if merged is not None else parts, keys)
-            parts, pending = [], 0
-        if progress is not None:
-            progress(rows, None)
-    if rows == 0:
-        raise InputError(f"{reader.source}: trace is empty (no rows)")
-    return _merge([merged, *parts] if merged is not None else parts, keys)
-
-
-def _merge(tables: Sequence[pa.Table], keys: list[str]) -> pa.Table:
-    t = pa.concat_tables(tables)
-    return t.group_by(keys).aggregate([("n", "sum")]).rename_columns([*keys, "n"])
-
-
-def _column(batch: pa.Table, name: str, reader: TraceReader) -> pa.ChunkedArray:
-    canonical = {src: canon for canon, src in reader.columns.canonical().items()}
-    col_name = canonical.get(name, name)
-    if col_name not in batch.column_names:
-        found = ", ".join(reader.columns_found)
-        raise InputError(f"{reader.source}: missing column {name!r} (columns found: {found})")
-    col = batch.column(col_name)
-    return col if pa.types.is_string(col.type) else pc.cast(col, pa.string())
+    part = pa.table({"family": pc.fill_null(fam, ""), "size": sz, "run": run, "event": t.column("event"),
+                     "item": t.column("item"), "n": t.column("n")})
+    return part.group_by(keys).aggregate([("n", "sum")]).rename_columns([*keys, "n"])
 
 
 def _sizes(col: pa.ChunkedArray, name: str, source: str) -> pa.ChunkedArray:

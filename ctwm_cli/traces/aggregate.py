@@ -89,25 +89,30 @@ class TraceScan(ToDict):
         }
 
 
-def _group_name(reader: TraceReader, group_by: str) -> str:
+def _group_name(reader: TraceReader, group_by: str, what: str = "group-by column") -> str:
     """The canonical column behind ``group_by`` (a source name or a kept extra column)."""
     canonical = {src: canon for canon, src in reader.columns.canonical().items()}
     name = canonical.get(group_by, group_by)
     present = set(reader.mapping) | {k for k in reader.keep if k in reader.columns_found}
     if name not in present:
         found = ", ".join(reader.columns_found)
-        raise InputError(f"{reader.source}: missing group-by column {group_by!r} (columns found: {found})")
+        raise InputError(f"{reader.source}: missing {what} {group_by!r} (columns found: {found})")
     return name
 
 
-def aggregate_sql(reader: TraceReader, rows_sql: str, group_by: str | None) -> tuple[str, list[str]]:
-    """The grouped count over ``rows_sql`` and its key columns."""
+def aggregate_sql(
+    reader: TraceReader, rows_sql: str, group_by: str | None, by: Sequence[str] = (),
+) -> tuple[str, list[str]]:
+    """The grouped count over ``rows_sql`` and its key columns (``by``: more key columns, as text)."""
     has = set(reader.mapping)
     keys = []
     select = []
     if group_by is not None:
         select.append(f"coalesce(CAST({quote_ident(_group_name(reader, group_by))} AS VARCHAR), '') AS \"group\"")
         keys.append("group")
+    for name in by:
+        select.append(f"CAST({quote_ident(_group_name(reader, name, 'column'))} AS VARCHAR) AS {quote_ident(name)}")
+        keys.append(name)
     event = f"coalesce(event, {quote_literal(DEFAULT_EVENT)})" if "event" in has else quote_literal(DEFAULT_EVENT)
     select += [f"{event} AS event", "item"]
     keys += ["event", "item"]
@@ -125,6 +130,31 @@ def _stats(reader: TraceReader, engine: Engine, rows_sql: str, checks) -> tuple[
     return got[0], got[1], got[2]
 
 
+def _aggregate(
+    reader: TraceReader, group_by: str | None, by: Sequence[str], stats: bool,
+) -> tuple[pa.Table, list[str], int, tuple[int | None, int | None, int | None]]:
+    """Run the grouped count (and the stats pass); a bad value or an empty result is an InputError."""
+    import duckdb
+
+    with Engine(reader.options) as engine:
+        rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
+        sql, keys = aggregate_sql(reader, rows_sql, group_by, by)
+        try:
+            table = reader.query(engine, sql, checks).to_arrow_table()
+        except duckdb.Error as exc:
+            raise reader.error_for(engine, checks, exc) from None
+        if table.column("item").null_count:
+            raise reader.error_for(engine, checks, RuntimeError("missing value in column item"))
+        found = (None, None, None)
+        if stats and table.num_rows:
+            found = _stats(reader, engine, rows_sql, checks)
+    rows = int(pc.sum(table.column("rows")).as_py() or 0)
+    if rows == 0:
+        what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
+        raise InputError(f"{reader.source}: {what}")
+    return table.select([*keys, "n"]), keys, rows, found
+
+
 def scan_trace(
     reader: TraceReader,
     *,
@@ -138,26 +168,9 @@ def scan_trace(
     ``stats=False`` skips the second, light pass for the step range and the number of runs (the
     counts alone need one aggregation).
     """
-    with Engine(reader.options) as engine:
-        rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
-        sql, keys = aggregate_sql(reader, rows_sql, group_by)
-        rel = reader.query(engine, sql, checks)
-        try:
-            table = rel.to_arrow_table()
-        except Exception as exc:
-            raise _located(reader, engine, checks, exc) from None
-        if table.column("item").null_count:
-            raise reader.error_for(engine, checks, RuntimeError("missing value in column item"))
-        step_lo = step_hi = runs = None
-        if stats and table.num_rows:
-            step_lo, step_hi, runs = _stats(reader, engine, rows_sql, checks)
-    rows = int(pc.sum(table.column("rows")).as_py() or 0)
-    if rows == 0:
-        what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
-        raise InputError(f"{reader.source}: {what}")
+    table, _, rows, (step_lo, step_hi, runs) = _aggregate(reader, group_by, (), stats)
     if progress is not None:
         progress(rows, rows)
-    table = table.select([*keys, "n"])
     events = table.group_by("event").aggregate([("n", "sum")])
     event_counts = dict(zip(events.column("event").to_pylist(), events.column("n_sum").to_pylist(), strict=True))
     return TraceScan(
@@ -169,12 +182,14 @@ def scan_trace(
     )
 
 
-def _located(reader: TraceReader, engine: Engine, checks, exc: Exception) -> Exception:
-    import duckdb
+def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback | None = None) -> pa.Table:
+    """Counts keyed by the columns ``by`` (as text, nulls kept), ``event`` and ``item``, plus ``n``.
 
-    if isinstance(exc, duckdb.Error):
-        return reader.error_for(engine, checks, exc)
-    return exc
+    For analyses that need keys of their own (``ctwm finite-size``: family, size, run)."""
+    table, _, rows, _ = _aggregate(reader, None, list(dict.fromkeys(by)), False)
+    if progress is not None:
+        progress(rows, rows)
+    return table
 
 
 def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
 from .engine import Engine, EngineOptions, quote_ident, quote_literal
@@ -288,3 +289,44 @@ def _engine_message(exc: BaseException) -> str:
 def engine_message(exc: BaseException) -> str:
     """The first line of a DuckDB error, without its class prefix."""
     return _engine_message(exc)
+
+
+def duckdb_type(t: pa.DataType) -> str:
+    """The DuckDB type normalisation sees for an Arrow column type."""
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_integer(t):
+        return "BIGINT" if pa.types.is_signed_integer(t) or t.bit_width < 64 else "UBIGINT"
+    if pa.types.is_floating(t):
+        return "DOUBLE"
+    if pa.types.is_decimal(t):
+        return f"DECIMAL({t.precision},{t.scale})"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t):
+        return "VARCHAR"
+    if pa.types.is_dictionary(t):
+        return duckdb_type(t.value_type)
+    if pa.types.is_struct(t):
+        return "STRUCT"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return "LIST[]"
+    return str(t).upper()
+
+
+class ArrowReader(TraceReader):
+    """A trace already in memory as an Arrow table (telemetry rows, a DataFrame, a Dask partition)."""
+
+    def __init__(self, table: pa.Table, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str] = (),
+                 optional: Sequence[str] = (), *, where: str | None = None, engine: EngineOptions | None = None):
+        super().__init__(source, fmt, columns, keep, optional, where=where, engine=engine)
+        decoded = [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
+        self.table = pa.table(decoded, names=table.column_names)
+        self.columns_found = list(table.column_names)
+        self.check_required(self.columns_found)
+
+    def raw_types(self) -> dict[str, str]:
+        return {f.name: duckdb_type(f.type) for f in self.table.schema}
+
+    def raw_sql(self, engine: Engine) -> str:
+        name = f"ctwm_table_{id(self)}"
+        engine.con.register(name, self.table)
+        return quote_ident(name)

@@ -15,8 +15,10 @@ import shutil
 import tempfile
 
 from ..errors import UsageError
+from .schema import ColumnMap
 
 ENGINES = ("duckdb", "dask")
+INPUT_FORMATS = ("auto", "otel", "mem0")
 #: Default DuckDB memory limit: half of physical memory, leaving room for the analysis after reading.
 DEFAULT_MEMORY_LIMIT = "50%"
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|%)\s*$", re.IGNORECASE)
@@ -72,6 +74,33 @@ def check_where(where: str | None) -> str | None:
         first = (str(exc).strip().splitlines() or ["syntax error"])[0]
         raise UsageError(f"where: not a SQL predicate: {where!r} ({first})") from None
     return where
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ReadOptions:
+    """How to read a trace: column map, row filter (SQL predicate), engine, telemetry format."""
+
+    columns: ColumnMap = dataclasses.field(default_factory=ColumnMap)
+    where: str | None = None
+    engine: EngineOptions = dataclasses.field(default_factory=EngineOptions)
+    input_format: str = "auto"
+
+    def __post_init__(self) -> None:
+        check_where(self.where)
+        if self.input_format not in INPUT_FORMATS:
+            raise UsageError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, got {self.input_format!r}")
+
+
+
+def as_read_options(read: ReadOptions | ColumnMap | None) -> ReadOptions:
+    """``read`` as :class:`ReadOptions` (a bare :class:`ColumnMap` keeps every other default)."""
+    if read is None:
+        return ReadOptions()
+    if isinstance(read, ColumnMap):
+        return ReadOptions(columns=read)
+    if not isinstance(read, ReadOptions):
+        raise UsageError(f"read must be ReadOptions or a ColumnMap, got {type(read).__name__}")
+    return read
 
 
 class Engine:

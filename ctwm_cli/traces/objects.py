@@ -14,7 +14,6 @@ kind. ``valid_until`` null means "no expiry".
 from __future__ import annotations
 
 import datetime as _dt
-import gzip
 import json
 import math
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..results import ToDict, result
+from .guard import MAX_DEPTH, json_depth, load_json, read_document
 
 OBJECT_TYPES = ("working", "episodic", "semantic", "procedural")
 TIME_FIELDS = ("created_at", "valid_until", "last_hit_at")
@@ -108,17 +108,13 @@ def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
             except Exception as exc:
                 raise InputError(f"{source}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
             return [(f"row {i + 1}", r) for i, r in enumerate(table.to_pylist())]
-        with gzip.open(p, "rb") if name.endswith(".gz") else p.open("rb") as fh:
-            raw = fh.read()
+        raw = read_document(p, source)
     except (OSError, EOFError) as exc:
         raise InputError(f"{source}: cannot read ({exc})") from None
-    text = raw.decode("utf-8-sig", errors="replace")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: malformed JSON ({exc.msg})") from None
+    if raw.lstrip().startswith(b"["):
+        if json_depth(raw) > MAX_DEPTH:
+            raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
+        data = load_json(raw, source)
         out = []
         for i, r in enumerate(data):
             if not isinstance(r, dict):
@@ -126,13 +122,10 @@ def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
             out.append((f"element {i + 1}", r))
         return out
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
             continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: line {i}: malformed JSON ({exc.msg})") from None
+        r = load_json(line, source, f"line {i}")
         if not isinstance(r, dict):
             raise InputError(f"{source}: line {i}: expected a JSON object, got {type(r).__name__}")
         out.append((f"line {i}", r))
@@ -190,7 +183,7 @@ def _id_list(value: Any, source: str, where: str) -> tuple[str, ...]:
         if s.startswith("["):
             try:
                 value = json.loads(s)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 raise InputError(f"{source}: {where}: column 'supersedes' holds malformed JSON") from None
         else:
             return (s,)

@@ -14,13 +14,12 @@ from pathlib import Path
 from ..errors import InputError, UsageError
 from . import jsonl
 from .base import Check, TraceReader, engine_message
-from .engine import Engine, EngineOptions, check_where, quote_ident, quote_literal
+from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, check_where, quote_ident, quote_literal
 from .guard import MAX_LINE_BYTES
 from .schema import ColumnMap
 from .sources import JSONL_SUFFIXES, Layout, resolve, spool_stdin
 from .telemetry import TelemetryReader, sniff_format
 
-INPUT_FORMATS = ("auto", "otel", "mem0")
 _JSON_SAMPLE_ROWS = 20480
 _FORMAT_LABEL = {"parquet": "parquet", "jsonl": "jsonl", "csv": "csv", "ipc": "arrow"}
 
@@ -185,7 +184,7 @@ class FileReader(TraceReader):
 
 def open_trace(
     path: str | Path,
-    columns: ColumnMap | None = None,
+    columns: ColumnMap | ReadOptions | None = None,
     *,
     keep: Sequence[str] = (),
     optional: Sequence[str] = (),
@@ -200,8 +199,13 @@ def open_trace(
     ``input_format``: ``auto`` recognises OTLP JSON spans and Mem0 history exports by content
     (JSON files only), ``otel`` / ``mem0`` force those readers (their rows are already canonical,
     so column remapping does not apply to them). ``where`` is a SQL predicate over the canonical
-    columns applied before counting; ``engine`` sets the memory limit and threads.
+    columns applied before counting; ``engine`` sets the memory limit and threads. ``columns`` may
+    also be a :class:`ReadOptions`, which carries the column map, ``where``, engine and format at once.
     """
+    if isinstance(columns, ReadOptions):
+        read = columns
+        columns, where, engine = read.columns, where or read.where, engine or read.engine
+        input_format = read.input_format if input_format == "auto" else input_format
     columns = columns or ColumnMap()
     if input_format not in INPUT_FORMATS:
         raise UsageError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")

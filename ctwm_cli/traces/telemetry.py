@@ -53,8 +53,8 @@ import pyarrow as pa
 from ..errors import InputError, UsageError
 from ..files import atomic_write, check_output_file
 from ..results import ToDict, result
-from .base import TraceReader
-from .engine import Engine, EngineOptions, quote_ident
+from .base import ArrowReader
+from .engine import EngineOptions
 from .guard import read_document
 from .mem0 import MEM0_EVENTS, MEM0_NOTE, mem0_rows
 from .openinference import looks_like_openinference, openinference_trace_rows
@@ -145,7 +145,7 @@ def rows_table(rows: Sequence[dict]) -> pa.Table:
     return pa.table({c: pa.array([r.get(c) for r in rows], type=_ARROW_TYPES[c]) for c in ROW_COLUMNS})
 
 
-class TelemetryReader(TraceReader):
+class TelemetryReader(ArrowReader):
     """A trace reader over OTLP JSON spans or a Mem0 history export (rows are already canonical).
 
     The rows become an Arrow table that DuckDB scans like any other trace (the same normalisation,
@@ -155,20 +155,8 @@ class TelemetryReader(TraceReader):
                  *, where: str | None = None, engine: EngineOptions | None = None):
         if fmt not in ROW_READERS:
             raise UsageError(f"telemetry format must be one of {', '.join(ROW_READERS)}, got {fmt!r}")
-        super().__init__(source, fmt, ColumnMap(), keep, optional, where=where, engine=engine)
         rows, _, _ = telemetry_rows(source, fmt)
-        self._table = rows_table(rows)
-        self.columns_found = list(self._table.column_names)
-        self.check_required(self.columns_found)
-
-    def raw_types(self) -> dict[str, str]:
-        return {c: ("BIGINT" if pa.types.is_integer(t) else "DOUBLE" if pa.types.is_floating(t) else "VARCHAR")
-                for c, t in zip(self._table.column_names, self._table.schema.types, strict=True)}
-
-    def raw_sql(self, engine: Engine) -> str:
-        name = f"ctwm_telemetry_{id(self)}"
-        engine.con.register(name, self._table)
-        return quote_ident(name)
+        super().__init__(rows_table(rows), source, fmt, ColumnMap(), keep, optional, where=where, engine=engine)
 
 
 def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None) -> ImportResult:
