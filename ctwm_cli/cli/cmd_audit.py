@@ -55,6 +55,10 @@ def audit(
     cross_check: Annotated[CrossCheckPackage | None, typer.Option(  # type: ignore[valid-type]
         "--cross-check", help="Run the powerlaw package (Alstott et al.) on the same data and show its x_min, α, R "
         "and p beside ours, each disagreement with its known cause.")] = None,
+    power: Annotated[int, typer.Option(
+        "--power", metavar="R", help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, "
+        "fitted TPL) at 1x-16x the observed size and report how often the rule(s) decide right, and the smallest "
+        "multiple with power >= 0.8 (0: off; e.g. 40).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
@@ -117,7 +121,7 @@ def audit(
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
              xmin_range=scan_range, uncertainty=uncertainty,
-             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value)
+             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power)
     read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
                         memory_limit=memory_limit, engine=engine, scheduler=check_scheduler(scheduler))
     seed = new_seed() if seed is None else seed
@@ -130,7 +134,7 @@ def audit(
                 counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
                 p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
                 scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
-                cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value,
+                cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
                 progress=progress, calibration_progress=cal_progress,
             )
     if plot:
@@ -165,6 +169,22 @@ def gate_metrics(r, row: dict) -> dict:
     """The numbers a gate can test, read off the result (no computation here)."""
     k = r.concentration.to_dict() if r.concentration is not None else {}
     return {name: row.get(name, k.get(name)) for name in GATE_METRICS}
+
+
+def _power_table(pw) -> Table:
+    needed = "; ".join(f"{rule} rule: " + (f"{m}x the data" if m else f"beyond {pw.multiples[-1]}x")
+                       for rule, m in pw.needed.items())
+    t = Table(title=f"How much more data? Power to reach the right verdict (R = {pw.replicates} per cell; "
+                    f"needed for both families at {pw.target:.0%}: {needed})", title_justify="left")
+    t.add_column("data drawn from")
+    t.add_column("rule")
+    for m in pw.multiples:
+        t.add_column(f"{m}x n", justify="right")
+    t.add_column("needed", justify="right")
+    for c in pw.curves:
+        t.add_row(c.generator, c.rule, *(f"{c.power[m]:.0%}" for m in pw.multiples),
+                  f"{c.needed}x" if c.needed else f"> {pw.multiples[-1]}x")
+    return t
 
 
 def _cross_check_table(c) -> Table:
@@ -245,6 +265,8 @@ def _table(r) -> Group:
     parts: list = [t]
     if r.cross_check is not None:
         parts.append(_cross_check_table(r.cross_check))
+    if r.power is not None:
+        parts.append(_power_table(r.power))
     if r.alternatives:
         fits = Table(title="Alternative fits on the same tail (se from the Hessian)", title_justify="left")
         for name in ("family", "parameters", "log-likelihood", "converged", "at bound"):

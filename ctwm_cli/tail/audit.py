@@ -20,42 +20,18 @@ from . import families as fam
 from .bootstrap import GofResult, gof_result, gof_tasks, replicate_ks
 from .calibrate import Calibration
 from .calibrate import calibrate as run_calibration
-from .crosscheck import PACKAGES as CROSS_CHECK_PACKAGES
 from .crosscheck import CrossCheck
 from .crosscheck import cross_check as run_cross_check
 from .compare import Comparison, calibrated_nested, nested_power_law, vuong
 from .families import TailFit
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
+from .power import PowerAnalysis, power_analysis
+from .settings import SCAN_FLOOR, AuditSettings, validate
 from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
 FAMILIES = fam.ALTERNATIVES
-#: default floor of the x_min scan: candidates leaving fewer tail points are not considered. Separate
-#: from ``min_tail`` (Assumption 3.3): a KS-optimal cutoff with a shorter tail is found and reported.
-SCAN_FLOOR = 10
-
-
-@result
-class AuditSettings(ToDict):
-    discrete: bool
-    xmin: float | None
-    bootstrap: int
-    min_tail: int
-    p_star: float
-    z_star: float
-    seed: int
-    scan_floor: int = SCAN_FLOOR
-    xmin_range: tuple[float, float] | None = None
-    uncertainty: int = 0
-    cross_check: str | None = None
-
-    @property
-    def floor(self) -> int:
-        """The scan's floor: candidate cutoffs leave at least this many points (never above min_tail)."""
-        return min(self.scan_floor, self.min_tail)
-
-
 @result
 class AuditResult(ToDict):
     """Everything the audit found: fits, p_gof, likelihood-ratio tests and the verdict.
@@ -80,6 +56,7 @@ class AuditResult(ToDict):
     constrained: PowerLawFit | None = None
     uncertainty: Uncertainty | None = None
     cross_check: CrossCheck | None = None
+    power: PowerAnalysis | None = None
     version: str = __version__
 
     # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
@@ -113,52 +90,6 @@ class AuditResult(ToDict):
         if self.calibration is not None:
             row["calibrated_verdict"] = self.calibration.verdict.verdict
         return row
-
-
-def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z_star: float = 1.96,
-             jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
-             calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
-             xmin_range: tuple[float, float] | None = None, uncertainty: int = 0,
-             cross_check: str | None = None) -> None:
-    """Check the audit's parameters (the CLI calls this before reading any trace)."""
-    _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
-    if discrete and xmin is not None and xmin != math.floor(xmin):
-        raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} "
-                         "(set discrete=False, a continuous fit, for real-valued cutoffs)")
-    if seed is not None and seed < 0:
-        raise UsageError(f"seed must be >= 0, got {seed}")
-    if calibrate < 0:
-        raise UsageError(f"calibrate must be >= 0, got {calibrate}")
-    if not 0 < level < 0.5:
-        raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
-    if cross_check is not None and cross_check not in CROSS_CHECK_PACKAGES:
-        raise UsageError(f"cross_check must be one of {', '.join(CROSS_CHECK_PACKAGES)}, got {cross_check!r}")
-    if uncertainty < 0:
-        raise UsageError(f"uncertainty must be >= 0, got {uncertainty}")
-    if scan_floor < 2:
-        raise UsageError(f"scan_floor must be >= 2, got {scan_floor}")
-    if xmin_range is not None:
-        lo, hi = xmin_range
-        if not (0 < lo <= hi):
-            raise UsageError(f"xmin_range must be (lo, hi) with 0 < lo <= hi, got ({lo:g}, {hi:g})")
-        if xmin is not None:
-            raise UsageError("xmin_range restricts the scan; it cannot be combined with a fixed xmin")
-
-
-def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None,
-              xmin: float | None) -> None:
-    if bootstrap < 0:
-        raise UsageError(f"bootstrap must be >= 0, got {bootstrap}")
-    if min_tail < 1:
-        raise UsageError(f"min_tail must be >= 1, got {min_tail}")
-    if not 0 < p_star < 1:
-        raise UsageError(f"p_star must be in (0, 1), got {p_star}")
-    if not z_star > 0:
-        raise UsageError(f"z_star must be > 0, got {z_star}")
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"jobs must be >= 1, got {jobs}")
-    if xmin is not None and not xmin > 0:
-        raise UsageError(f"xmin must be > 0, got {xmin}")
 
 
 def _as_values(counts: Any, discrete: bool) -> np.ndarray:
@@ -216,6 +147,7 @@ def audit_many(
     xmin_range: tuple[float, float] | None = None,
     uncertainty: int = 0,
     cross_check: str | None = None,
+    power: int = 0,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -230,17 +162,19 @@ def audit_many(
     ``xmin_range`` (lo, hi): only candidates lo <= x_min <= hi. ``uncertainty=B``: standard errors and
     percentile intervals of x_min, α and n_tail from B nonparametric bootstrap re-fits
     (:mod:`ctwm_cli.tail.uncertainty`). ``cross_check="powerlaw"``: the same data through the ``powerlaw``
-    package, every disagreement flagged with its cause (:mod:`ctwm_cli.tail.crosscheck`).
+    package, every disagreement flagged with its cause (:mod:`ctwm_cli.tail.crosscheck`). ``power=R``: for an
+    inconclusive verdict, the power of the rule(s) at 1x-16x the observed size from R replicates per
+    cell and family (:mod:`ctwm_cli.tail.power`).
     """
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check)
+             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check, power=power)
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
     base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
                          z_star=z_star, seed=seed, scan_floor=scan_floor,
                          xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
-                         cross_check=cross_check)
+                         cross_check=cross_check, power=power)
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
@@ -310,7 +244,9 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
                                                                jobs=jobs, progress=calibration_progress))
             for r, p in zip(results, prepared, strict=True)
         ]
-    return results
+    return [r if p.settings.power == 0 else dataclasses.replace(r, power=power_analysis(
+        p.hist, r, replicates=p.settings.power, calibrated=calibrate > 0, level=level, jobs=jobs,
+        progress=calibration_progress)) for r, p in zip(results, prepared, strict=True)]
 
 
 def _with_uncertainty(prepared: list[_Prepared], results: list[AuditResult], *, jobs, progress) -> list[AuditResult]:

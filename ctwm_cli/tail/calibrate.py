@@ -128,6 +128,24 @@ def replicate_rows(task: CalibrationTask) -> np.ndarray:
     return out
 
 
+def simulation_tasks(hist: Histogram, audit_result, generator: str, seeds: list[np.random.SeedSequence], *,
+                     multiple: int = 1) -> list[CalibrationTask]:
+    """Replicates of ``multiple`` times the observed size drawn from the audit's fitted ``generator``
+    (body resampled from the data below x_min, tail exact), re-audited by :func:`replicate_rows`.
+    At ``multiple > 1`` the plug-in p_gof reads the observed bootstrap null of D scaled by 1/sqrt(multiple)
+    (the KS statistic's n^-1/2 law) — an approximation, used only by ``--power``."""
+    r, s, pl = audit_result, audit_result.settings, audit_result.power_law
+    below = hist.values < pl.xmin
+    body_values, body_counts = hist.values[below], hist.counts[below].astype(np.float64)
+    null_d = r.gof.null_distribution[np.isfinite(r.gof.null_distribution)] if r.gof is not None else np.zeros(0)
+    fitted = {name: r.alternatives[name].params for name in GENERATORS}
+    return [CalibrationTask(
+        seeds=seeds[i : i + CHUNK], generator=generator, fitted=fitted, body_values=body_values,
+        body_counts=body_counts, n=hist.n * multiple, n_tail=pl.n_tail * multiple, xmin=pl.xmin, discrete=pl.discrete,
+        min_tail=s.min_tail, p_star=s.p_star, z_star=s.z_star, null_d=null_d / math.sqrt(multiple), fixed_xmin=s.xmin,
+        scan_floor=s.floor, xmin_range=s.xmin_range) for i in range(0, len(seeds), CHUNK)]
+
+
 def calibrate(
     hist: Histogram,
     audit_result,
@@ -156,23 +174,14 @@ def calibrate(
                            thresholds={"z_tpl": math.nan, "z_lognormal": math.nan}, pvalue_lognormal=math.nan,
                            confusion={}, failed={}, null_z={},
                            verdict=calibrated_rule(r.verdict, z, math.nan, math.nan, level))
-    below = hist.values < pl.xmin
-    body_values, body_counts = hist.values[below], hist.counts[below].astype(np.float64)
-    null_d = r.gof.null_distribution[np.isfinite(r.gof.null_distribution)] if r.gof is not None else np.zeros(0)
     # a stream of its own: spawn key 1 keeps it apart from the p_gof bootstrap of the same seed
     streams = np.random.SeedSequence(seed, spawn_key=(1,)).spawn(len(GENERATORS))
     tasks, sizes, owner = [], [], []
     for g, stream in zip(GENERATORS, streams, strict=True):
-        children = stream.spawn(replicates)
-        fitted = {name: r.alternatives[name].params for name in GENERATORS}
-        for i in range(0, replicates, CHUNK):
-            chunk = children[i : i + CHUNK]
-            tasks.append(CalibrationTask(
-                seeds=chunk, generator=g, fitted=fitted, body_values=body_values, body_counts=body_counts, n=hist.n,
-                n_tail=pl.n_tail, xmin=pl.xmin, discrete=pl.discrete, min_tail=s.min_tail, p_star=s.p_star,
-                z_star=s.z_star, null_d=null_d, fixed_xmin=s.xmin, scan_floor=s.floor, xmin_range=s.xmin_range))
-            sizes.append(len(chunk))
-            owner.append(g)
+        t = simulation_tasks(hist, r, g, stream.spawn(replicates))
+        tasks += t
+        sizes += [len(x.seeds) for x in t]
+        owner += [g] * len(t)
     rows = run_tasks(replicate_rows, tasks, jobs=jobs, sizes=sizes, progress=progress)
     by_gen = {g: np.concatenate([x for x, o in zip(rows, owner, strict=True) if o == g]) for g in GENERATORS}
     null_z = {g: by_gen[g][:, 0] for g in GENERATORS}

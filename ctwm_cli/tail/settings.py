@@ -1,0 +1,82 @@
+"""The audit's settings and their checks (separate from the computation, as scipy's ``_bootstrap_iv``)."""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import UsageError
+from ..results import ToDict, result
+from .crosscheck import PACKAGES as CROSS_CHECK_PACKAGES
+
+#: default floor of the x_min scan: candidates leaving fewer tail points are not considered. Separate
+#: from ``min_tail`` (Assumption 3.3): a KS-optimal cutoff with a shorter tail is found and reported.
+SCAN_FLOOR = 10
+
+
+@result
+class AuditSettings(ToDict):
+    discrete: bool
+    xmin: float | None
+    bootstrap: int
+    min_tail: int
+    p_star: float
+    z_star: float
+    seed: int
+    scan_floor: int = SCAN_FLOOR
+    xmin_range: tuple[float, float] | None = None
+    uncertainty: int = 0
+    cross_check: str | None = None
+    power: int = 0
+
+    @property
+    def floor(self) -> int:
+        """The scan's floor: candidate cutoffs leave at least this many points (never above min_tail)."""
+        return min(self.scan_floor, self.min_tail)
+
+
+def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z_star: float = 1.96,
+             jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
+             calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
+             xmin_range: tuple[float, float] | None = None, uncertainty: int = 0,
+             cross_check: str | None = None, power: int = 0) -> None:
+    """Check the audit's parameters (the CLI calls this before reading any trace)."""
+    _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
+    if discrete and xmin is not None and xmin != math.floor(xmin):
+        raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} "
+                         "(set discrete=False, a continuous fit, for real-valued cutoffs)")
+    if seed is not None and seed < 0:
+        raise UsageError(f"seed must be >= 0, got {seed}")
+    if calibrate < 0:
+        raise UsageError(f"calibrate must be >= 0, got {calibrate}")
+    if not 0 < level < 0.5:
+        raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
+    if cross_check is not None and cross_check not in CROSS_CHECK_PACKAGES:
+        raise UsageError(f"cross_check must be one of {', '.join(CROSS_CHECK_PACKAGES)}, got {cross_check!r}")
+    if power < 0:
+        raise UsageError(f"power must be >= 0, got {power}")
+    if uncertainty < 0:
+        raise UsageError(f"uncertainty must be >= 0, got {uncertainty}")
+    if scan_floor < 2:
+        raise UsageError(f"scan_floor must be >= 2, got {scan_floor}")
+    if xmin_range is not None:
+        lo, hi = xmin_range
+        if not (0 < lo <= hi):
+            raise UsageError(f"xmin_range must be (lo, hi) with 0 < lo <= hi, got ({lo:g}, {hi:g})")
+        if xmin is not None:
+            raise UsageError("xmin_range restricts the scan; it cannot be combined with a fixed xmin")
+
+
+def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None,
+              xmin: float | None) -> None:
+    if bootstrap < 0:
+        raise UsageError(f"bootstrap must be >= 0, got {bootstrap}")
+    if min_tail < 1:
+        raise UsageError(f"min_tail must be >= 1, got {min_tail}")
+    if not 0 < p_star < 1:
+        raise UsageError(f"p_star must be in (0, 1), got {p_star}")
+    if not z_star > 0:
+        raise UsageError(f"z_star must be > 0, got {z_star}")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"jobs must be >= 1, got {jobs}")
+    if xmin is not None and not xmin > 0:
+        raise UsageError(f"xmin must be > 0, got {xmin}")

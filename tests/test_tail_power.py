@@ -1,0 +1,46 @@
+"""``--power``: how much more data would decide an inconclusive audit."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+from ctwm_cli.tail import INCONCLUSIVE, LOGNORMAL, Histogram, Verdict, audit, sample_power_law
+from ctwm_cli.tail.power import _needed, power_analysis
+
+
+def _lognormal(n=5000, seed=3):
+    return np.ceil(np.random.default_rng(seed).lognormal(2.0, 1.2, n))
+
+
+def test_power_is_reproducible_bounded_and_rises_with_n():
+    x = _lognormal()
+    a = audit(x, bootstrap=30, seed=2, jobs=1, diagnostics=False, power=12, calibrate=20)
+    b = audit(x, bootstrap=30, seed=2, jobs=2, diagnostics=False, power=12, calibrate=20)
+    assert a.verdict.verdict == INCONCLUSIVE
+    assert json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
+    pw = a.power
+    assert pw.multiples == (1, 2, 4, 8, 16) and {c.rule for c in pw.curves} == {"paper", "calibrated"}
+    for c in pw.curves:
+        assert all(0.0 <= p <= 1.0 for p in c.power.values())
+    cal = {c.generator: c.power for c in pw.curves if c.rule == "calibrated"}
+    # sixteen times the data separates the families far better than the observed size
+    assert cal["lognormal"][16] + cal["truncated_power_law"][16] > cal["lognormal"][1] + cal["truncated_power_law"][1]
+
+
+def test_no_power_analysis_for_a_decisive_verdict_or_without_a_tail():
+    x = sample_power_law(2.2, 1.0, 20, np.random.default_rng(1), True)
+    r = audit(x, bootstrap=0, seed=1, diagnostics=False, power=5)
+    assert r.power is None  # no tail of 100 points to simulate from
+    r = audit(_lognormal(), bootstrap=20, seed=1, jobs=1, diagnostics=False)
+    decisive = dataclasses.replace(r, verdict=Verdict(verdict=LOGNORMAL, reason="given", rule="paper",
+                                                      assumption_3_3=True))
+    assert power_analysis(Histogram.from_sample(_lognormal()), decisive, replicates=5) is None
+
+
+def test_needed_is_the_multiple_from_which_power_stays_above_target():
+    assert _needed({1: 0.1, 2: 0.85, 4: 0.7, 8: 0.9, 16: 0.95}, 0.8) == 8
+    assert _needed({1: 0.1, 2: 0.5, 4: 0.7, 8: 0.75, 16: 0.79}, 0.8) is None
+    assert _needed({1: 0.9, 2: 0.95}, 0.8) == 1
