@@ -180,3 +180,28 @@ def test_cli_pareto_json_and_plot(run_cli, tmp_path):
     assert fig.stat().st_size > 0
     text = run_cli(["replay", "--size", "100", "--steps", "100", "--episodes", "1", "--block", "80", "--seed", "2"])
     assert text.code == 0 and "not formable" in text.out
+
+
+@pytest.mark.parametrize("memory", ["full", "flat", "graph", "ctwm", "tiered"])
+def test_decision_prompt_token_count_is_exact(memory):
+    from ctwm_cli.memory.encodings import make_encoding
+    from ctwm_cli.memory.policies import EpisodicMemory, make_policy
+    from ctwm_cli.memory.tokens import token_counter
+    from ctwm_cli.replay import episode
+    from ctwm_cli.replay.agents import AgentDecision, decision_prompt
+
+    ep = episode(ReplayConfig(size=100, steps=300, seeds=(4,)), 4)
+    mem = EpisodicMemory(ep.world)
+    pol = make_policy(memory, mem, budget=300)
+    counter = token_counter("cl100k_base")
+    for t, tid in enumerate(ep.tids.tolist()[:250]):
+        mem.write(tid, t)
+        if hasattr(pol, "observe"):
+            pol.observe(tid, t)
+    s = int(ep.next_states[249])
+    for enc_name in ("compact", "verbose"):
+        text, tokens = decision_prompt(pol, s, 7, 3, make_encoding(enc_name, ep.world), counter)
+        assert tokens == counter.count(text)
+        assert "-> a" in text  # the memory lines reached the decision prompt
+        d = AgentDecision(text)
+        assert (d.goal, d.state, d.n_actions) == (7, s, 3)

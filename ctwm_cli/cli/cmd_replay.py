@@ -80,6 +80,7 @@ class ReplayOptions:
     out: str | None
     overwrite: bool
     verify_tokens: bool
+    tiered: list[str] | None
     fmt: Format
     as_json: bool
     timings: bool
@@ -129,6 +130,10 @@ SHARED = [
     _opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
     _param("out", OutOpt, None),
     _param("overwrite", OverwriteOpt, False),
+    _opt("tiered", list[str] | None, ("--tiered",),
+         "Tiered policy parameter KEY=VALUE, repeatable (the section 7.1 ablation): write_filter=off, "
+         "consolidation=off, attribution=off, reconcile=article, retrieval=hybrid, working=0.5 retrieved=0.35 "
+         "(budget split), period, max_episodes, idle, ...", None),
     _opt("verify_tokens", bool, ("--verify-tokens",),
          "Also encode every whole prompt and check it against the per-line count (slower).", False),
     _param("fmt", FormatOpt, Format.table),
@@ -168,6 +173,7 @@ def _seed(seed: int | None) -> int:
 
 
 def _config(o: ReplayOptions, seed: int) -> ReplayConfig:
+    from ..memory.tiered_params import parse_tiered
     from ..replay import ReplayConfig
 
     episodes, flag = o.episodes, "--episodes"
@@ -185,7 +191,7 @@ def _config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         seeds=tuple(seed + i for i in range(episodes)), budget=o.budget, k=o.k, core=o.core,
                         max_candidates=o.max_candidates, tokenizer=o.tokenizer.value, predictor=o.predictor.value,
                         predictor_params=endpoint if o.predictor.value == "endpoint" else {}, bootstrap=o.bootstrap,
-                        block=o.block, level=o.level, verify_tokens=o.verify_tokens)
+                        block=o.block, level=o.level, verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
 
 
 def _timed(o: ReplayOptions, label: str, steps: int, fn: Callable[[], Any]) -> Any:
@@ -217,15 +223,16 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
     t = Table(title=f"{title} ({res.loop} loop): {cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x "
                     f"{cfg.steps:,} steps, budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}",
               title_justify="left",
-              caption="tokens: whole prompt per step; coverage: state/transition; answerable: an outcome of (s, a) was "
-                      "seen earlier, so a memory could hold it; evidence: share of answerable steps whose evidence "
+              caption="tokens: whole prediction prompt per step; coverage: state/transition; answerable: an "
+                      "outcome of (s, a) was seen earlier, so a memory could hold it; evidence: share of answerable "
+                      "steps whose evidence "
                       "reached the prompt; tail: steps at the least-visited half of the visited states"
                       + ("; each arm drives its own trajectory (closed loop)." if closed else "."),
               caption_justify="left")
     cols = ["method", "tokens/step", "p95", "coverage", "tail err", "overall err", "answerable", "ans. tail err",
             "ans. err", "evidence"]
     if closed:
-        cols += ["tasks reached", "steps/task"]
+        cols += ["decision tokens", "tasks reached", "steps/task"]
     for col in cols:
         t.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
     for a in res.arms:
@@ -234,14 +241,15 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
                fmt_num(a.overall_error, 3), f"{a.answerable_steps:,}", fmt_num(a.answerable_tail_error, 3),
                fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3)]
         if closed:
-            row += [f"{a.tasks_reached}/{a.tasks_started}", fmt_num(a.steps_per_task, 4)]
+            row += [fmt_num(a.decision_tokens_mean, 5), f"{a.tasks_reached}/{a.tasks_started}",
+                    fmt_num(a.steps_per_task, 4)]
         t.add_row(*row)
     for r in res.references:
         label = r.name if r.on is None else f"{r.name} on {r.on}"
         row = [f"{label} (reference)", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
                f"{r.answerable_steps:,}", fmt_num(r.answerable_tail_error, 3), fmt_num(r.answerable_overall_error, 3),
                "–"]
-        t.add_row(*([*row, "–", "–"] if closed else row))
+        t.add_row(*([*row, "–", "–", "–"] if closed else row))
     return t
 
 

@@ -62,15 +62,19 @@ class AgentDecision:
 
 
 def decision_prompt(policy: MemoryPolicy, state: int, goal: int, n_actions: int, enc: Encoding,
-                    counter: TokenCounter) -> str:
-    """The decision prompt of ``state`` (see the module docstring): goal, state, actions, memory lines."""
+                    counter: TokenCounter) -> tuple[str, int]:
+    """The decision prompt of ``state`` (see the module docstring) and its exact token count: goal, state,
+    actions, the memory lines of the policy's prompt for the state."""
     retrieval = policy.retrieve_state(state)
     prompt = policy.render(retrieval, state, 0, enc, counter)
-    head = len(enc.header(state, 0, policy.kind))
-    foot = len(enc.footer(policy.kind))
-    body = prompt.lines[head: len(prompt.lines) - foot]
-    return "".join([f"Goal: reach s{goal}.\n", f"Current state: s{state}\n", f"Actions: a0..a{n_actions - 1}\n",
-                    *body, 'Output: {"action": <index>}\n'])
+    head = enc.header(state, 0, policy.kind)
+    foot = enc.footer(policy.kind)
+    body = prompt.lines[len(head): len(prompt.lines) - len(foot)]
+    top = [f"Goal: reach s{goal}.\n", f"Current state: s{state}\n", f"Actions: a0..a{n_actions - 1}\n"]
+    end = ['Output: {"action": <index>}\n']
+    # every line ends in a newline, so a prompt's count is the sum of its lines' (memory.tokens)
+    tokens = prompt.tokens - counter.lines(head) - counter.lines(foot) + counter.lines(top) + counter.lines(end)
+    return "".join([*top, *body, *end]), tokens
 
 
 class ClosedLoopAgent(ABC):

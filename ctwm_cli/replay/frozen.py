@@ -173,24 +173,8 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
             raise InputError(f"{rd / STEPS_FILE}: run {name} does not hold steps 0..{len(idx) - 1} once each")
         if seed not in worlds:
             worlds[seed] = episode(cfg, seed).world  # rebuilt from the recorded configuration and seed
-        world = worlds[seed]
-        tid_of = {item: t for t, item in enumerate(world.items)}
-        try:
-            tids = np.asarray([tid_of[cols["item"][i]] for i in idx], dtype=np.int64)
-            if memory == "tiered":  # entries "<tier><id>:...": ids are fixed by the trajectory, not the encoding
-                recorded = [tuple(_entry_id(x) for x in cols["retrieved"][i]) for i in idx]
-            else:
-                recorded = [tuple(tid_of[x] for x in cols["retrieved"][i]) for i in idx]
-        except KeyError as exc:
-            raise InputError(f"{rd / STEPS_FILE}: run {name} names transition {exc.args[0]} that the rebuilt world "
-                             "does not have (different version or configuration)") from None
-        states = np.asarray([cols["state"][i] for i in idx], dtype=np.int64)
-        if not (np.array_equal(world.tid_src[tids], states)
-                and np.array_equal(world.tid_dst[tids], np.asarray([cols["next_state"][i] for i in idx]))):
-            raise InputError(f"{rd / STEPS_FILE}: run {name}'s states do not match its transitions in the rebuilt "
-                             "world")
-        ep = Episode(seed=seed, world=world, tids=tids, states=world.tid_src[tids], actions=world.tid_local[tids],
-                     next_states=world.tid_dst[tids])
+        ep, recorded = _recorded_episode(cols, idx, name, memory, worlds[seed], seed, rd / STEPS_FILE)
+        world = ep.world
         log = run_episode(ep, Arm(memory=memory, encoding=encoding, tau=tau), cfg, counter=counter, predictor=pred,
                           recorded=recorded)
         tail = tail_states(ep.states, world.size)[ep.states]
@@ -222,6 +206,28 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
     return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows),
                         all_identical=all(r.retrieval_identical for r in rows), tokenizer=counter.name,
                         predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files)
+
+
+def _recorded_episode(cols: dict[str, list], idx: list[int], name: str, memory: str, world: Any, seed: int,
+                      path: Path) -> tuple[Episode, list[tuple[int, ...]]]:
+    """Run ``name``'s recorded trajectory as an episode of the rebuilt world, and its recorded ρ per step."""
+    tid_of = {item: t for t, item in enumerate(world.items)}
+    try:
+        tids = np.asarray([tid_of[cols["item"][i]] for i in idx], dtype=np.int64)
+        if memory == "tiered":  # entries "<tier><id>:...": ids are fixed by the trajectory, not the encoding
+            recorded = [tuple(_entry_id(x) for x in cols["retrieved"][i]) for i in idx]
+        else:
+            recorded = [tuple(tid_of[x] for x in cols["retrieved"][i]) for i in idx]
+    except KeyError as exc:
+        raise InputError(f"{path}: run {name} names transition {exc.args[0]} that the rebuilt world "
+                         "does not have (different version or configuration)") from None
+    states = np.asarray([cols["state"][i] for i in idx], dtype=np.int64)
+    if not (np.array_equal(world.tid_src[tids], states)
+            and np.array_equal(world.tid_dst[tids], np.asarray([cols["next_state"][i] for i in idx]))):
+        raise InputError(f"{path}: run {name}'s states do not match its transitions in the rebuilt world")
+    ep = Episode(seed=seed, world=world, tids=tids, states=world.tid_src[tids], actions=world.tid_local[tids],
+                 next_states=world.tid_dst[tids])
+    return ep, recorded
 
 
 def _trajectory_term(cols: dict[str, list], by_run: dict[str, list[int]], idx: list[int], name: str, encoding: str,

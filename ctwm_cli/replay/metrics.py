@@ -24,7 +24,9 @@ outcome of ``(s_t, a_t)``) reached the prompt as its own line or inside the tail
 budget; ties: the one seen first) and has no prediction on unanswerable steps.
 
 **Closed loop** adds success: ``tasks_reached`` (targets reached), ``tasks_started`` and
-``steps_per_task`` (mean steps of the reached tasks); in open loop they are ``None``.
+``steps_per_task`` (mean steps of the reached tasks), and the cost of acting: ``decision_tokens_mean``
+(tokens of the agent's decision prompt per step, beside ``tokens_mean`` of the prediction prompt); in
+open loop they are ``None``.
 
 **Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.paired`: the confidence
 interval is a percentile interval of a moving-block bootstrap over steps, stratified by seed (each
@@ -80,7 +82,8 @@ class ArmMetrics(ToDict):
     items_summarised: float  # tail-summary entries per step
     tail_items: float  # tail items per step (listed or counted)
     api_prompt_tokens: float | None  # endpoint predictor: API-reported prompt tokens per step
-    tasks_started: int | None  # closed loop only
+    decision_tokens_mean: float | None  # closed loop only: tokens of the agent's decision prompt per step
+    tasks_started: int | None
     tasks_reached: int | None
     steps_per_task: float | None
 
@@ -145,6 +148,7 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         else float(np.mean(_cat(logs, "n_injected"))),
         items_summarised=float(np.mean(_cat(logs, "n_summarised"))),
         tail_items=float(np.mean(_cat(logs, "tail_count"))), api_prompt_tokens=api,
+        decision_tokens_mean=float(np.mean(_cat(logs, "decision_tokens"))) if closed else None,
         tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
     )

@@ -35,6 +35,7 @@ from ..memory.policies import (
     FullHistory, check_policy_args, make_policy,
 )
 from ..memory.predictor import PREDICTORS, Predictor, make_predictor
+from ..memory.tiered_params import check_tiered_args
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_counter
 from ..results import ToDict, result
 from ..world.env import WorldEnv
@@ -72,6 +73,7 @@ class ReplayConfig(ToDict):
     block: int = 50
     level: float = 0.95
     verify_tokens: bool = False
+    tiered: dict[str, Any] = dataclasses.field(default_factory=dict)  # overrides of the tiered policy's parameters
 
     @property
     def loop(self) -> str:
@@ -101,6 +103,7 @@ class ReplayConfig(ToDict):
         if not 0 < self.level < 1:
             raise UsageError(f"level must be in (0, 1), got {self.level}")
         check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
+        check_tiered_args(self.tiered)
         return dataclasses.replace(self, seeds=tuple(int(s) for s in self.seeds))
 
     def world_config(self, seed: int) -> WorldConfig:
@@ -199,6 +202,7 @@ class EpisodeLog:
     tasks_reached: int | None = None
     task_lengths: list[int] | None = None
     task_end_steps: np.ndarray | None = None
+    decision_tokens: np.ndarray | None = None  # closed loop: tokens of the agent's decision prompt per step
     tail: np.ndarray | None = None  # tail-step mask, set by the experiment
     # policies with their own store (tiered): entry names of the ids in retrieved/injected, the store's
     # events (step, kind, entry id, by id or -1) and its counters
@@ -239,6 +243,7 @@ class _Loop:
         self.reached = self.started = 0
         self.lengths: list[int] = []
         self.ends = np.zeros(self.n, dtype=np.int64)
+        self.decision_tokens = np.zeros(self.n, dtype=np.int64)
         if agent is None:
             self.tids = ep.tids.tolist()
             return
@@ -261,7 +266,8 @@ class _Loop:
             self.target = self.tasks.draw()
             self.task_len = 0
             self.started += 1
-        a = self.agent.act(decision_prompt(pol, s, self.target, self.nact[s], enc, counter))
+        text, self.decision_tokens[t] = decision_prompt(pol, s, self.target, self.nact[s], enc, counter)
+        a = self.agent.act(text)
         if not 0 <= a < self.nact[s]:
             raise UsageError(f"agent {self.agent.name} chose action {a} in state {s} with {self.nact[s]} actions")
         tid = self.env.step(a)
@@ -283,13 +289,15 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
     """Replay ``arm`` on ``ep``. With ``recorded`` (frozen replay), also compare ρ with it per step.
     With ``agent`` (closed loop) the agent chooses every action from the arm's prompt. With
     ``budgets`` (``match_tokens``), step ``t``'s ctwm budget is ``budgets[t]`` (at least its minimal prompt)."""
+    # Long on purpose: the per-step body runs 10^4-10^5 times per arm and keeps its state in local names.
     arm = arm.checked()
     counter = counter or token_counter(cfg.tokenizer)
     predictor = predictor or make_predictor(cfg.predictor, cfg.predictor_params)
     world = ep.world
     mem = EpisodicMemory(world)
     pol = make_policy(arm.memory, mem, budget=cfg.budget, k=cfg.k, core=cfg.core,
-                      tau=arm.tau if arm.tau is not None else 1.0, max_candidates=cfg.max_candidates)
+                      tau=arm.tau if arm.tau is not None else 1.0, max_candidates=cfg.max_candidates,
+                      tiered=cfg.tiered or None)
     enc = make_encoding(arm.encoding, world)
     loop = _Loop(ep, cfg, agent)
     n = loop.n
@@ -382,6 +390,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         matched_over_budget=over,
         tasks_started=loop.started if closed else None, tasks_reached=loop.reached if closed else None,
         task_lengths=loop.lengths if closed else None, task_end_steps=loop.ends if closed else None,
+        decision_tokens=loop.decision_tokens if closed else None,
         item_names=pol.item_names if observe is not None else None,
         memory_events=list(pol.events) if observe is not None else None,
         memory_stats=pol.memory_stats() if observe is not None else None,
