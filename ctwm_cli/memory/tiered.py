@@ -1,5 +1,8 @@
-"""The ``tiered`` memory policy: four memory tiers, a write filter, reconciliation with an undo chain,
-periodic consolidation and budgeted retrieval (the second source document, sections 3-6).
+"""The ``tiered`` memory policy: four memory tiers, a write filter, consolidation (replay, attribute,
+distill, reconcile) on periodic, threshold and idle triggers, reconciliation with an undo chain,
+memory objects with the article's metadata, and scored or hybrid retrieval under a hard budget split
+(the second source document, sections 3-7). One class on purpose: the write path, consolidation and
+retrieval share its indexes (hence over 400 lines).
 
 **Tiers.**
 
@@ -26,33 +29,61 @@ observed step (:meth:`TieredMemory.write_decision`):
    ``hit_count`` (no new entry);
 4. anything else is written as an episode.
 
+``write_filter=off`` writes every observed transition as a new episode (no equivalence check), the
+"record everything" baseline of the article's ablation.
+
 **Confidence** is driven only by verification, never by hit counts: every later observation of an
 entry's action verifies it (same outcome) or refutes it; confidence = (wins + 1) / (trials + 2).
 
-**Consolidation** (``maintain``) every ``period`` steps: for every action observed since the last
-pass, the dominant outcome over the whole episodic log (ties to the smaller transition id) becomes
-a semantic candidate when it was seen at least ``min_support`` times, which is reconciled with the
-action's semantic entry; then the action's live episodes are archived. Two-step routes seen at
-least ``min_support`` times become procedural entries (their support refreshed later). An entry's
-*content* (support, p) is what consolidation last wrote; its *confidence* is its verification
-record since then.
+**Consolidation** (``maintain``), the article's replay -> attribute -> distill -> reconcile, started
+by any of three triggers (counted per trigger in the statistics): *periodic* every ``period`` steps,
+*threshold* when the live episodes reach ``max_episodes``, *idle* when no new episode was written for
+``idle`` steps while observations are pending (the agent is re-walking known ground: a quiet window
+that competes with no write). ``consolidation=off`` never consolidates.
 
-**Reconciliation** (recency-first, confidence-weighted, with an undo chain): a candidate with the
-same outcome as the live entry merges into it (``update`` when its support or its p, to two
-decimals, changed); with another outcome it wins when its
-confidence is at least the live entry's minus ``margin`` (ties go to the newer) and the loser is
-superseded (``supersede`` with ``by``), the pair pushed on the undo chain; otherwise it is
-rejected. When the new conclusion is the one the live entry superseded (the last record of the
-chain for that action), the chain is undone instead: the superseded entry is restored (``write``)
-and the entry that replaced it is archived (``archive`` with ``by``). :meth:`TieredMemory.undo`
-does the same on demand.
+1. *Replay*: the steps since the last pass, in order, with the entries each step injected.
+2. *Attribute* (``attribution=on``): an injected entry about the step's action is credited when its
+   conclusion held (the observed outcome) and blamed when it did not. A semantic entry with at
+   least ``2·min_support`` attributed uses whose credited share is more than ``margin`` below the
+   share p it claims misled the decisions it was used for: it is invalidated (``invalidate`` row;
+   health counts it as a revocation).
+3. *Distill*: for every action observed since the last pass, the dominant outcome over the whole
+   episodic log (ties to the smaller transition id) becomes a semantic candidate when it was seen
+   at least ``min_support`` times; then the action's live episodes are archived. Two-step routes
+   seen at least ``min_support`` times become procedural entries (their support refreshed later).
+   An entry's *content* (support, p) is what consolidation last wrote; its *confidence* is its
+   verification record since then.
+4. *Reconcile* the candidate with the action's live semantic entry, by ``reconcile``:
 
-**Retrieval** (ρ, encoding-free): live entries whose source is the current state or an observed
-neighbour of it; score = relevance x confidence x recency with relevance 1 (the current action),
-0.3 (another action of the current state), 0.1 (a neighbour's entry) and recency
-``0.5 ** (age / half_life)`` (age = steps since the entry was last written, bumped or verified;
-``half_life`` 2000 steps by default).
-Top ``k``, ties to the smaller entry id.
+   * ``ours`` (recency-first, confidence-weighted, with an undo chain): a candidate with the same
+     outcome merges into the live entry (``update`` when its support or its p, to two decimals,
+     changed); with another outcome it wins when its confidence is at least the live entry's minus
+     ``margin`` (ties go to the newer) and the loser is superseded (``supersede`` with ``by``), the
+     pair pushed on the undo chain; otherwise it is rejected. When the new conclusion is the one
+     the live entry superseded (the last record of the chain for that action), the chain is undone
+     instead: the superseded entry is restored (``write``) and the entry that replaced it is
+     archived (``archive`` with ``by``). :meth:`TieredMemory.undo` does the same on demand.
+   * ``article`` (the article's ``reconcile``): the winner is ``max((confidence, created_at))`` over
+     the live entry and the candidate; a loser with another outcome is superseded by the winner
+     (the article archives it "with reason superseded"), one with the same outcome is merged; the
+     pair goes on the undo chain, but nothing is reverted automatically.
+
+**Metadata** on every entry (the article's memory object): ``subject`` (the action, e.g. ``s12 a2``),
+``source`` (step and evidence: the observed transition, or the episodes a conclusion was distilled
+from), ``created_at``, ``last_hit_at``, ``hit_count``, ``confidence``, ``decay`` (``episodic:<ttl>
+steps`` or the recency half-life), ``valid_until`` (episodes: ``created_at + episodic_ttl`` when
+``episodic_ttl`` > 0), ``supersedes`` and ``scope`` (the world and the source state).
+:meth:`TieredMemory.objects` returns them in the object-table form ``ctwm health --objects`` reads.
+
+**Retrieval** (ρ, encoding-free). Structured filter: live entries whose source is the current state
+or an observed neighbour of it, not past ``valid_until``. ``retrieval=scored``: score = relevance x
+confidence x recency with relevance 1 (the current action), 0.3 (another action of the current
+state), 0.1 (a neighbour's entry) and recency ``0.5 ** (age / half_life)`` (age = steps since the
+entry was last written, bumped or verified; ``half_life`` 2000 steps by default).
+``retrieval=hybrid``: the article's structured + keyword + vector retrieval
+(:mod:`ctwm_cli.memory.hybrid`) — the relevance fused with BM25 and embedding similarity of the
+entry's text (place names and action) to the query (the state's place and the action), then x
+confidence x recency. Top ``k``, ties to the smaller entry id.
 
 **Budget split** (hard): with budget ``B`` the working lines take at most ``floor(working·B)``
 tokens, the retrieved lines at most ``floor(retrieved·B)`` (lines in score order until the first
@@ -62,31 +93,33 @@ contract raises :class:`~ctwm_cli.errors.UsageError`.
 
 **Events** (the trace rows a replay writes for this policy): ``write`` (new episode, semantic or
 procedural entry; a restored entry), ``update`` (a merge changed an entry's content), ``supersede``
-(with ``by``), ``archive`` (consolidated episodes; an undone winner, with ``by``) and one
-``maintain`` row per consolidation pass that changed the store (its item is the first entry the
-pass touched). Entry names are ``<tier><id>:<content>``, e.g. ``sem17:s12-a2->s40``.
+(with ``by``), ``invalidate`` (attribution found the entry misleading), ``archive`` (consolidated
+episodes; an undone winner, with ``by``) and one ``maintain`` row per consolidation pass that
+changed the store (its item is the first entry the pass touched). Entry names are
+``<tier><id>:<content>``, e.g. ``sem17:s12-a2->s40``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UsageError
 from .encodings import Encoding
 from .base import DEFAULT_BUDGET, DEFAULT_K, EpisodicMemory, MemoryPolicy, Prompt, Retrieval
+from .hybrid import HybridIndex, make_embedder
+from .tiered_params import TIERED_DEFAULTS, budget_split, check_tiered_args
 from .tokens import TokenCounter
+
+__all__ = [
+    "TIERED_DEFAULTS", "TIERS", "Candidate", "MemoryEntry", "TieredMemory", "budget_split", "check_tiered_args",
+]
 
 TIERS = ("working", "episodic", "semantic", "procedural")
 PREFIX = {"episodic": "epi", "semantic": "sem", "procedural": "proc"}
-TIERED_DEFAULTS: dict[str, Any] = {
-    "working": 0.60, "retrieved": 0.25, "reserve": 0.15, "period": 100, "min_support": 3, "margin": 0.10,
-    "half_life": 2000.0, "trail": 2,
-}
 RELEVANCE = (1.0, 0.3, 0.1)  # current action, other action of the current state, a neighbour's entry
-_EPS = 1e-9
+TRIGGERS = ("periodic", "threshold", "idle")
 
 
 @dataclasses.dataclass(slots=True)
@@ -107,9 +140,15 @@ class MemoryEntry:
     support: int = 0  # content (semantic, procedural): observations behind the conclusion when last written
     p: float = 0.0  # content: the conclusion's empirical share when last written
     hit_count: int = 0
-    status: str = "live"  # live | superseded | archived
+    status: str = "live"  # live | superseded | invalidated | archived
     supersedes: list[int] = dataclasses.field(default_factory=list)
     superseded_by: int | None = None
+    # the article's metadata (see the module docstring)
+    subject: str = ""
+    source: dict[str, Any] = dataclasses.field(default_factory=dict)
+    decay: str = ""
+    valid_until: int | None = None
+    scope: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def confidence(self) -> float:
@@ -134,43 +173,6 @@ class UndoRecord:
     winner: int
 
 
-def check_tiered_args(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Validated tiered parameters (:data:`TIERED_DEFAULTS` overridden by ``params``)."""
-    p = dict(TIERED_DEFAULTS)
-    for key, value in (params or {}).items():
-        if key not in p:
-            raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})")
-        p[key] = value
-    for key in ("working", "retrieved", "reserve"):
-        v = p[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1 or math.isnan(v):
-            raise UsageError(f"tiered {key} share must be in [0, 1], got {v!r}")
-    if p["working"] <= 0:
-        raise UsageError(f"tiered working share must be > 0, got {p['working']!r}")
-    total = p["working"] + p["retrieved"] + p["reserve"]
-    if total > 1 + _EPS:
-        raise UsageError(f"tiered shares working + retrieved + reserve must be <= 1, got {total:g}")
-    for key, low in (("period", 1), ("min_support", 1), ("trail", 0)):
-        v = p[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise UsageError(f"tiered {key} must be an integer >= {low}, got {v!r}")
-    if not isinstance(p["margin"], (int, float)) or not p["margin"] >= 0:
-        raise UsageError(f"tiered margin must be >= 0, got {p['margin']!r}")
-    if not isinstance(p["half_life"], (int, float)) or not p["half_life"] > 0:
-        raise UsageError(f"tiered half_life must be > 0, got {p['half_life']!r}")
-    return p
-
-
-def budget_split(budget: int, working: float, retrieved: float, reserve: float) -> tuple[int, int, int]:
-    """``(working cap, retrieved cap, reserve floor)`` in tokens; caps + reserve never exceed ``budget``."""
-    w = math.floor(working * budget + _EPS)
-    r = math.floor(retrieved * budget + _EPS)
-    res = math.ceil(reserve * budget - _EPS)
-    w = min(w, budget - res)
-    r = max(0, min(r, budget - res - w))
-    return w, r, res
-
-
 class TieredMemory(MemoryPolicy):
     """The ``tiered`` policy (see the module docstring)."""
 
@@ -186,13 +188,17 @@ class TieredMemory(MemoryPolicy):
             budget, p["working"], p["retrieved"], p["reserve"])
         self.period, self.min_support, self.margin = p["period"], p["min_support"], float(p["margin"])
         self.half_life, self.trail = float(p["half_life"]), p["trail"]
+        self.max_episodes, self.idle, self.ttl = p["max_episodes"], p["idle"], p["episodic_ttl"]
         w = memory.world
+        self._scope_world = f"{w.graph.family}/{w.size}"
+        self.hybrid = HybridIndex(make_embedder(p["embedding"])) if p["retrieval"] == "hybrid" else None
         self.entries: list[MemoryEntry] = []
         self.events: list[tuple[int, str, int, int]] = []  # (step, kind, entry id, by id or -1)
         self.undo_chain: list[UndoRecord] = []
         self.stats = {"steps": 0, "externalised": 0, "single_step_dropped": 0, "bumped": 0, "episodes_written": 0,
                       "semantic_written": 0, "procedural_written": 0, "merged": 0, "superseded": 0, "rejected": 0,
-                      "undone": 0, "archived": 0, "consolidations": 0}
+                      "undone": 0, "archived": 0, "consolidations": 0, "invalidated": 0, "attributed_credit": 0,
+                      "attributed_blame": 0, "by_trigger": dict.fromkeys(TRIGGERS, 0)}
         self.now = 0
         self._recent: list[tuple[int, int]] = []  # (step, tid), newest last
         self._dirty: set[int] = set()  # actions observed since the last consolidation
@@ -209,6 +215,11 @@ class TieredMemory(MemoryPolicy):
         self._routes: dict[tuple[int, int], int] = {}  # (tid1, tid2) -> live procedural entry
         self._routes_from: dict[int, list[int]] = {}  # tid1 -> live procedural entries
         self._of_action: dict[int, list[int]] = {}  # global action -> live entries (any tier) for verification
+        self._live_episodes = 0
+        self._episodes_after_pass = 0
+        self._since_write = 0  # steps since the last new episode (idle trigger)
+        self._injected: tuple[int, ...] = ()  # entries the last rendered prompt injected
+        self._replay_log: list[tuple[int, tuple[int, ...], int]] = []  # (step, injected, observed tid)
 
     # ------------------------------------------------------------------ store primitives
     def item_name(self, eid: int) -> str:
@@ -231,13 +242,33 @@ class TieredMemory(MemoryPolicy):
 
     def _new(self, tier: str, tid: int, step: int, wins: int, trials: int, tid2: int = -1) -> MemoryEntry:
         mem = self.memory
-        e = MemoryEntry(id=len(self.entries), tier=tier, tid=tid, src=mem.src[tid], gact=mem.gact[tid], dst=mem.dst[tid],
+        src = mem.src[tid]
+        local = int(mem.world.tid_local[tid])
+        if tier == "episodic":
+            source = {"step": step, "evidence": "observed transition"}
+            decay = f"episodic:{self.ttl} steps" if self.ttl else "episodic:none"
+        else:
+            source = {"step": step, "evidence": f"consolidation of {trials} observations of the action"}
+            decay = f"{tier}:recency half-life {self.half_life:g} steps"
+        e = MemoryEntry(id=len(self.entries), tier=tier, tid=tid, src=src, gact=mem.gact[tid], dst=mem.dst[tid],
                         created_at=step, last_seen=step, wins=wins, trials=trials, tid2=tid2, support=wins,
-                        p=wins / trials if trials else 0.0)
+                        p=wins / trials if trials else 0.0, subject=f"s{src} a{local}", source=source, decay=decay,
+                        valid_until=step + self.ttl if tier == "episodic" and self.ttl else None,
+                        scope={"world": self._scope_world, "state": src})
         self.entries.append(e)
         self._link(e)
+        if self.hybrid is not None:
+            self.hybrid.add(e.id, self._text(e))
         self._event(step, "write", e.id)
         return e
+
+    def _text(self, e: MemoryEntry) -> str:
+        """The entry's words for keyword and vector retrieval: places and action names."""
+        w = self.memory.world
+        text = f"{w.places[e.src]} {w.action_names[e.gact]} {w.places[e.dst]}"
+        if e.tid2 >= 0:
+            text += f" then {w.action_names[int(w.tid_action[e.tid2])]} {w.places[self.memory.dst[e.tid2]]}"
+        return text
 
     def _link(self, e: MemoryEntry) -> None:
         self._by_src[e.src].add(e.id)
@@ -245,6 +276,7 @@ class TieredMemory(MemoryPolicy):
         if e.tier == "episodic":
             self._episode[e.tid] = e.id
             self._episodes_of.setdefault(e.gact, []).append(e.id)
+            self._live_episodes += 1
         elif e.tier == "semantic":
             self._semantic[e.gact] = e.id
         elif e.tier == "procedural":
@@ -258,6 +290,7 @@ class TieredMemory(MemoryPolicy):
             if self._episode.get(e.tid) == e.id:
                 del self._episode[e.tid]
             self._episodes_of[e.gact].remove(e.id)
+            self._live_episodes -= 1
         elif e.tier == "semantic":
             if self._semantic.get(e.gact) == e.id:
                 del self._semantic[e.gact]
@@ -270,7 +303,8 @@ class TieredMemory(MemoryPolicy):
         e.status = status
         if status == "superseded":
             e.superseded_by = by
-        self._event(step, "supersede" if status == "superseded" else "archive", e.id, by)
+        kind = {"superseded": "supersede", "invalidated": "invalidate"}.get(status, "archive")
+        self._event(step, kind, e.id, by)
 
     # ------------------------------------------------------------------ write path
     def write_decision(self, cand: Candidate) -> str:
@@ -282,6 +316,8 @@ class TieredMemory(MemoryPolicy):
             return "drop"
         if cand.kind != "transition":
             raise UsageError(f"unknown candidate kind {cand.kind!r} (state, step, transition)")
+        if not self.params["write_filter"]:
+            return "write"
         if cand.tid in self._episode:
             return "bump"
         sid = self._semantic.get(self.memory.gact[cand.tid])
@@ -309,11 +345,12 @@ class TieredMemory(MemoryPolicy):
         else:
             self._new("episodic", cand.tid, step, 1, 1)
             self.stats["episodes_written"] += 1
+            self._since_write = -1  # observe() counts this step
         return decision
 
     def observe(self, tid: int, step: int) -> None:
         """The step's observed transition ``tid``: verify live entries, run the write filter on the
-        step's candidates, index the episodic log, and consolidate every ``period`` steps."""
+        step's candidates, index the episodic log, and consolidate when a trigger fires."""
         mem = self.memory
         g, s, d = mem.gact[tid], mem.src[tid], mem.dst[tid]
         for eid in self._of_action.get(g, ()):  # verification of entries about this action
@@ -350,14 +387,37 @@ class TieredMemory(MemoryPolicy):
         self._prev = tid
         self.now = step + 1
         self.stats["steps"] += 1
+        self._since_write += 1
+        self._replay_log.append((step, self._injected, tid))
+        self._injected = ()
+        trigger = self._trigger(step)
+        if trigger is not None:
+            self.consolidate(step, trigger=trigger)
+
+    def _trigger(self, step: int) -> str | None:
+        """Which consolidation trigger fires after ``step`` (periodic first), if any."""
+        if not self.params["consolidation"]:
+            return None
         if (step + 1) % self.period == 0:
-            self.consolidate(step)
+            return "periodic"
+        if self.max_episodes and self._live_episodes >= self.max_episodes and (
+                self._live_episodes - self._episodes_after_pass >= max(1, self.max_episodes // 10)):
+            return "threshold"  # batched: at least a tenth of the threshold written since the last pass
+        if self.idle and self._since_write >= self.idle and self._dirty:
+            return "idle"
+        return None
 
     # ------------------------------------------------------------------ consolidation and reconciliation
-    def consolidate(self, step: int) -> list[int]:
-        """One consolidation pass at ``step``; return the ids of the entries it touched."""
+    def consolidate(self, step: int, trigger: str = "periodic") -> list[int]:
+        """One consolidation pass at ``step`` (replay, attribute, distill, reconcile); return the ids of
+        the entries it touched."""
         first = len(self.events)
         self.stats["consolidations"] += 1
+        self.stats["by_trigger"][trigger] += 1
+        self._since_write = 0
+        replayed, self._replay_log = self._replay_log, []
+        if self.params["attribution"]:
+            self.attribute(replayed, step)
         ms = self.min_support
         dirty, self._dirty = sorted(self._dirty), set()
         for g in dirty:  # actions observed since the last pass
@@ -381,10 +441,41 @@ class TieredMemory(MemoryPolicy):
                 self.stats["procedural_written"] += 1
             else:
                 self._refresh(self.entries[rid], n, trials, step)
+        self._episodes_after_pass = self._live_episodes
         touched = [eid for _, _, eid, _ in self.events[first:]]
         if touched:
             self._event(step, "maintain", touched[0])
         return touched
+
+    def attribute(self, replayed: list[tuple[int, tuple[int, ...], int]], step: int) -> list[int]:
+        """Credit or blame the entries each replayed step injected (see the module docstring);
+        invalidate semantic entries whose credited share falls more than ``margin`` below their p.
+        Return the invalidated ids."""
+        credit: dict[int, int] = {}
+        blame: dict[int, int] = {}
+        gact, dst = self.memory.gact, self.memory.dst
+        for _, injected, tid in replayed:
+            g, d = gact[tid], dst[tid]
+            for eid in injected:
+                e = self.entries[eid]
+                if e.tier == "procedural" or e.gact != g:
+                    continue
+                if e.dst == d:
+                    credit[eid] = credit.get(eid, 0) + 1
+                else:
+                    blame[eid] = blame.get(eid, 0) + 1
+        self.stats["attributed_credit"] += sum(credit.values())
+        self.stats["attributed_blame"] += sum(blame.values())
+        out = []
+        for eid in sorted(set(credit) | set(blame)):
+            e = self.entries[eid]
+            c, n = credit.get(eid, 0), credit.get(eid, 0) + blame.get(eid, 0)
+            if e.tier == "semantic" and e.status == "live" and n >= 2 * self.min_support and c / n + self.margin < e.p:
+                self._retire(e, "invalidated", step)
+                self.stats["invalidated"] += 1
+                self._dirty.add(e.gact)  # distil the action again from the episodic log
+                out.append(eid)
+        return out
 
     def reconcile(self, tid: int, wins: int, trials: int, step: int) -> MemoryEntry | None:
         """Reconcile the semantic candidate "``tid`` is the dominant outcome of its action, seen
@@ -400,16 +491,26 @@ class TieredMemory(MemoryPolicy):
         if cur.dst == d:  # the same conclusion: merge
             self._refresh(cur, wins, trials, step)
             return cur
+        new_conf = (wins + 1) / (trials + 2)
+        if self.params["reconcile"] == "article":  # winner = max((confidence, created_at)); the candidate is newer
+            if (new_conf, step) < (cur.confidence, cur.created_at):
+                self.stats["rejected"] += 1
+                return cur
+            return self._replace(cur, tid, wins, trials, step)
         last = next((r for r in reversed(self.undo_chain) if r.subject == g), None)
         if last is not None and last.winner == cur.id and self.entries[last.loser].dst == d:
             restored = self.undo(last.loser, step)
             restored.wins, restored.trials = wins, trials
             restored.support, restored.p = wins, wins / trials
             return restored
-        new_conf = (wins + 1) / (trials + 2)
         if new_conf < cur.confidence - self.margin:  # recency first, unless clearly less confident
             self.stats["rejected"] += 1
             return cur
+        return self._replace(cur, tid, wins, trials, step)
+
+    def _replace(self, cur: MemoryEntry, tid: int, wins: int, trials: int, step: int) -> MemoryEntry:
+        """Write the candidate as a new semantic entry superseding ``cur``, on the undo chain."""
+        g = cur.gact
         e = self._new("semantic", tid, step, wins, trials)
         e.supersedes.append(cur.id)
         self._retire(cur, "superseded", step, by=e.id)
@@ -456,17 +557,25 @@ class TieredMemory(MemoryPolicy):
         mem = self.memory
         g = mem.act_ptr[state] + action
         entries, now, hl = self.entries, self.now, self.half_life
-        scored: list[tuple[float, int]] = []
+        cands: list[int] = []
+        rels: list[float] = []
 
-        def add(ids, rel_same_state: bool) -> None:
+        def add(ids, rel_same_state: bool) -> None:  # the structured filter: scope and validity
             for eid in ids:
                 e = entries[eid]
-                rel = (RELEVANCE[0] if e.gact == g else RELEVANCE[1]) if rel_same_state else RELEVANCE[2]
-                scored.append((-(rel * e.confidence * 0.5 ** ((now - e.last_seen) / hl)), eid))
+                if e.valid_until is not None and now > e.valid_until:
+                    continue
+                cands.append(eid)
+                rels.append((RELEVANCE[0] if e.gact == g else RELEVANCE[1]) if rel_same_state else RELEVANCE[2])
 
         add(self._by_src[state], True)
         for v in sorted(self._nbr[state]):
             add(self._by_src[v], False)
+        if self.hybrid is not None and cands:
+            w = mem.world
+            rels = self.hybrid.scores(f"{w.places[state]} {w.action_names[g]}", cands, rels)
+        scored = [(-(rel * entries[eid].confidence * 0.5 ** ((now - entries[eid].last_seen) / hl)), eid)
+                  for eid, rel in zip(cands, rels, strict=True)]
         top = sorted(scored)[: self.k]
         return Retrieval(tids=tuple(eid for _, eid in top), scores=tuple(-s for s, _ in top))
 
@@ -515,6 +624,7 @@ class TieredMemory(MemoryPolicy):
             toks.append(n)
         lines.extend(reversed(trail))
         lines.extend(foot)
+        self._injected = tuple(inj)  # replayed by the next consolidation's attribution step
         tokens = work + self.retrieved_cap - room
         g = self.memory.act_ptr[state] + action
         ms = mt = False
@@ -534,6 +644,23 @@ class TieredMemory(MemoryPolicy):
         for e in self.entries:
             if e.status == "live":
                 live[e.tier] += 1
-        return {**self.stats, "entries": len(self.entries), "live": live, "undo_chain": len(self.undo_chain),
+        return {**self.stats, "by_trigger": dict(self.stats["by_trigger"]), "entries": len(self.entries), "live": live,
+                "undo_chain": len(self.undo_chain),
+                "embedding": self.hybrid.embedder.name if self.hybrid is not None else None,
                 "budget_split": {"working": self.working_cap, "retrieved": self.retrieved_cap,
                                  "reserve": self.reserve_min}, "params": dict(self.params)}
+
+    def objects(self) -> list[dict[str, Any]]:
+        """Every entry as a memory object (the article's metadata), in the form of the object table
+        ``ctwm health --objects`` reads (times are steps)."""
+        names = self.item_names
+        out = []
+        for e in self.entries:
+            out.append({
+                "id": names[e.id], "type": e.tier, "subject": e.subject, "content": names[e.id].split(":", 1)[1],
+                "source": dict(e.source), "created_at": e.created_at, "last_hit_at": e.last_seen,
+                "hit_count": e.hit_count, "confidence": e.confidence, "decay": e.decay, "valid_until": e.valid_until,
+                "supersedes": [names[i] for i in e.supersedes], "scope": dict(e.scope), "status": e.status,
+            })
+        return out
+
