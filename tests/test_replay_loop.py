@@ -11,18 +11,23 @@ import pytest
 
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.llm import ChatClient
+from ctwm_cli.memory.encodings import make_encoding
+from ctwm_cli.memory.policies import EpisodicMemory, make_policy
+from ctwm_cli.memory.predictor import make_predictor
+from ctwm_cli.memory.tokens import token_counter
 from ctwm_cli.paired import BlockResample, IndexResample, paired_delta
-from ctwm_cli.replay import ReplayConfig, frozen_replay, replay_compare, replay_encodings, replay_pareto
+from ctwm_cli.replay import (
+    Arm, ReplayConfig, episode, frozen_replay, make_agent, replay_compare, replay_encodings, replay_pareto, run_episode,
+)
+from ctwm_cli.replay.agents import AgentDecision, decision_prompt
+from ctwm_cli.replay.experiments import check_arms, replay_logs
 
 SMALL = dict(size=100, steps=400, seeds=(3,), bootstrap=100, block=50)
 
 
-def _states(res_logs_cfg, memories, agent):
+def _states(memories, agent):
+    """The state sequence each memory policy visits on seed 3 under ``agent``."""
     cfg = ReplayConfig(**{**SMALL, "agent": agent})
-    from ctwm_cli.memory.predictor import make_predictor
-    from ctwm_cli.memory.tokens import token_counter
-    from ctwm_cli.replay import Arm, episode, make_agent, run_episode
-
     ep = episode(cfg, 3)
     out = {}
     for m in memories:
@@ -34,12 +39,12 @@ def _states(res_logs_cfg, memories, agent):
 
 
 def test_closed_loop_policies_visit_different_states_open_loop_identical():
-    closed = _states(None, ["graph", "ctwm"], "reader")
+    closed = _states(["graph", "ctwm"], "reader")
     assert closed["graph"].size == closed["ctwm"].size == 400
     assert not np.array_equal(closed["graph"], closed["ctwm"])
-    again = _states(None, ["graph"], "reader")  # deterministic given the seed
+    again = _states(["graph"], "reader")  # deterministic given the seed
     assert np.array_equal(again["graph"], closed["graph"])
-    opened = _states(None, ["graph", "ctwm"], "random-walk")
+    opened = _states(["graph", "ctwm"], "random-walk")
     assert np.array_equal(opened["graph"], opened["ctwm"])
 
 
@@ -58,11 +63,6 @@ def test_answerable_metrics_and_reference_rows():
 
 
 def test_matched_ctwm_never_spends_more_than_graph_except_its_minimal_prompt():
-    from ctwm_cli.memory.predictor import make_predictor
-    from ctwm_cli.memory.tokens import token_counter
-    from ctwm_cli.replay import Arm
-    from ctwm_cli.replay.experiments import check_arms, replay_logs
-
     cfg = ReplayConfig(**{**SMALL, "budget": 1024}).checked()
     arms = check_arms(cfg, [Arm(memory="graph", encoding="compact"),
                             Arm(memory="ctwm", encoding="compact", match_tokens="graph"),
@@ -184,12 +184,6 @@ def test_cli_pareto_json_and_plot(run_cli, tmp_path):
 
 @pytest.mark.parametrize("memory", ["full", "flat", "graph", "ctwm", "tiered"])
 def test_decision_prompt_token_count_is_exact(memory):
-    from ctwm_cli.memory.encodings import make_encoding
-    from ctwm_cli.memory.policies import EpisodicMemory, make_policy
-    from ctwm_cli.memory.tokens import token_counter
-    from ctwm_cli.replay import episode
-    from ctwm_cli.replay.agents import AgentDecision, decision_prompt
-
     ep = episode(ReplayConfig(size=100, steps=300, seeds=(4,)), 4)
     mem = EpisodicMemory(ep.world)
     pol = make_policy(memory, mem, budget=300)
