@@ -126,7 +126,7 @@ def _stats(reader: TraceReader, engine: Engine, rows_sql: str, checks) -> tuple[
     has = set(reader.mapping)
     parts = ["min(step)", "max(step)"] if "step" in has else ["NULL", "NULL"]
     parts.append("count(DISTINCT run)" if "run" in has else "NULL")
-    got = reader.query(engine, f"SELECT {', '.join(parts)} FROM ({rows_sql})", checks).fetchall()[0]
+    got = reader.fetch(engine, f"SELECT {', '.join(parts)} FROM ({rows_sql})", checks)[0]
     return got[0], got[1], got[2]
 
 
@@ -134,15 +134,10 @@ def _aggregate(
     reader: TraceReader, group_by: str | None, by: Sequence[str], stats: bool,
 ) -> tuple[pa.Table, list[str], int, tuple[int | None, int | None, int | None]]:
     """Run the grouped count (and the stats pass); a bad value or an empty result is an InputError."""
-    import duckdb
-
     with Engine(reader.options) as engine:
         rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
         sql, keys = aggregate_sql(reader, rows_sql, group_by, by)
-        try:
-            table = reader.query(engine, sql, checks).to_arrow_table()
-        except duckdb.Error as exc:
-            raise reader.error_for(engine, checks, exc) from None
+        table = reader.fetch(engine, sql, checks, arrow=True)
         if table.column("item").null_count:
             raise reader.error_for(engine, checks, RuntimeError("missing value in column item"))
         found = (None, None, None)

@@ -249,6 +249,16 @@ class TraceReader(ABC):
         except duckdb.Error as exc:
             raise self.error_for(engine, checks, exc) from None
 
+    def fetch(self, engine: Engine, sql: str, checks: Sequence[Check], *, arrow: bool = False):
+        """Run ``sql`` and fetch all of it (an Arrow table, or a list of tuples); errors located."""
+        import duckdb
+
+        rel = self.query(engine, sql, checks)
+        try:
+            return rel.to_arrow_table() if arrow else rel.fetchall()
+        except duckdb.Error as exc:
+            raise self.error_for(engine, checks, exc) from None
+
     def error_for(self, engine: Engine, checks: Sequence[Check], exc: Exception) -> InputError:
         import duckdb
 

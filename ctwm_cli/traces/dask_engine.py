@@ -29,7 +29,7 @@ def _partition_counts(pdf: pd.DataFrame, source: str, fmt: str, columns: ColumnM
     with Engine(reader.options) as engine:
         rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
         sql, _ = aggregate_sql(reader, rows_sql, group_by)
-        return reader.query(engine, sql, checks).to_arrow_table().to_pandas()
+        return reader.fetch(engine, sql, checks, arrow=True).to_pandas()
 
 
 def _meta(group_by: str | None) -> pd.DataFrame:

@@ -58,9 +58,11 @@ class FileReader(TraceReader):
         self._register(engine)
         files, fmt = self._files_sql(), self.layout.format
         if fmt == "parquet":
-            hive = "true" if self.layout.root is not None else "false"
+            # A directory is a hive dataset; a glob's key=value folders are detected; one file has none.
+            hive = "true" if self.layout.root is not None else "false" if len(self.layout.files) == 1 else "auto"
+            hive = "" if hive == "auto" else f", hive_partitioning = {hive}"
             extra = ", filename = true, file_row_number = true" if locate else ""
-            return f"read_parquet({files}, union_by_name = true, hive_partitioning = {hive}{extra})"
+            return f"read_parquet({files}, union_by_name = true{hive}{extra})"
         if fmt == "csv":
             text = self._text_columns(types or {})
             spec = ", types = {" + ", ".join(f"{quote_literal(c)}: 'VARCHAR'" for c in text) + "}" if text else ""
