@@ -63,10 +63,11 @@ def _owned(directory: Path, ours: Sequence[str]) -> list[Path]:
 
 
 def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False, resume: bool = False,
-                     param: str = "out") -> Path:
+                     resumable: bool = False, param: str = "out") -> Path:
     """Check that ``out`` can hold a run's files, before any work; create nothing.
 
-    A directory holding files matching ``ours`` is refused unless ``overwrite`` or ``resume``.
+    A directory holding files matching ``ours`` is refused unless ``overwrite`` or ``resume``
+    (``resumable``: the caller supports ``resume``, so the message offers it).
     """
     p = Path(out)
     if overwrite and resume:
@@ -75,10 +76,9 @@ def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = 
         raise UsageError(f"--{param} {out}: exists and is not a directory")
     existing = _owned(p, ours) if p.is_dir() else []
     if existing and not (overwrite or resume):
-        raise UsageError(f"--{param} {out}: already holds {existing[0].relative_to(p)} (and {len(existing) - 1} "
-                         "more files) of another run; pass --overwrite to replace it or --resume to complete it"
-                         if len(existing) > 1 else
-                         f"--{param} {out}: already holds {existing[0].relative_to(p)}; pass --overwrite to replace it")
+        more = f" and {len(existing) - 1} more files" if len(existing) > 1 else ""
+        hint = "pass --overwrite to replace it" + (" or --resume to complete it" if resumable else "")
+        raise UsageError(f"--{param} {out}: already holds {existing[0].relative_to(p)}{more} of another run; {hint}")
     ancestor = p
     while not ancestor.exists():
         ancestor = _parent(ancestor) if ancestor != _parent(ancestor) else Path(".")
@@ -89,10 +89,10 @@ def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = 
 
 
 def prepare_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False, resume: bool = False,
-                param: str = "out") -> Path:
+                resumable: bool = False, param: str = "out") -> Path:
     """:func:`check_output_dir`, then create ``out``; with ``overwrite``, delete the files matching
     ``ours`` (and the directories they leave empty) — nothing else."""
-    p = check_output_dir(out, ours=ours, overwrite=overwrite, resume=resume, param=param)
+    p = check_output_dir(out, ours=ours, overwrite=overwrite, resume=resume, resumable=resumable, param=param)
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

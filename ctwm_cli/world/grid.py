@@ -119,7 +119,7 @@ def run_grid(out: str | Path, *, families: Sequence[str] = FAMILIES, sizes: Sequ
     configs = grid_configs(families, sizes, seeds, base)
     jobs = resolve_jobs(jobs)
     header = _header(configs, base)
-    root = prepare_dir(out, ours=GRID_FILES, overwrite=overwrite, resume=resume)
+    root = prepare_dir(out, ours=GRID_FILES, overwrite=overwrite, resume=resume, resumable=True)
     cells = _verified_cells(root, header, configs) if resume else {}
     todo = [c for c in configs if _key(c) not in cells]
     workers = min(jobs, len(todo))
