@@ -11,9 +11,10 @@ failing task, pending tasks are cancelled and every worker is terminated (killed
 after a grace period) before the exception reaches the caller: no worker outlives the call.
 
 **Backends.** ``backend`` names an entry of :data:`BACKENDS`: a function
-``runner(fn, tasks, jobs, deliver)`` that calls ``deliver(i, fn(tasks[i]))`` once per task, in any
-order, from the calling thread, and on any exception (``Interrupted`` included) cancels what is
-pending and releases its workers before re-raising. ``"processes"`` (a local process pool) is the
+``runner(fn, tasks, jobs, deliver, **backend_options)`` that calls ``deliver(i, fn(tasks[i]))`` once
+per task, in any order, from the calling thread, and on any exception (``Interrupted`` included)
+cancels what is pending and releases its workers before re-raising. ``backend_options`` carries
+what only that backend understands (e.g. a scheduler address). ``"processes"`` (a local process pool) is the
 default; another engine (e.g. a Dask cluster) is one more function and one more entry.
 """
 
@@ -34,7 +35,7 @@ from .interrupts import signals_raise, worker_signals
 from .progress import ProgressCallback
 
 Deliver = Callable[[int, Any], None]
-Runner = Callable[[Callable[[Any], Any], Sequence[Any], int, Deliver], None]
+Runner = Callable[..., None]  # (fn, tasks, jobs, deliver, **backend_options)
 
 DEFAULT_BACKEND = "processes"
 #: Seconds a terminated worker gets before it is killed.
@@ -69,6 +70,7 @@ def run_tasks(
     progress: ProgressCallback | None = None,
     on_result: Deliver | None = None,
     backend: str | None = None,
+    backend_options: dict[str, Any] | None = None,
 ) -> list[Any]:
     """``[fn(t) for t in tasks]``, spread over ``jobs`` workers of ``backend``.
 
@@ -96,7 +98,7 @@ def run_tasks(
             progress(state["done"], total)
 
     with signals_raise():
-        BACKENDS[name](fn, tasks, jobs, deliver)
+        BACKENDS[name](fn, tasks, jobs, deliver, **(backend_options or {}))
     return out
 
 
