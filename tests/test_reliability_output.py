@@ -75,6 +75,10 @@ def test_cli_checks_output_paths_before_any_work(tmp_path, run_cli):
     assert res.code == 2 and "fig.png" in res.err and "directory" in res.err and res.out == ""
     res = run_cli(["concentration", SAMPLE, "--plot", "/proc/x.png"])
     assert res.code == 3 and "/proc/x.png" in res.err and res.out == ""
+    (tmp_path / "t.parquet").mkdir()
+    spans = SAMPLE.parent / "telemetry" / "otel_spans.json"
+    res = run_cli(["import", "otel", spans, "-o", tmp_path / "t.parquet"])
+    assert res.code == 2 and "t.parquet" in res.err and "directory" in res.err and res.out == ""
     res = run_cli(["world", "grid", "--out", "/proc/grid", "--family", "uniform", "--size", "100",
                    "--replicates", "1", "--steps", "100", "--seed", "1", "--jobs", "1"])
     assert res.code == 3 and "/proc/grid" in res.err
