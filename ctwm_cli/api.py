@@ -2,9 +2,9 @@
 
 A source is a path, a glob (one data set, like ``duckdb.read_parquet('dir/*.parquet')``), a pandas
 or Polars DataFrame, a pyarrow Table, a ``Counter``/mapping of item -> count, or an iterable of item
-ids. Paths go through the library's trace readers; in-memory sources become an Arrow table that is
-counted by the same readers and the same aggregation (written once to a temporary Parquet file, so
-remapping, event rules and validation are those of ``ctwm audit``, not a second implementation).
+ids. Paths go through the library's trace readers; an in-memory source becomes an Arrow table that
+DuckDB reads in place (:class:`~ctwm_cli.traces.base.ArrowReader`), so remapping, the ``where``
+filter, event rules, validation and counting are those of ``ctwm audit``, not a second implementation.
 
     >>> from ctwm_cli import audit_trace
     >>> audit_trace(df, item_col="memory_id", seed=1)              # doctest: +SKIP
@@ -14,7 +14,6 @@ remapping, event rules and validation are those of ``ctwm audit``, not a second 
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .errors import CtwmError, InputError, UsageError
+from .errors import InputError, UsageError
 from .results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .tail import AuditResult, audit_many
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
+from .traces.base import ArrowReader
 
 
 @result
@@ -142,15 +142,8 @@ def read_trace(
         return _relabel(scan, item_counts(scan, events), label or name)
     table, kind = _as_table(source)
     name = label or f"<{kind}>"
-    with tempfile.TemporaryDirectory(prefix="ctwm-") as tmp:
-        path = str(Path(tmp) / "trace.parquet")
-        _write_parquet(table, path, name)
-        try:
-            scan = scan_trace(open_trace(path, cmap, keep=keep, where=where), group_by=group_by)
-            counts = item_counts(scan, events)
-        except CtwmError as exc:  # name the user's data, not the temporary file
-            raise type(exc)(str(exc).replace(path, name)) from None
-    return _relabel(scan, counts, name)
+    scan = scan_trace(ArrowReader(table, name, "arrow", cmap, keep, where=where), group_by=group_by)
+    return _relabel(scan, item_counts(scan, events), name)
 
 
 def audit_trace(
@@ -215,17 +208,6 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
     ids = source if isinstance(source, np.ndarray) else list(source)
     arr = pa.array(ids) if isinstance(ids, np.ndarray) else pa.array([None if i is None else str(i) for i in ids])
     return pa.table({"item": arr if arr.type == pa.string() else arr.cast(pa.string())}), kind
-
-
-def _write_parquet(table: pa.Table, path: str, name: str) -> None:
-    import pyarrow.parquet as pq
-
-    if table.num_rows == 0:
-        raise InputError(f"{name}: trace is empty (no rows)")
-    try:
-        pq.write_table(table, path)
-    except (pa.ArrowException, TypeError, ValueError) as exc:
-        raise InputError(f"{name}: cannot be stored as a trace table ({exc})") from None
 
 
 def _relabel(scan: TraceScan, counts: list[ItemCounts], label: str) -> TraceCounts:

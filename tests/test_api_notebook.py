@@ -143,7 +143,11 @@ def test_events_counts_table_and_item_ids_as_text():
     [
         (pa.table({"memory_id": ["a"]}), {}, InputError, r"^<Table>: missing column 'item' \(columns found: memory_id"),
         ([], {}, InputError, "<list>: trace is empty"),
-        ({"a": 0}, {}, InputError, "count must be a positive integer"),
+        ({"b": 3, "a": 0}, {}, InputError, r"^<dict>: row 2: count must be a positive integer \(column 'count'\)$"),
+        (pa.table({"item": ["a", "b"], "step": [1.0, 2.5]}), {}, InputError,
+         r"^<Table>: row 2: column 'step' must hold integers, found a fraction$"),
+        (["a", None], {}, InputError, r"^<list>: row 2: missing value in column 'item'$"),
+        (pa.table({"item": ["a"]}), {"where": "nonsense >"}, UsageError, "^where: "),
         ({"a": "x"}, {}, InputError, "counts must be integers"),
         (3.5, {}, UsageError, "source must be a path"),
         ("nowhere/*.parquet", {}, InputError, "no files match"),

@@ -340,3 +340,17 @@ class ArrowReader(TraceReader):
         name = f"ctwm_table_{id(self)}"
         engine.con.register(name, self.table)
         return quote_ident(name)
+
+    def locate(self, engine: Engine, checks: Sequence[Check], exc: Exception) -> InputError:
+        """The first row (1-based, in table order) that breaks a check, else DuckDB's own message."""
+        import duckdb
+
+        rows = f"(SELECT *, row_number() OVER () AS __row FROM {self.raw_sql(engine)})"
+        for check in checks:
+            try:
+                (hit,), = engine.con.sql(f"SELECT min(__row) FROM {rows} WHERE {check.condition}").fetchall()
+            except duckdb.Error:
+                continue
+            if hit is not None:
+                return InputError(f"{self.source}: row {hit}: {check.message}")
+        return super().locate(engine, checks, exc)
