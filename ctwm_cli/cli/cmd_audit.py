@@ -46,6 +46,9 @@ def audit(
     scan_floor: Annotated[int, typer.Option(
         "--scan-floor", help="The x_min scan considers every cutoff leaving at least this many points "
         "(separate from --min-tail).")] = 10,
+    xmax: Annotated[float | None, typer.Option(
+        "--xmax", help="Fit a doubly truncated power law on [x_min, x_max] (values above are outside the model). "
+        "Supports the power-law fit, its x_min scan and KS only: no alternatives, LR tests or p_gof.")] = None,
     xmin_range: Annotated[str | None, typer.Option(
         "--xmin-range", metavar="LO:HI",
         help="Only candidate cutoffs LO <= x_min <= HI (either side may be empty).")] = None,
@@ -121,7 +124,8 @@ def audit(
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
              xmin_range=scan_range, uncertainty=uncertainty,
-             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power)
+             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
+             xmax=xmax)
     read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
                         memory_limit=memory_limit, engine=engine, scheduler=check_scheduler(scheduler))
     seed = new_seed() if seed is None else seed
@@ -135,13 +139,15 @@ def audit(
                 p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
                 scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
                 cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
+                xmax=xmax,
                 progress=progress, calibration_progress=cal_progress,
             )
     if plot:
+        from ..plots import save_figure
         from ..plots.ccdf import plot_audit
 
         for r, c, path in zip(results, counts, _plot_paths(plot, results), strict=True):
-            message(f"figure: {plot_audit(path, r, c.counts)}")
+            message(f"figure: {save_figure(plot_audit(r, c.counts), path)}")
     rows = [r.summary_row() for r in results]
     checks = []
     for r, row in zip(results, rows, strict=True):
@@ -226,7 +232,8 @@ def _table(r) -> Group:
     t.add_column("value")
     t.add_row("n (items) / distinct values", f"{r.n:,} / {r.distinct_values:,}")
     if pl is not None:
-        t.add_row("x_min / n_tail", f"{fmt_num(pl.xmin)} / {pl.n_tail:,}  ({pl.candidates:,} candidate cutoffs)")
+        t.add_row("x_min / n_tail", f"{fmt_num(pl.xmin)} / {pl.n_tail:,}  ({pl.candidates:,} candidate cutoffs)"
+                  + (f"; doubly truncated at x_max {fmt_num(pl.xmax)}" if pl.xmax is not None else ""))
         t.add_row("α ± se", f"{pl.alpha:.4f} ± {pl.alpha_se:.4f}  (confirmatory; moves with x_min)")
         t.add_row("KS distance D", fmt_num(pl.ks))
     if r.constrained is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import zlib
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
 from .power import PowerAnalysis, power_analysis
 from .settings import SCAN_FLOOR, AuditSettings, validate
+from .truncated import fit_doubly_truncated
 from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
 from .verdict import INCONCLUSIVE, Verdict, paper_rule
 
@@ -148,6 +150,7 @@ def audit_many(
     uncertainty: int = 0,
     cross_check: str | None = None,
     power: int = 0,
+    xmax: float | None = None,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -164,17 +167,18 @@ def audit_many(
     (:mod:`ctwm_cli.tail.uncertainty`). ``cross_check="powerlaw"``: the same data through the ``powerlaw``
     package, every disagreement flagged with its cause (:mod:`ctwm_cli.tail.crosscheck`). ``power=R``: for an
     inconclusive verdict, the power of the rule(s) at 1x-16x the observed size from R replicates per
-    cell and family (:mod:`ctwm_cli.tail.power`).
+    cell and family (:mod:`ctwm_cli.tail.power`). ``xmax``: fit a doubly truncated power law on
+    [x_min, x_max] only (:mod:`ctwm_cli.tail.truncated` says what it supports).
     """
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check, power=power)
+             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check, power=power, xmax=xmax)
     labels = list(labels) if labels is not None else [None] * len(counts_list)
     seed = new_seed() if seed is None else int(seed)
     base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
                          z_star=z_star, seed=seed, scan_floor=scan_floor,
                          xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
-                         cross_check=cross_check, power=power)
+                         cross_check=cross_check, power=power, xmax=xmax)
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
@@ -206,11 +210,12 @@ def _prepare(counts, label, index, n_audits, base: AuditSettings, diagnostics: b
     own_seed = base.seed if n_audits == 1 else derive_seed(base.seed, label if label is not None else f"#{index}")
     s = dataclasses.replace(base, seed=own_seed)
     hist = Histogram.from_sample(x)
-    pl = fit_power_law(hist, discrete=s.discrete, xmin=s.xmin, min_tail=s.floor, xmin_range=s.xmin_range)
+    fit = fit_power_law if s.xmax is None else functools.partial(fit_doubly_truncated, xmax=s.xmax)
+    pl = fit(hist, discrete=s.discrete, xmin=s.xmin, min_tail=s.floor, xmin_range=s.xmin_range)
     constrained = None
     if pl is not None and s.xmin is None and pl.n_tail < s.min_tail:
-        constrained = fit_power_law(hist, discrete=s.discrete, min_tail=s.min_tail, xmin_range=s.xmin_range)
-    fits, comparisons = fit_alternatives(hist, pl, z_star=s.z_star) if pl is not None else ({}, [])
+        constrained = fit(hist, discrete=s.discrete, min_tail=s.min_tail, xmin_range=s.xmin_range)
+    fits, comparisons = ({}, []) if pl is None or s.xmax is not None else fit_alternatives(hist, pl, z_star=s.z_star)
     return _Prepared(label=label, settings=s, concentration=concentration(x) if diagnostics else None,
                      hist=hist, power_law=pl, constrained=constrained, fits=fits, comparisons=comparisons)
 
@@ -220,7 +225,7 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
     tasks, owner = [], []
     for k, p in enumerate(prepared):
         s = p.settings
-        if p.power_law is None or s.bootstrap == 0:
+        if p.power_law is None or s.bootstrap == 0 or s.xmax is not None:
             continue
         tpl = p.fits.get("truncated_power_law")
         t = gof_tasks(p.hist, p.power_law, replicates=s.bootstrap, seed=np.random.SeedSequence(s.seed),
@@ -305,6 +310,16 @@ def _assemble(p: _Prepared, gof: GofResult | None) -> AuditResult:
     if pl is None:
         return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[],
                            verdict=_no_fit_verdict(p), power_law_pass=None)
+    if s.xmax is not None:
+        above = int(hist.counts[hist.values > s.xmax].sum())
+        reason = (f"x_max = {s.xmax:g}: only the doubly truncated power-law fit is supported (no alternatives, "
+                  f"likelihood-ratio tests or p_gof); {above} observations above x_max are outside the model")
+        if pl.n_tail < s.min_tail:
+            reason = f"tail of {pl.n_tail} points < {s.min_tail} (Assumption 3.3 fails); " + reason
+        verdict = Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=pl.n_tail >= s.min_tail,
+                          decidable=False, reason=reason)
+        return AuditResult(**common, power_law=pl, gof=None, alternatives={}, comparisons=[], verdict=verdict,
+                           power_law_pass=None)
     p_gof = gof.pvalue if gof is not None else math.nan
     comparisons = list(p.comparisons)
     k = next(i for i, c in enumerate(comparisons) if c.nested)

@@ -62,6 +62,7 @@ class PowerLawFit(ToDict):
     ks: float
     loglik: float
     candidates: int
+    xmax: float | None = None  # an upper cutoff: the doubly truncated fit of tail/truncated.py
 
     @property
     def family(self) -> str:

@@ -27,6 +27,7 @@ class AuditSettings(ToDict):
     uncertainty: int = 0
     cross_check: str | None = None
     power: int = 0
+    xmax: float | None = None
 
     @property
     def floor(self) -> int:
@@ -38,7 +39,7 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
              jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
              calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
              xmin_range: tuple[float, float] | None = None, uncertainty: int = 0,
-             cross_check: str | None = None, power: int = 0) -> None:
+             cross_check: str | None = None, power: int = 0, xmax: float | None = None) -> None:
     """Check the audit's parameters (the CLI calls this before reading any trace)."""
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
     if discrete and xmin is not None and xmin != math.floor(xmin):
@@ -52,6 +53,8 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
         raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
     if cross_check is not None and cross_check not in CROSS_CHECK_PACKAGES:
         raise UsageError(f"cross_check must be one of {', '.join(CROSS_CHECK_PACKAGES)}, got {cross_check!r}")
+    if xmax is not None:
+        _check_xmax(xmax, xmin, calibrate=calibrate, uncertainty=uncertainty, power=power, cross_check=cross_check)
     if power < 0:
         raise UsageError(f"power must be >= 0, got {power}")
     if uncertainty < 0:
@@ -80,3 +83,11 @@ def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs:
         raise UsageError(f"jobs must be >= 1, got {jobs}")
     if xmin is not None and not xmin > 0:
         raise UsageError(f"xmin must be > 0, got {xmin}")
+
+
+def _check_xmax(xmax: float, xmin: float | None, **unsupported) -> None:
+    if not xmax > 0 or (xmin is not None and not xmax > xmin):
+        raise UsageError(f"xmax must be > 0 and > xmin, got {xmax:g}")
+    used = [k for k, v in unsupported.items() if v]
+    if used:
+        raise UsageError(f"xmax supports only the doubly truncated power-law fit, not {', '.join(used)}")
