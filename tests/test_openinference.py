@@ -126,3 +126,44 @@ def test_id_key_option(tmp_path, run_cli):
     assert json.loads(res.out)["id_sources"] == {"metadata": 1}
     with pytest.raises(InputError, match="no document ids, metadata 'id'"):
         import_openinference(path)  # the default key finds nothing, and there is no content to hash
+
+
+def test_genai_option_of_the_real_instrumentation(tmp_path):
+    """With ``enable_genai_semconv`` the instrumentation adds the JSON string ``gen_ai.retrieval.documents``;
+    the ids come out the same from it alone (``retrieval.documents.N`` removed)."""
+    pytest.importorskip("openinference.instrumentation.langchain")
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+    from openinference.instrumentation import TraceConfig
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ctwm_cli.integrations.otel import otlp_json
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider, config=TraceConfig(enable_genai_semconv=True))
+    try:
+        store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+        store.add_documents([Document(page_content=f"m {i}", metadata={"id": f"mem-{i}"}) for i in range(9)])
+        retriever = store.as_retriever(search_kwargs={"k": 3})
+        expected = [d.metadata["id"] for q in range(4) for d in retriever.invoke(f"m {q}")]
+    finally:
+        instrumentor.uninstrument()
+    doc = otlp_json(exporter.get_finished_spans())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert all(any(a["key"] == GENAI_DOCUMENTS for a in sp["attributes"]) for sp in spans)
+    for strip in (False, True):
+        if strip:
+            for sp in spans:
+                sp["attributes"] = [a for a in sp["attributes"] if not a["key"].startswith(DOCUMENTS + ".")]
+        path = tmp_path / f"genai-{strip}.json"
+        path.write_text(json.dumps(doc))
+        out = tmp_path / f"genai-{strip}.parquet"
+        assert import_openinference(path, out).id_sources == {"metadata": 12}
+        rows = pq.read_table(out).to_pylist()
+        assert [r["item"] for r in rows if r["event"] == "retrieve"] == expected
