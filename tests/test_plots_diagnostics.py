@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_traces" / "tpl_events.parquet"
 
 SIGNATURES = {".png": b"\x89PNG", ".pdf": b"%PDF"}
 
@@ -60,12 +64,32 @@ def test_plot_path_checked_before_work(tmp_path, run_cli):
 def test_library_plot_functions(tmp_path):
     from ctwm_cli.diagnostics import psd
     from ctwm_cli.plots.lorenz import lorenz_points, plot_lorenz
+    from ctwm_cli.plots import save_figure
     from ctwm_cli.plots.psd import plot_psd
 
     x, y = lorenz_points(np.array([0, 0, 0, 10]))
     assert x[0] == 0 and y[0] == 0 and y[-1] == pytest.approx(1.0)
     assert y[3] == 0  # the three empty items hold no accesses
-    plot_lorenz(tmp_path / "l.png", [("one-hot", np.array([0, 0, 0, 10]), 0.75)])
+    save_figure(plot_lorenz([("one-hot", np.array([0, 0, 0, 10]), 0.75)]), tmp_path / "l.png")
     _check(tmp_path / "l.png")
-    plot_psd(tmp_path / "p.png", psd(np.random.default_rng(1).standard_normal(1024)))
+    save_figure(plot_psd(psd(np.random.default_rng(1).standard_normal(1024))), tmp_path / "p.png")
     _check(tmp_path / "p.png")
+
+
+def test_plot_functions_draw_into_given_axes_and_return_the_figure():
+    from matplotlib.figure import Figure
+
+    from ctwm_cli.diagnostics import concentration_of_traces, psd
+    from ctwm_cli.errors import UsageError
+    from ctwm_cli.plots.psd import plot_psd
+    from ctwm_cli.plots.rank_frequency import plot_concentration
+
+    fig = Figure()
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    got = plot_psd(psd(np.random.default_rng(1).standard_normal(1024)), ax=ax1)
+    assert got is fig and ax1.lines and not ax2.lines
+    rep = concentration_of_traces([str(SAMPLE)])
+    assert plot_concentration(rep, ax=[ax2, ax3]) is fig and ax2.lines and ax3.lines
+    with pytest.raises(UsageError, match="sequence of 2 axes"):
+        plot_concentration(rep, ax=ax1)
+    assert isinstance(plot_psd(psd(np.random.default_rng(2).standard_normal(1024))), Figure)  # a new one

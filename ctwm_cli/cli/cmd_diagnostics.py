@@ -75,9 +75,10 @@ def concentration(
     with progress_bar("reading traces") as progress:
         report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress)
     if plot:
+        from ..plots import save_figure
         from ..plots.rank_frequency import plot_concentration
 
-        message(f"figure: {plot_concentration(plot, report)}")
+        message(f"figure: {save_figure(plot_concentration(report), plot)}")
     rows = [{"trace": series_label(r.source, r.group), **r.to_dict()} for r in report.rows]
     checks = [c for row in rows for c in evaluate_checks(gates, row, subject=row["trace"])]
     emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report)], checks=checks,
@@ -171,9 +172,10 @@ def psd(
             band=band_v, beta_band=beta_v, progress=progress,
         )
     if plot:
+        from ..plots import save_figure
         from ..plots.psd import plot_psd
 
-        message(f"figure: {plot_psd(plot, res)}")
+        message(f"figure: {save_figure(plot_psd(res), plot)}")
     d = res.to_dict()
     label = series_label(res.source, res.run)
     checks = list(evaluate_checks(gates, d, subject=label))
@@ -261,9 +263,10 @@ def finite_size(
             log_base=log_base, null_draws=null_draws, seed=seed, capacity=capacity, progress=progress,
         )
     if plot:
+        from ..plots import save_figure
         from ..plots.finite_size import plot_finite_size
 
-        message(f"figure: {plot_finite_size(plot, report)}")
+        message(f"figure: {save_figure(plot_finite_size(report), plot)}")
     emit("finite-size", report.to_dict(), _finite_rows(report), fmt, tables=[_finite_table(report)], seed=report.seed)
 
 

@@ -134,9 +134,10 @@ def health(
     for w in report.warnings:
         message(f"warning: {w}")
     if plot:
+        from ..plots import save_figure
         from ..plots.health import plot_health
 
-        message(f"figure: {plot_health(plot, report)}")
+        message(f"figure: {save_figure(plot_health(report), plot)}")
     rows = [{"metric": k, "value": v, "definition": METRICS[k]} for k, v in report.metrics.items()]
     rows.append({"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason})
     emit("health", report.to_dict(), rows, fmt, tables=_tables(report), checks=report.checks)

@@ -469,9 +469,10 @@ def pareto(
         t.add_row(*row)
     tables: list[Any] = [t]
     if plot:
+        from ..plots import save_figure
         from ..plots.pareto import plot_pareto
 
-        tables.append(f"figure: {plot_pareto(res, plot)}")
+        tables.append(f"figure: {save_figure(plot_pareto(res), plot)}")
     emit("replay pareto", res.to_dict(), [p.to_dict() for p in res.points], fmt, seed=seed, tables=tables)
 
 

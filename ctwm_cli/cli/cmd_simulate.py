@@ -154,9 +154,10 @@ def _taus(tau: list[float] | None) -> list[float]:
 def _plot(path: str | None, sweep: TauSweep | None, trace: TraceSimulation | None) -> None:
     if path is None:
         return
+    from ..plots import save_figure
     from ..plots.tau_sweep import plot_tau_sweep
 
-    out = plot_tau_sweep(sweep, path, trace=trace)
+    out = save_figure(plot_tau_sweep(sweep, trace=trace), path)
     message(f"plot written to {out}")
 
 

@@ -13,8 +13,8 @@ from rich.table import Table
 from ..errors import UsageError
 from .choices import FAMILIES, PAPER_SIZES, RETRIEVERS
 from .choices import WORLD_POLICIES as POLICIES
-from .options import FormatOpt, Format, JobsOpt, JsonOpt, SeedOpt, resolve_format
-from .output import announce_seed, emit, fmt_num, progress_bar
+from .options import FormatOpt, Format, JobsOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
+from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
     from ..world import WorldConfig
@@ -221,6 +221,7 @@ def ladder(
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     jobs: JobsOpt = None,
+    plot: PlotOpt = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -233,10 +234,13 @@ def ladder(
     Examples:
       ctwm world ladder --size 500 --steps 20000 --seed 1
       ctwm world ladder --family scale-free --retriever state-frequency --retriever none --json
+      ctwm world ladder --steps 20000 --seed 1 --plot ladder.png
     """
+    from ..plots import check_plot_path
     from ..world import run_ladder
 
     fmt = resolve_format(fmt, as_json)
+    check_plot_path(plot)
     seed = _seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
     rets = [r.value for r in retrievers] if retrievers else list(RETRIEVERS)
@@ -259,6 +263,11 @@ def ladder(
         t.add_row(r.family, r.retriever, fmt_num(r.gini, 3), fmt_num(r.gini_vs_state_frequency, 3),
                   fmt_num(r.gini_retrieve, 3), fmt_num(r.top10_share, 3), fmt_num(r.max_over_median, 3),
                   fmt_num(r.skew, 3), fmt_num(r.n_items))
+    if plot:
+        from ..plots import save_figure
+        from ..plots.ladder import plot_ladder
+
+        message(f"figure: {save_figure(plot_ladder(res), plot)}")
     emit("world ladder", res.to_dict(), rows, fmt, seed=seed, tables=[t])
 
 

@@ -1,5 +1,9 @@
 """Figures. Each module draws one figure; matplotlib is imported only inside the functions that draw.
 
+Every ``plot_*`` function takes its result object and ``ax=`` (a matplotlib Axes to draw into, or a
+sequence of them for a multi-panel figure; ``None``: a new figure) and returns the ``Figure``. Writing
+files is the caller's business (the CLI calls :func:`save_figure`).
+
 This module must stay free of matplotlib imports: it holds the helpers every figure shares.
 Figures are built with the object-oriented API (``matplotlib.figure.Figure``), never pyplot, so no
 display or global backend state is involved; the file type follows the suffix (.png, .svg, .pdf).
@@ -33,6 +37,19 @@ def new_figure(width: float = 7.0, height: float = 4.5, ncols: int = 1) -> tuple
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(1, ncols)
     return fig, axes
+
+
+def figure_axes(ax: Any, width: float, height: float, ncols: int = 1) -> tuple[Any, Any]:
+    """``(figure, axes)``: a new figure when ``ax`` is None, else ``ax``'s figure and ``ax`` itself (a
+    sequence of exactly ``ncols`` axes when the figure has several panels)."""
+    if ax is None:
+        return new_figure(width, height, ncols)
+    if ncols == 1:
+        return ax.figure, ax
+    axes = list(ax) if isinstance(ax, (list, tuple)) or hasattr(ax, "shape") else []
+    if len(axes) != ncols:
+        raise UsageError(f"ax must be a sequence of {ncols} axes for this figure")
+    return axes[0].figure, axes
 
 
 def save_figure(fig: Any, path: str | Path) -> Path:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from . import new_figure, save_figure
+from . import figure_axes
 
 _GRID_MAX = 2_000_000
 
@@ -29,13 +29,13 @@ def _model_ccdf(fit: Any, xmin: float, grid: np.ndarray, discrete: bool) -> np.n
     return np.clip(1.0 - np.interp(grid, xs, cdf), 1e-300, 1.0)
 
 
-def plot_audit(path: str | Path, result: Any, counts: np.ndarray) -> Path:
-    """Write the CCDF figure of one audit to ``path`` (.png, .svg or .pdf)."""
+def plot_audit(result: Any, counts: np.ndarray, *, ax: Any = None) -> Any:
+    """The CCDF figure of one audit: data, the fitted power-law, TPL and log-normal tails, x_min."""
     x = np.sort(np.asarray(counts, dtype=np.float64))
     n = x.size
     values, first = np.unique(x, return_index=True)
     ccdf = (n - first) / n  # P(X >= v)
-    fig, ax = new_figure(7.0, 4.8)
+    fig, ax = figure_axes(ax, 7.0, 4.8)
     ax.loglog(values, ccdf, "o", ms=3, color="0.35", label=f"data (n = {n:,})")
     pl = result.power_law
     if pl is not None:
@@ -58,4 +58,4 @@ def plot_audit(path: str | Path, result: Any, counts: np.ndarray) -> Path:
     ax.set_xlabel("accesses per item, x")
     ax.set_ylabel("P(X ≥ x)")
     ax.legend(fontsize=8, loc="lower left")
-    return save_figure(fig, path)
+    return fig

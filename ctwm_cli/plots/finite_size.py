@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import MAX_SERIES, new_figure, save_figure
+from . import MAX_SERIES, figure_axes
 
 
-def plot_finite_size(path: str | Path, report: Any) -> Path:
+def plot_finite_size(report: Any, *, ax: Any = None) -> Any:
     """σ_top10 per size (mean ± sd over runs) for each family of a ``FiniteSizeReport``, and its OLS line."""
-    fig, ax = new_figure(7.5, 5.0)
+    fig, ax = figure_axes(ax, 7.5, 5.0)
     base = {"e": math.e, "10": 10.0, "2": 2.0}[report.log_base]
     logname = {"e": "ln", "10": "log10", "2": "log2"}[report.log_base]
     for i, fam in enumerate(report.families[:MAX_SERIES]):
@@ -41,7 +40,9 @@ def plot_finite_size(path: str | Path, report: Any) -> Path:
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("system size (log scale)")
     ax.set_ylabel("σ_top10 = sd of ln(count), top decile (mean ± sd over runs)")
-    ax.set_title(f"Finite-size trend of top-decile concentration\nOLS of σ_top10 on {logname}(size), one line per family")
+    cap = ", ".join(map(str, getattr(report, "store_capacity", ()))) or "unknown"
+    ax.set_title(f"Finite-size trend of top-decile concentration (store capacity {cap})\n"
+                 f"OLS of σ_top10 on {logname}(size), one line per family")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="best", fontsize="small")
-    return save_figure(fig, path)
+    return fig

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import new_figure, save_figure
+from . import figure_axes
 
 
-def plot_health(path: str | Path, report: Any) -> Path:
-    """Growth curve of a ``HealthReport``; beside it the success-vs-volume curve when outcomes exist."""
+def plot_health(report: Any, *, ax: Any = None) -> Any:
+    """Growth curve of a ``HealthReport``; beside it the success-vs-volume curve when outcomes exist
+    (``ax``: one axes for the growth curve only, or two)."""
     curve = report.success_curve
     ncols = 2 if curve is not None and curve.bins else 1
-    fig, axes = new_figure(11.0 if ncols == 2 else 7.0, 4.5, ncols=ncols)
+    if ax is not None and not (isinstance(ax, (list, tuple)) or hasattr(ax, "shape")):
+        ncols = 1  # one axes given: the growth curve
+    fig, axes = figure_axes(ax, 11.0 if ncols == 2 else 7.0, 4.5, ncols=ncols)
     ax = axes[0] if ncols == 2 else axes
     g = report.growth
     series = np.array(report.growth_series, dtype=float).reshape(-1, 2)
@@ -52,7 +54,7 @@ def plot_health(path: str | Path, report: Any) -> Path:
         ax2.set_title(f"Success vs memory volume ({curve.tasks} tasks; bin sizes annotated)", fontsize="medium")
         ax2.grid(True, alpha=0.3)
         ax2.legend(loc="best", fontsize="small")
-    return save_figure(fig, path)
+    return fig
 
 
 def _wrap(text: str, width: int = 70) -> str:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import MAX_SERIES, new_figure, save_figure
+from . import MAX_SERIES, figure_axes
 
 MAX_POINTS = 2000
 
@@ -41,8 +40,8 @@ def draw_lorenz(ax: Any, series: Sequence[tuple[str, np.ndarray, float]]) -> Non
     ax.legend(loc="upper left", fontsize="small")
 
 
-def plot_lorenz(path: str | Path, series: Sequence[tuple[str, np.ndarray, float]]) -> Path:
-    """Write a one-panel Lorenz figure to ``path``."""
-    fig, ax = new_figure(5.5, 5.5)
+def plot_lorenz(series: Sequence[tuple[str, np.ndarray, float]], *, ax: Any = None) -> Any:
+    """A one-panel Lorenz figure of ``(label, counts, gini)`` series."""
+    fig, ax = figure_axes(ax, 5.5, 5.5)
     draw_lorenz(ax, series)
-    return save_figure(fig, path)
+    return fig

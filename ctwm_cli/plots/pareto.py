@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from . import check_plot_path, new_figure, save_figure
+from . import figure_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replay import ParetoResult
 
 
-def plot_pareto(res: ParetoResult, path: str | Path) -> Path:
-    """Write one line per series (budgets in order), tokens on x, answerable tail error on y."""
-    check_plot_path(path)
-    fig, ax = new_figure(6.5, 4.2)
+def plot_pareto(res: ParetoResult, *, ax: Any = None) -> Any:
+    """One line per series (budgets in order), tokens on x, answerable tail error on y."""
+    fig, ax = figure_axes(ax, 6.5, 4.2)
     for label in dict.fromkeys(p.arm for p in res.points):
         pts = [p for p in res.points if p.arm == label and p.answerable_tail_error is not None]
         if not pts:
@@ -36,4 +34,4 @@ def plot_pareto(res: ParetoResult, path: str | Path) -> Path:
     ax.set_ylabel("answerable tail error")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
-    return save_figure(fig, path)
+    return fig

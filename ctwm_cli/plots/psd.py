@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import new_figure, save_figure, series_label
+from . import figure_axes, series_label
 
 
-def plot_psd(path: str | Path, res: Any) -> Path:
+def plot_psd(res: Any, *, ax: Any = None) -> Any:
     """Welch PSD of a :class:`~ctwm_cli.diagnostics.PsdResult` on log-log axes, fit band shaded."""
     f, p, mask = res.frequencies, res.power, res.fit_mask
     pos = (f > 0) & (p > 0)
-    fig, ax = new_figure(7.5, 5.0)
+    fig, ax = figure_axes(ax, 7.5, 5.0)
     ax.plot(f[pos], p[pos], color="tab:blue", linewidth=1, label="Welch PSD (Hann window, 50% overlap)")
     lo, hi = res.band
     ax.axvspan(lo, hi, color="tab:orange", alpha=0.12, label=f"fit band {lo:.3g}–{hi:.3g} cycles/step")
@@ -34,4 +33,4 @@ def plot_psd(path: str | Path, res: Any) -> Path:
                  f"{res.n_steps:,} steps, nperseg {res.nperseg}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower left", fontsize="small")
-    return save_figure(fig, path)
+    return fig

@@ -4,12 +4,11 @@ it is the figure of ``ctwm concentration --plot``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import MAX_SERIES, new_figure, save_figure, series_label
+from . import MAX_SERIES, figure_axes, series_label
 
 MAX_POINTS = 2000
 
@@ -39,16 +38,17 @@ def draw_rank_frequency(ax: Any, series: Sequence[tuple[str, np.ndarray]]) -> No
     ax.legend(loc="upper right", fontsize="small")
 
 
-def plot_concentration(path: str | Path, report: Any) -> Path:
-    """Two panels for a :class:`~ctwm_cli.diagnostics.ConcentrationReport`: rank-frequency and Lorenz."""
+def plot_concentration(report: Any, *, ax: Any = None) -> Any:
+    """Two panels for a :class:`~ctwm_cli.diagnostics.ConcentrationReport`: rank-frequency and Lorenz
+    (``ax``: two axes)."""
     from .lorenz import draw_lorenz
 
     labels = [series_label(r.source, r.group) for r in report.rows]
-    fig, (left, right) = new_figure(12.0, 5.5, ncols=2)
+    fig, (left, right) = figure_axes(ax, 12.0, 5.5, ncols=2)
     draw_rank_frequency(left, list(zip(labels, report.counts, strict=True)))
     draw_lorenz(right, [(lab, c, r.gini) for lab, c, r in zip(labels, report.counts, report.rows, strict=True)])
     n = len(report.rows)
     more = f" (first {MAX_SERIES} of {n} shown)" if n > MAX_SERIES else ""
     events = ", ".join(report.events)
     fig.suptitle(f"Concentration of per-item access counts ({events} events){more}")
-    return save_figure(fig, path)
+    return fig

@@ -7,23 +7,22 @@ when a figure is drawn; no pyplot, no global backend state).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from . import check_plot_path, new_figure, save_figure
+from . import figure_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..allocation import TauSweep, TraceSimulation
 
 
-def plot_tau_sweep(sweep: TauSweep | None, path: str | Path, *, trace: TraceSimulation | None = None) -> Path:
-    """Write core mass C(K, τ) and Gini against τ; with ``trace`` add the share of accesses served
-    in the prompt and summarised (a per-step trace has no single allocation: ``sweep`` may then be
-    ``None``). Returns the path written."""
+def plot_tau_sweep(sweep: TauSweep | None, *, trace: TraceSimulation | None = None, ax: Any = None) -> Any:
+    """Core mass C(K, τ) and Gini against τ (paper Fig. 7); with ``trace`` add the share of accesses
+    served in the prompt and summarised (a per-step trace has no single allocation: ``sweep`` may then
+    be ``None``)."""
     if sweep is None and trace is None:
         raise UsageError("plot_tau_sweep needs a sweep or a trace simulation")
-    check_plot_path(path)
-    fig, ax = new_figure(6.5, 4.2)
+    fig, ax = figure_axes(ax, 6.5, 4.2)
     if sweep is not None:
         taus = [r.tau for r in sweep.rows]
         ax.plot(taus, [r.core_mass for r in sweep.rows], marker="o", label=f"core mass C(K={sweep.core}, τ)")
@@ -42,4 +41,4 @@ def plot_tau_sweep(sweep: TauSweep | None, path: str | Path, *, trace: TraceSimu
     ax.set_ylim(-0.02, 1.02)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
-    return save_figure(fig, path)
+    return fig
