@@ -18,7 +18,8 @@ from ctwm_cli.health import METRICS
     ("spec", "op", "value", "optional"),
     [("stale_hit_share>0.05", ">", 0.05, False), ("maintenance_ratio >= 0.1", ">=", 0.1, False),
      ("store_size<=1e3", "<=", 1000.0, False), ("net_new_per_task<-1", "<", -1.0, False),
-     ("context_usage?>0.5", ">", 0.5, True), ("store_size == 3", "==", 3.0, False), ("store_size!=3", "!=", 3.0, False)],
+     ("context_usage?>0.5", ">", 0.5, True), ("store_size == 3", "==", 3.0, False),
+     ("store_size!=3", "!=", 3.0, False)],
 )
 def test_parse(spec, op, value, optional):
     c = parse_check(spec, list(METRICS))
@@ -38,7 +39,7 @@ def test_parse_errors(spec, match):
 
 
 def test_parse_error_names_the_parameter_given():
-    with pytest.raises(UsageError, match="^--fail-on: unknown metric"):
+    with pytest.raises(UsageError, match=r"^--fail-on: unknown metric"):
         parse_checks(["x>1"], ["y"], parameter="--fail-on")
 
 
@@ -126,6 +127,7 @@ def test_simulate_trace_gate(run_cli, zipf_counts):
     path, _ = zipf_counts
     rows = json.loads(run_cli(["simulate", "--trace", path, "--tau", "1", "--json"]).out)["rows"]
     dropped = rows[0]["access_share_dropped"]
-    assert run_cli(["simulate", "--trace", path, "--tau", "1", "--fail-on", f"access_share_dropped>={dropped}"]).code == 1
-    assert run_cli(["simulate", "--trace", path, "--tau", "1", "--fail-on", f"access_share_dropped>{dropped}"]).code == 0
+    sim = ["simulate", "--trace", path, "--tau", "1", "--fail-on"]
+    assert run_cli([*sim, f"access_share_dropped>={dropped}"]).code == 1
+    assert run_cli([*sim, f"access_share_dropped>{dropped}"]).code == 0
     assert run_cli(["simulate", "--tau", "1", "--fail-on", "gini>0"]).code == 2  # gates need --trace

@@ -83,7 +83,8 @@ def _argv(entry: dict[str, Any], index: int, base: Path) -> tuple[str, list[str]
     where = f"check #{index + 1}"
     unknown = set(entry) - ENTRY_KEYS
     if unknown:
-        raise InputError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(ENTRY_KEYS))})")
+        known = ", ".join(sorted(ENTRY_KEYS))
+        raise InputError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {known})")
     command = entry.get("command")
     if command not in COMMANDS:
         raise InputError(f"{where}: command must be one of {', '.join(COMMANDS)}, got {command!r}")
