@@ -116,6 +116,8 @@ def test_nothing_mapped_exits_3_without_an_output_file(tmp_path, run_cli, attrs,
     res = run_cli(["import", "openinference", path, "-o", out])
     assert res.code == 3 and text in res.err and len(res.err.strip().splitlines()) == 1
     assert not out.exists()
+    audit = run_cli(["audit", path, "--seed", 1])  # read directly: recognised as OpenInference, same message
+    assert audit.code == 3 and text in audit.err
 
 
 def test_id_key_option(tmp_path, run_cli):

@@ -134,9 +134,9 @@ def _serialised_ids(output: Any) -> list[Any]:
 
 
 def looks_like_openinference(head: bytes, columns: ColumnMap | None = None) -> bool:
-    """Whether the head of an OTLP JSON file holds OpenInference retriever spans (a telemetry sniffer)."""
-    return b'"resourceSpans"' in head and b'"openinference.span.kind"' in head and (
-        b'"retrieval.documents.' in head or b'"RETRIEVER"' in head)
+    """Whether the head of an OTLP JSON file holds OpenInference spans (a telemetry sniffer). Any span kind
+    counts: a file whose first spans are LLM or chain spans is still read (and told apart) here."""
+    return b'"resourceSpans"' in head and b'"openinference.span.kind"' in head
 
 
 def openinference_rows(path: str | Path, *, id_key: str = "id") -> tuple[list[dict], int, int, dict[str, int]]:
