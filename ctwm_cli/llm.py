@@ -27,7 +27,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from .errors import InputError, UsageError
 
@@ -37,8 +39,25 @@ DEFAULT_RETRIES = 2
 MAX_RESPONSE_BYTES = 8 << 20
 
 
+T = TypeVar("T")
+
+
 class EndpointError(InputError):
     """The endpoint could not be reached or gave no valid answer (exit code 3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Asked(Generic[T]):
+    """What :meth:`ChatClient.ask` got: the parsed answer (``None`` if every attempt was invalid), how
+    many answers were invalid, and the last answer's text."""
+
+    value: T | None
+    invalid: int
+    last: str
+
+    def snippet(self) -> str:
+        """The last answer on one line, at most 80 characters (for an error message)."""
+        return " ".join(self.last.split())[:80]
 
 
 def check_base_url(base_url: Any, name: str = "base_url") -> str:
@@ -127,6 +146,20 @@ class ChatClient:
             self.calls += 1
             return self._content(raw)
         raise EndpointError(f"cannot reach endpoint {self.url} after {self.retries + 1} attempt(s): {reason}")
+
+    def ask(self, messages: list[dict[str, str]], parse: Callable[[str], T | None], correction: str) -> Asked[T]:
+        """Up to ``retries + 1`` completions until ``parse`` accepts one; after an invalid answer the
+        model sees its answer and ``correction`` and tries again."""
+        last, invalid = "", 0
+        for _attempt in range(self.retries + 1):
+            content = self.complete(messages)
+            got = parse(content)
+            if got is not None:
+                return Asked(value=got, invalid=invalid, last=content)
+            invalid += 1
+            last = content
+            messages = [*messages, {"role": "assistant", "content": content}, {"role": "user", "content": correction}]
+        return Asked(value=None, invalid=invalid, last=last)
 
     def _content(self, raw: bytes) -> str:
         try:

@@ -132,6 +132,17 @@ def test_endpoint_agent_acts_from_the_prompt(chat_server):
     assert all(p.startswith("Goal: reach s") and "Actions: a0..a" in p for p in prompts)
 
 
+def test_endpoint_agent_retries_then_fails_with_the_last_answer(chat_server):
+    srv = chat_server(lambda body, srv: "I would go north")
+    url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    cfg = ReplayConfig(size=100, steps=5, seeds=(1,), bootstrap=0, agent="endpoint",
+                       agent_params={"base_url": url, "model": "m", "retries": 2})
+    with pytest.raises(InputError, match=r"gave no valid action after 3 attempt\(s\); last answer: 'I would go north'"):
+        replay_compare(cfg, memories=["graph"], baseline=None, seed=1)
+    assert len(srv.requests) == 3
+    assert "That is not valid" in srv.requests[-1]["messages"][-1]["content"]
+
+
 @pytest.mark.parametrize(("kw", "match"), [
     ({"base_url": "file:///etc/passwd"}, "http:// or https://"),
     ({"timeout": float("nan")}, "finite number of seconds"),

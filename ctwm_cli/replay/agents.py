@@ -153,20 +153,14 @@ class EndpointAgent(ClosedLoopAgent):
     def act(self, text: str) -> int:
         n = AgentDecision(text).n_actions
         messages = [{"role": "system", "content": DECISION_SYSTEM_PROMPT}, {"role": "user", "content": text}]
-        last = ""
-        for _attempt in range(self.retries + 1):
-            content = self.client.complete(messages)
-            action = parse_action(content, n)
-            if action is not None:
-                return action
-            self.invalid_answers += 1
-            last = content
-            messages = [*messages, {"role": "assistant", "content": content},
-                        {"role": "user", "content": f'That is not valid. Reply with only {{"action": <index>}}, '
-                                                    f"an integer from 0 to {n - 1}."}]
-        snippet = " ".join(last.split())[:80]
-        raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid action after "
-                            f"{self.retries + 1} attempt(s); last answer: {snippet!r}")
+        got = self.client.ask(messages, lambda content: parse_action(content, n),
+                              f'That is not valid. Reply with only {{"action": <index>}}, an integer from 0 to '
+                              f"{n - 1}.")
+        self.invalid_answers += got.invalid
+        if got.value is None:
+            raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid action after "
+                                f"{self.retries + 1} attempt(s); last answer: {got.snippet()!r}")
+        return got.value
 
     def stats(self) -> dict[str, Any]:
         return {"agent_calls": self.client.calls, "agent_invalid_answers": self.invalid_answers,

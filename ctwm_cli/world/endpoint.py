@@ -79,22 +79,14 @@ class EndpointPolicy(TaskPolicy):
         n_act = int(self.world.act_ptr[state + 1] - self.world.act_ptr[state])
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": self.prompt(state, retrieved)}]
-        last = ""
-        for _attempt in range(self.retries + 1):
-            content = self.complete(messages)
-            action = parse_action(content, n_act)
-            if action is not None:
-                return action
-            self.invalid_answers += 1
-            last = content
-            messages = [*messages, {"role": "assistant", "content": content},
-                        {"role": "user", "content": f'That is not valid. Reply with only {{"action": <index>}}, '
-                                                    f"an integer from 0 to {n_act - 1}."}]
-        snippet = " ".join(last.split())[:80]
-        raise EndpointError(
-            f"endpoint {self.url} (model {self.model}) gave no valid action after {self.retries + 1} "
-            f"attempt(s) at step {step}; last answer: {snippet!r}"
-        )
+        got = self.client.ask(messages, lambda content: parse_action(content, n_act),
+                              f'That is not valid. Reply with only {{"action": <index>}}, an integer from 0 to '
+                              f"{n_act - 1}.")
+        self.invalid_answers += got.invalid
+        if got.value is None:
+            raise EndpointError(f"endpoint {self.url} (model {self.model}) gave no valid action after "
+                                f"{self.retries + 1} attempt(s) at step {step}; last answer: {got.snippet()!r}")
+        return got.value
 
     def stats(self) -> dict[str, Any]:
         return {**super().stats(), "calls": self.calls, "invalid_answers": self.invalid_answers,
