@@ -74,6 +74,19 @@ def test_retriever_chain_llm_and_tool_steps(tmp_path):
     assert all(e["event"] == "retrieve" for e in ev)
 
 
+def test_failed_calls_are_forgotten_and_do_not_advance_the_step(tmp_path):
+    def boom(_):
+        raise RuntimeError("tool failed")
+
+    handler = CtwmCallbackHandler(tmp_path / "lc.jsonl", run="r")
+    with pytest.raises(RuntimeError, match="tool failed"):
+        RunnableLambda(boom).invoke("x", config={"callbacks": [handler]})
+    ScoredRetriever(k=1).invoke("q", config={"callbacks": [handler]})
+    handler.close()
+    assert handler.open_runs == 0  # the failed run was forgotten
+    assert [(e["item"], e["step"]) for e in _events(tmp_path / "lc.jsonl")] == [("fact-0", 0)]
+
+
 def test_fixed_run_and_id_fallbacks(tmp_path):
     path = tmp_path / "lc.jsonl"
     store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))

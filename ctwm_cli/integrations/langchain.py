@@ -26,7 +26,10 @@ from ..traces.writer import TraceWriter
 
 
 class CtwmCallbackHandler(BaseCallbackHandler):
-    """Write a trace from LangChain callbacks into ``writer`` (a :class:`TraceWriter` or a path)."""
+    """Write a trace from LangChain callbacks into ``writer`` (a :class:`TraceWriter` or a path).
+
+    ``raise_error`` is on: an event that cannot be written (closed writer, full disk) stops the agent
+    rather than leaving a trace that silently misses retrievals."""
 
     raise_error = True
 
@@ -40,6 +43,11 @@ class CtwmCallbackHandler(BaseCallbackHandler):
         self._root: dict[UUID, UUID] = {}
         self._steps: dict[UUID, int] = {}
         self._lock = threading.Lock()
+
+    @property
+    def open_runs(self) -> int:
+        """LangChain runs started and not yet ended (0 between agent invocations)."""
+        return len(self._root)
 
     def _enter(self, run_id: UUID, parent_run_id: UUID | None) -> UUID:
         with self._lock:
@@ -92,6 +100,19 @@ class CtwmCallbackHandler(BaseCallbackHandler):
         self._leave(run_id, advance=True)
 
     def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kwargs: Any) -> None:
+        self._leave(run_id, advance=False)
+
+    # failed runs end too (no step: the call did not complete)
+    def on_llm_error(self, error, *, run_id, parent_run_id=None, **kwargs: Any) -> None:
+        self._leave(run_id, advance=False)
+
+    def on_tool_error(self, error, *, run_id, parent_run_id=None, **kwargs: Any) -> None:
+        self._leave(run_id, advance=False)
+
+    def on_retriever_error(self, error, *, run_id, parent_run_id=None, **kwargs: Any) -> None:
+        self._leave(run_id, advance=False)
+
+    def on_chain_error(self, error, *, run_id, parent_run_id=None, **kwargs: Any) -> None:
         self._leave(run_id, advance=False)
 
     def close(self) -> None:
