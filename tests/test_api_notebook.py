@@ -85,6 +85,11 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     assert list(frame["label"]) == [f"{d}[r1]", f"{d}[r2]"]
     assert list(frame["verdict"]) == [a["verdict"]["verdict"] for a in cli]
     assert frame["p_gof"].tolist() == pytest.approx([a["gof"]["pvalue"] for a in cli])
+    # the glob itself, given to the CLI quoted, is the same data set with the same labels
+    pattern = str(d / "*.parquet")
+    cli_glob = _cli_audits(run_cli, pattern, "--item-col", "memory_id", "--group-by", "run")
+    api_glob = audit_trace(pattern, item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
+    assert api_glob.to_dict()["audits"] == cli_glob and cli_glob[0]["label"] == f"{pattern}[r1]"
     # a row per audit with the CLI's JSON-lines field names
     rows = [json.loads(line) for line in run_cli(["audit", d, "--item-col", "memory_id", "--group-by", "run",
                                                    "--seed", SEED, "-b", B, "--format", "jsonl"]).out.splitlines()]
