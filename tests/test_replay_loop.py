@@ -135,12 +135,30 @@ def test_endpoint_agent_acts_from_the_prompt(chat_server):
 def test_endpoint_agent_retries_then_fails_with_the_last_answer(chat_server):
     srv = chat_server(lambda body, srv: "I would go north")
     url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    cfg = ReplayConfig(size=100, steps=5, seeds=(1,), bootstrap=0, agent="endpoint",
+    cfg = ReplayConfig(size=100, steps=20, seeds=(1,), bootstrap=0, agent="endpoint",
                        agent_params={"base_url": url, "model": "m", "retries": 2})
-    with pytest.raises(InputError, match=r"gave no valid action after 3 attempt\(s\); last answer: 'I would go north'"):
+    with pytest.raises(InputError, match=r"gave no valid action after 3 attempt\(s\) at each of its first 5 steps; "
+                                         r"last answer: 'I would go north'"):
         replay_compare(cfg, memories=["graph"], baseline=None, seed=1)
-    assert len(srv.requests) == 3
+    assert len(srv.requests) == 15  # 5 steps x 3 attempts, then the run stops
     assert "That is not valid" in srv.requests[-1]["messages"][-1]["content"]
+
+
+def test_endpoint_agent_explores_when_some_steps_go_unanswered(chat_server):
+    calls = {"n": 0}
+
+    def answer(body, srv):
+        if "Goal: reach" not in body["messages"][1]["content"]:
+            return "next-state=s0"
+        calls["n"] += 1
+        return '{"action": 0}' if calls["n"] % 4 == 1 else "no idea"  # every other step unanswered
+
+    srv = chat_server(answer)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    cfg = ReplayConfig(size=100, steps=12, seeds=(1,), bootstrap=0, agent="endpoint",
+                       agent_params={"base_url": url, "model": "m", "retries": 1})
+    res = replay_compare(cfg, memories=["graph"], baseline=None, seed=1)
+    assert res.agent_stats["agent_unanswered"] > 0 and res.arms[0].steps == 12
 
 
 @pytest.mark.parametrize(("kw", "match"), [

@@ -148,23 +148,16 @@ class EndpointPredictor(Predictor):
     def predict(self, text: str) -> Prediction:
         self.steps += 1
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
-        last = ""
-        for _attempt in range(self.retries + 1):
-            content = self.client.complete(messages)
-            got = parse_answer(content)
-            if got is not None:
-                return got
-            self.invalid_answers += 1
-            last = content
-            messages = [*messages, {"role": "assistant", "content": content},
-                        {"role": "user", "content": f"That is not valid. Reply with exactly one line: {CONTRACT}"}]
+        got = self.client.ask(messages, parse_answer, f"That is not valid. Reply with exactly one line: {CONTRACT}")
+        self.invalid_answers += got.invalid
+        if got.value is not None:
+            return got.value
         self.unanswered += 1
         if self.unanswered < UNANSWERED_LIMIT or self.unanswered < self.steps:
             return Prediction(state=-1, confidence="low", evidence="invalid")
-        snippet = " ".join(last.split())[:80]
         raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid next-state after "
                             f"{self.retries + 1} attempt(s) at each of its first {self.steps} steps; "
-                            f"last answer: {snippet!r}")
+                            f"last answer: {got.snippet()!r}")
 
     @property
     def api_prompt_tokens(self) -> int:

@@ -16,7 +16,9 @@ the agent for an action index.
 ``endpoint``
     An OpenAI-compatible chat-completions model (:class:`~ctwm_cli.llm.ChatClient`) answers the
     same decision prompt with ``{"action": <index>}``; invalid answers are retried with a
-    corrective message, then :class:`~ctwm_cli.llm.EndpointError`.
+    corrective message. A step still unanswered takes a uniform action (counted in
+    ``agent_unanswered``, as the endpoint predictor counts its own), unless none of the first
+    ``UNANSWERED_LIMIT`` steps was answered: then :class:`~ctwm_cli.llm.EndpointError`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..errors import UsageError
 from ..llm import ChatClient, EndpointError
 from ..memory.encodings import Encoding
 from ..memory.policies import MemoryPolicy
-from ..memory.predictor import parse_transitions
+from ..memory.predictor import UNANSWERED_LIMIT, parse_transitions
 from ..memory.tokens import TokenCounter
 from ..world.endpoint import parse_action
 
@@ -149,6 +151,8 @@ class EndpointAgent(ClosedLoopAgent):
                                  api_key_env=api_key_env, backoff=backoff)
         self.retries = self.client.retries
         self.invalid_answers = 0
+        self.steps = 0
+        self.unanswered = 0
 
     def act(self, text: str) -> int:
         n = AgentDecision(text).n_actions
@@ -157,13 +161,19 @@ class EndpointAgent(ClosedLoopAgent):
                               f'That is not valid. Reply with only {{"action": <index>}}, an integer from 0 to '
                               f"{n - 1}.")
         self.invalid_answers += got.invalid
-        if got.value is None:
-            raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid action after "
-                                f"{self.retries + 1} attempt(s); last answer: {got.snippet()!r}")
-        return got.value
+        self.steps += 1
+        if got.value is not None:
+            return got.value
+        self.unanswered += 1  # as the endpoint predictor: an unanswered step explores, the run goes on
+        if self.unanswered < UNANSWERED_LIMIT or self.unanswered < self.steps:
+            return int(self.rng.integers(n))
+        raise EndpointError(f"endpoint {self.client.url} (model {self.client.model}) gave no valid action after "
+                            f"{self.retries + 1} attempt(s) at each of its first {self.steps} steps; "
+                            f"last answer: {got.snippet()!r}")
 
     def stats(self) -> dict[str, Any]:
         return {"agent_calls": self.client.calls, "agent_invalid_answers": self.invalid_answers,
+                "agent_unanswered": self.unanswered,
                 "agent_api_prompt_tokens": self.client.prompt_tokens}
 
 
