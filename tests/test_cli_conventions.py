@@ -88,3 +88,60 @@ def test_version_and_help(run_cli):
     assert res.code == 0
     text = " ".join(res.out.split())
     assert "Exit codes: 0 ok; 1 a requested check failed" in text and "3 input/data error" in text
+
+
+def test_cli_choices_match_the_library():
+    """cli/choices.py restates library constants so --help needs no library import; they must not drift."""
+    from ctwm_cli.bench import longmemeval, textgames
+    from ctwm_cli.cli import choices
+    from ctwm_cli.diagnostics.spectrum import DEFAULT_BETA_BAND
+    from ctwm_cli.localmodel import DEFAULT_N_CTX
+    from ctwm_cli.memory import encodings, policies, predictor, retrievers, tokens
+    from ctwm_cli.replay import runner
+    from ctwm_cli.tail.verdict import VERDICTS
+    from ctwm_cli.world import graphs
+    from ctwm_cli.world import policies as world_policies
+
+    assert tuple(VERDICTS) == choices.VERDICTS
+    assert tuple(graphs.FAMILIES) == choices.FAMILIES and tuple(graphs.PAPER_SIZES) == choices.PAPER_SIZES
+    assert tuple(world_policies.POLICIES) == choices.WORLD_POLICIES
+    assert tuple(runner.AGENTS) == choices.REPLAY_AGENTS
+    assert tuple(retrievers.RETRIEVERS) == choices.RETRIEVERS
+    assert tuple(policies.MEMORY_POLICIES) == choices.MEMORY_POLICIES
+    assert tuple(encodings.ENCODINGS) == choices.ENCODINGS
+    assert tuple(tokens.TOKENIZERS) == choices.TOKENIZERS
+    assert tuple(predictor.PREDICTORS) == choices.PREDICTORS
+    assert tuple(textgames.AGENTS) == choices.GAME_AGENTS
+    assert choices.REPLAY_DEFAULTS == {"budget": policies.DEFAULT_BUDGET, "core": policies.DEFAULT_CORE,
+                                       "k": policies.DEFAULT_K, "max_candidates": policies.DEFAULT_MAX_CANDIDATES}
+    assert choices.LONGMEMEVAL_DEFAULTS == {
+        "budget": longmemeval.DEFAULT_BUDGET, "core": longmemeval.DEFAULT_CORE, "k": longmemeval.DEFAULT_K,
+        "max_candidates": longmemeval.DEFAULT_MAX_CANDIDATES, "tau": longmemeval.DEFAULT_TAU}
+    assert choices.TEXTGAMES_BUDGET == textgames.DEFAULT_BUDGET
+    assert tuple(DEFAULT_BETA_BAND) == choices.BETA_BAND
+    assert choices.LOCAL_MODEL_N_CTX == DEFAULT_N_CTX
+
+
+def test_progress_lines_share_one_display(monkeypatch):
+    """Two progress bars open at once (bootstrap + calibration) are two lines of one live display."""
+    import io
+
+    from rich.console import Console
+
+    from ctwm_cli.cli import output
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(output.sys, "stderr", Tty())
+    monkeypatch.setattr(output, "stderr_console", lambda: Console(file=io.StringIO(), force_terminal=True))
+    clock = iter(range(0, 1000, 2))
+    monkeypatch.setattr(output.time, "monotonic", lambda: float(next(clock)))
+    with output.progress_bar("bootstrap", total=10) as a, output.progress_bar("calibration", total=4) as b:
+        a(3, 10)
+        b(1, 4)
+        live = output.LIVE["progress"]
+        assert live is not None and [t.description for t in live.tasks] == ["bootstrap", "calibration"]
+        assert output.LIVE["users"] == 2
+    assert output.LIVE["progress"] is None and output.LIVE["users"] == 0

@@ -79,3 +79,63 @@ def test_every_command_has_help(path, run_cli):
     res = run_cli([*path, "--help"])
     assert res.code == 0, res.err
     assert "Usage:" in res.out
+
+
+LEAVES = [path for path, cmd in _commands(typer.main.get_command(app)) if path and not getattr(cmd, "commands", None)]
+
+
+def _command(path):
+    cmd = typer.main.get_command(app)
+    for name in path:
+        cmd = cmd.commands[name]
+    return cmd
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=[" ".join(p) for p in LEAVES])
+def test_every_command_help_ends_with_examples(path, run_cli):
+    res = run_cli([*path, "--help"])
+    assert res.code == 0, res.err
+    text = res.out
+    assert "Examples:" in text, f"ctwm {' '.join(path)} --help has no Examples section"
+    examples = text.split("Examples:", 1)[1].split("Options:")[0].split("Arguments:")[0]
+    assert f"ctwm {' '.join(path)}" in examples, "an example must run the command it documents"
+
+
+def test_one_meaning_per_short_flag():
+    """A short flag (-b, -B, -f, ...) names the same long option in every command that has it."""
+    meaning: dict[str, set[str]] = {}
+    for path in LEAVES:
+        for param in _command(path).params:
+            if getattr(param, "param_type_name", "") != "option" or getattr(param, "hidden", False):
+                continue
+            shorts = [o for o in param.opts if len(o) == 2 and o[0] == "-" and o[1] != "-"]
+            longs = [o for o in param.opts if o.startswith("--")]
+            for s in shorts:
+                meaning.setdefault(s, set()).add(longs[0] if longs else "(no long name)")
+    clashes = {s: sorted(m) for s, m in meaning.items() if len(m) > 1}
+    assert clashes == {}
+
+
+def test_choices_are_shown_as_choices(run_cli):
+    text = run_cli(["audit", "--help"]).out
+    assert "--expect <tpl-compatible|lognormal-compatible|inconclusive>" in " ".join(text.split())
+    assert run_cli(["audit", "x.parquet", "--expect", "tpl"]).code == 2
+
+
+def test_version_and_root_help_load_no_library():
+    """Only Typer, Rich and the command modules: no numpy, scipy, numba, pyarrow or duckdb."""
+    heavy = ("numpy", "scipy", "numba", "pyarrow", "duckdb", "pandas")
+    for args in (["--version"], ["--help"], ["audit", "--help"], ["replay", "compare", "--help"]):
+        code = (
+            "import sys\nfrom ctwm_cli.cli import main\n"
+            f"code = main({args!r})\n"
+            f"print(code, sorted(k for k in {heavy!r} if k in sys.modules))\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+        assert out.stdout.strip().splitlines()[-1] == "0 []", (args, out.stdout[-300:])
+
+
+def test_root_help_lists_every_command_of_the_full_application(run_cli):
+    listed = run_cli(["--help"]).out.split("Commands:")[1]
+    names = {line.split()[0] for line in listed.splitlines() if line.strip()}
+    assert names == set(typer.main.get_command(app).commands)

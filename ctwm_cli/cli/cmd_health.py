@@ -192,7 +192,7 @@ import_app = typer.Typer(
     no_args_is_help=True,
 )
 
-OutOpt = Annotated[str, typer.Option("--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, task, outcome, by).")]
+OutOpt = Annotated[str, typer.Option("--out", "--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, task, outcome, by).")]
 
 
 @import_app.command("otel")

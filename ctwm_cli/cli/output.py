@@ -238,7 +238,7 @@ def write_atomic(path: Path, text: str) -> None:
 # bootstrap and a calibration, a reader and an audit) become extra lines of the same display, each
 # with its own ETA, instead of fighting for one line.
 
-_LIVE: dict[str, Any] = {"progress": None, "users": 0}
+LIVE: dict[str, Any] = {"progress": None, "users": 0}
 
 
 def _live_progress() -> Any:
@@ -246,14 +246,14 @@ def _live_progress() -> Any:
         BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
     )
 
-    if _LIVE["progress"] is None:
+    if LIVE["progress"] is None:
         bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             TextColumn("ETA"), TimeRemainingColumn(), console=stderr_console(), transient=True,
         )
         bar.start()
-        _LIVE["progress"] = bar
-    return _LIVE["progress"]
+        LIVE["progress"] = bar
+    return LIVE["progress"]
 
 
 @contextlib.contextmanager
@@ -267,22 +267,22 @@ def progress_bar(description: str, total: int | None = None) -> Iterator[Progres
         return
     started = time.monotonic()
     state: dict[str, Any] = {"task": None}
-    _LIVE["users"] += 1
+    LIVE["users"] += 1
 
     def update(done: int, tot: int | None = total) -> None:
         if state["task"] is None:
             if time.monotonic() - started < 1.0:
                 return
             state["task"] = _live_progress().add_task(description, total=tot)
-        _LIVE["progress"].update(state["task"], completed=done, total=tot)
+        LIVE["progress"].update(state["task"], completed=done, total=tot)
 
     try:
         yield update
     finally:
-        _LIVE["users"] -= 1
-        bar = _LIVE["progress"]
+        LIVE["users"] -= 1
+        bar = LIVE["progress"]
         if bar is not None and state["task"] is not None:
             bar.remove_task(state["task"])
-        if bar is not None and _LIVE["users"] == 0:
+        if bar is not None and LIVE["users"] == 0:
             bar.stop()
-            _LIVE["progress"] = None
+            LIVE["progress"] = None
