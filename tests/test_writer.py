@@ -63,6 +63,20 @@ def test_parquet_flushes_segments_on_size_and_appends(tmp_path):
     assert read_trace(path)[0].n_events == 11
 
 
+def test_parquet_flushes_pending_events_on_time_without_new_events(tmp_path):
+    path = tmp_path / "t.parquet"
+    with TraceWriter(path, flush_rows=1000, flush_seconds=0.05) as w:
+        w.retrieve("a")
+        done = threading.Event()
+        for _ in range(200):  # the background flusher writes the segment; poll for it (up to ~10 s)
+            if list(path.glob("*.parquet")):
+                done.set()
+                break
+            done.wait(0.05)
+        assert done.is_set()
+        assert read_trace(path)[0].n_events == 1  # readable while the writer is still open
+
+
 def test_two_open_writers_on_one_directory_keep_their_own_events(tmp_path):
     path = tmp_path / "t.parquet"
     with TraceWriter(path) as first:

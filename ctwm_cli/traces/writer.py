@@ -5,7 +5,9 @@
   (SIGKILL included) leaves only complete lines, every completed event among them.
 * **Parquet** (``.parquet`` or a directory): a directory of segment files that ``ctwm`` reads as one
   data set. Events are buffered and written as a new segment when ``flush_rows`` are pending or the
-  oldest pending event is ``flush_seconds`` old (a background thread checks the time). A segment is
+  oldest pending event is ``flush_seconds`` old (a background thread checks the time), so readers see
+  events at most that late; each flush is one file (a slow agent at the 30 s default makes at most
+  120 files an hour; raise it for fewer, larger files). A segment is
   written to a hidden temporary name and renamed when complete, so a reader never sees half a file.
   Pending events also go to a hidden JSON-lines write-ahead log, one line per event as above: after a
   crash the closed segments read back at once, and :func:`recover_trace` (run by the next
@@ -63,7 +65,7 @@ class TraceWriter:
     """
 
     def __init__(self, path: str | os.PathLike, *, format: str | None = None, run: str | None = None,
-                 step: int = 0, timestamps: bool = True, flush_rows: int = 10_000, flush_seconds: float = 5.0):
+                 step: int = 0, timestamps: bool = True, flush_rows: int = 10_000, flush_seconds: float = 30.0):
         self.path = Path(path)
         fmt = format or ("jsonl" if self.path.name.lower().endswith((".jsonl", ".ndjson")) else "parquet")
         if fmt not in ("jsonl", "parquet"):
