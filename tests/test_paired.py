@@ -1,0 +1,61 @@
+"""The one paired bootstrap (ctwm_cli.paired): closed forms, calibration, and intervals it refuses to form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ctwm_cli.memory.bm25 import BM25, bm25_scores
+from ctwm_cli.paired import BlockResample, IndexResample, paired_delta, ratio_interval
+
+
+def test_values_are_the_closed_forms():
+    rng = np.random.default_rng(0)
+    t, b = rng.random(50), rng.random(50) + 1
+    one = np.ones(50)
+    d = paired_delta((t, one), (b, one), IndexResample(50, 200, rng), level=0.9, treatment="t", baseline="b",
+                     metric="m")
+    assert d.delta == pytest.approx(t.mean() - b.mean())
+    assert d.relative == pytest.approx(t.sum() / b.sum() - 1)
+    assert d.ci_low < d.delta < d.ci_high and d.relative_ci_low < d.relative < d.relative_ci_high
+    assert d.interval == "formed" and d.units == 50
+
+
+def test_index_bootstrap_interval_covers_near_its_level():
+    """iid Bernoulli(0.5) vs Bernoulli(0.4) units: the 90% interval of the difference covers 0.1 in
+    about 90% of repetitions."""
+    rng = np.random.default_rng(7)
+    hits, reps, n = 0, 300, 400
+    one = np.ones(n)
+    for _ in range(reps):
+        a = (rng.random(n) < 0.5).astype(float)
+        b = (rng.random(n) < 0.4).astype(float)
+        d = paired_delta((a, one), (b, one), IndexResample(n, 300, rng), level=0.9, treatment="a", baseline="b",
+                         metric="m")
+        hits += d.ci_low <= 0.1 <= d.ci_high
+    assert 0.84 <= hits / reps <= 0.96
+
+
+def test_one_arm_interval_and_refusals():
+    rng = np.random.default_rng(1)
+    x = rng.random(200)
+    value, lo, hi = ratio_interval(x, np.ones(200), BlockResample([200], 10, 300, rng), 0.95)
+    assert value == pytest.approx(x.mean()) and lo < value < hi
+    assert BlockResample([200], 101, 100, rng).status.startswith("not formable")  # fewer than two blocks
+    assert BlockResample([200], 100, 100, rng).status == "formed"
+    assert BlockResample([200], 10, 0, rng).status.startswith("not requested")
+    assert ratio_interval(x, np.ones(200), BlockResample([200], 150, 100, rng), 0.95)[1:] == (None, None)
+
+
+def test_bm25_closed_form_and_one_implementation():
+    docs = [["cat", "sat"], ["cat", "cat", "dog"], ["bird"]]
+    got = bm25_scores({"cat"}, docs)
+    n, df, avgdl = 3, 2, 2.0
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    want = [idf * f * 2.2 / (f + 1.2 * (1 - 0.75 + 0.75 * len(d) / avgdl)) if f else 0.0
+            for d, f in ((d, d.count("cat")) for d in docs)]
+    assert got == pytest.approx(want)
+    index = BM25()
+    for i, d in enumerate(docs):
+        index.add(i, d)
+    assert [index.scores({"cat"}).get(i, 0.0) for i in range(3)] == pytest.approx(got)
