@@ -18,6 +18,9 @@ loss difference splits into ``L(E2 live) − L(E1 live) = [L(E2 live) − L(E2 o
 trajectory. In open loop the agent does not read the prompt, both live runs share one trajectory
 and the trajectory term is exactly zero; in closed loop (``--agent reader`` or ``endpoint``) the
 encodings drive different trajectories and it is not.
+
+A run recorded under ``match_tokens`` (``ctwm(tau=1)[<=graph]``) is replayed at the configured
+budget: its retrieval is checked as for any run, but its tokens are not the matched ones.
 """
 
 from __future__ import annotations
