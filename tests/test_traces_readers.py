@@ -403,9 +403,10 @@ def test_sample_generators_follow_their_pmfs():
     _check_pmf(gen.discrete_power_law(rng, 2.5, 40_000), lambda k: k**-2.5 / zeta(2.5), 12)
     mu, sigma = 2.0, 1.2
     phi = lambda z: 0.5 * (1 + math.erf(z / math.sqrt(2)))  # noqa: E731
-    tail = 1 - phi(-mu / sigma)
+    # ceil(Y), Y ~ LogNormal(mu, sigma): p(k) = Phi((ln k - mu)/sigma) - Phi((ln(k-1) - mu)/sigma), ln 0 = -inf
+    lower = lambda k: 0.0 if k == 1 else phi((math.log(k - 1) - mu) / sigma)  # noqa: E731
     _check_pmf(gen.discrete_lognormal(rng, mu, sigma, 40_000),
-               lambda k: (phi((math.log(k + 1) - mu) / sigma) - phi((math.log(k) - mu) / sigma)) / tail, 25)
+               lambda k: phi((math.log(k) - mu) / sigma) - lower(k), 25)
 
 
 def test_empty_directory(tmp_path):

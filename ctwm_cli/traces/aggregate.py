@@ -122,32 +122,86 @@ def aggregate_sql(
     return sql, keys
 
 
-def _stats(reader: TraceReader, engine: Engine, rows_sql: str, checks) -> tuple[int | None, int | None, int | None]:
-    has = set(reader.mapping)
-    parts = ["min(step)", "max(step)"] if "step" in has else ["NULL", "NULL"]
-    parts.append("count(DISTINCT run)" if "run" in has else "NULL")
-    got = reader.fetch(engine, f"SELECT {', '.join(parts)} FROM ({rows_sql})", checks)[0]
-    return got[0], got[1], got[2]
+class _Counted:
+    """The grouped count of one trace, held as a DuckDB table while the engine is open.
+
+    Everything after the one pass over the rows (event totals, distinct items, the per-item
+    counts sorted by count then id) is computed on that small table inside DuckDB."""
+
+    def __init__(self, reader: TraceReader, group_by: str | None = None, by: Sequence[str] = ()):
+        self.reader, self.group_by = reader, group_by
+        self.engine = Engine(reader.options)
+        try:
+            self.rows_sql, self.checks = reader.canonical_sql(self.engine, strict_item=False)
+            sql, self.keys = aggregate_sql(reader, self.rows_sql, group_by, by)
+            reader.fetch(self.engine, f"CREATE TEMP TABLE ctwm_agg AS {sql}", self.checks)
+            nulls, rows = self._one("SELECT count(*) FILTER (WHERE item IS NULL), coalesce(sum(rows), 0) FROM ctwm_agg")
+            if nulls:
+                raise reader.error_for(self.engine, self.checks, RuntimeError("missing value in column item"))
+            if rows == 0:
+                what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
+                raise InputError(f"{reader.source}: {what}")
+            self.rows = int(rows)
+            got = self.engine.con.sql("SELECT event, sum(n)::BIGINT FROM ctwm_agg GROUP BY 1 ORDER BY 1").fetchall()
+            self.events = {e: int(n) for e, n in got}
+        except BaseException:
+            self.engine.close()
+            raise
+
+    def _one(self, sql: str) -> tuple:
+        return self.engine.con.sql(sql).fetchall()[0]
+
+    def __enter__(self) -> _Counted:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.engine.close()
+
+    def stats(self) -> tuple[int | None, int | None, int | None]:
+        """Step range and number of runs (one light pass over the rows)."""
+        has = set(self.reader.mapping)
+        parts = ["min(step)", "max(step)"] if "step" in has else ["NULL", "NULL"]
+        parts.append("count(DISTINCT run)" if "run" in has else "NULL")
+        lo, hi, runs = self.reader.fetch(self.engine, f"SELECT {', '.join(parts)} FROM ({self.rows_sql})",
+                                         self.checks)[0]
+        return lo, hi, runs
+
+    def table(self) -> pa.Table:
+        cols = ", ".join(quote_ident(k) for k in [*self.keys, "n"])
+        return self.engine.con.sql(f"SELECT {cols} FROM ctwm_agg").to_arrow_table()
+
+    def distinct_items(self) -> int:
+        return int(self._one("SELECT count(DISTINCT item) FROM ctwm_agg")[0])
+
+    def item_counts(self, chosen: Sequence[str]) -> list[ItemCounts]:
+        """Per-item counts of the ``chosen`` event kinds, sorted by count (descending) then item."""
+        grouped = self.group_by is not None
+        keys = '"group", item' if grouped else "item"
+        where = "" if set(self.events) <= set(chosen) else (
+            f"WHERE event IN ({', '.join(quote_literal(e) for e in chosen)})")
+        if len(self.events) == 1:  # one row per key already
+            sql = f"SELECT {keys}, n FROM ctwm_agg {where}"
+        else:
+            sql = f"SELECT {keys}, sum(n)::BIGINT AS n FROM ctwm_agg {where} GROUP BY {keys}"
+        order = '"group", n DESC, item' if grouped else "n DESC, item"
+        t = self.engine.con.sql(f"{sql} ORDER BY {order}").to_arrow_table()
+        return split_groups(self.reader.source, chosen, t, grouped)
 
 
-def _aggregate(
-    reader: TraceReader, group_by: str | None, by: Sequence[str], stats: bool,
-) -> tuple[pa.Table, list[str], int, tuple[int | None, int | None, int | None]]:
-    """Run the grouped count (and the stats pass); a bad value or an empty result is an InputError."""
-    with Engine(reader.options) as engine:
-        rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
-        sql, keys = aggregate_sql(reader, rows_sql, group_by, by)
-        table = reader.fetch(engine, sql, checks, arrow=True)
-        if table.column("item").null_count:
-            raise reader.error_for(engine, checks, RuntimeError("missing value in column item"))
-        found = (None, None, None)
-        if stats and table.num_rows:
-            found = _stats(reader, engine, rows_sql, checks)
-    rows = int(pc.sum(table.column("rows")).as_py() or 0)
-    if rows == 0:
-        what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
-        raise InputError(f"{reader.source}: {what}")
-    return table.select([*keys, "n"]), keys, rows, found
+def split_groups(source: str, events: Sequence[str], t: pa.Table, grouped: bool) -> list[ItemCounts]:
+    """One :class:`ItemCounts` per group of a table sorted by group (one in all if not grouped)."""
+    events = tuple(events)
+    if not grouped:
+        return [_counts(source, None, events, t)]
+    groups = t.column("group").combine_chunks()
+    if len(groups) == 0:
+        return []
+    change = pc.not_equal(groups.slice(1), groups.slice(0, len(groups) - 1))
+    bounds = np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(groups)]))
+    return [_counts(source, groups[s].as_py(), events, t.slice(s, e - s))
+            for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 def scan_trace(
@@ -160,49 +214,91 @@ def scan_trace(
     """Count ``reader``'s rows by ``([group,] event, item)`` inside DuckDB.
 
     ``group_by`` is a canonical column (``run``) or any source column kept by the reader.
-    ``stats=False`` skips the second, light pass for the step range and the number of runs (the
-    counts alone need one aggregation).
+    ``stats=False`` skips the second, light pass for the step range and the number of runs.
     """
-    table, _, rows, (step_lo, step_hi, runs) = _aggregate(reader, group_by, (), stats)
+    with _Counted(reader, group_by) as counted:
+        step_lo, step_hi, runs = counted.stats() if stats else (None, None, None)
+        table, distinct = counted.table(), counted.distinct_items()
     if progress is not None:
-        progress(rows, rows)
-    events = table.group_by("event").aggregate([("n", "sum")])
-    event_counts = dict(zip(events.column("event").to_pylist(), events.column("n_sum").to_pylist(), strict=True))
+        progress(counted.rows, counted.rows)
     return TraceScan(
         source=reader.source, format=reader.format, kind="counts" if "count" in reader.mapping else "events",
-        rows=rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
-        step_min=step_lo, step_max=step_hi, events=dict(sorted(event_counts.items())),
-        runs=runs if "run" in reader.mapping else None, distinct_items=len(pc.unique(table.column("item"))),
-        table=table,
+        rows=counted.rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
+        step_min=step_lo, step_max=step_hi, events=counted.events,
+        runs=runs if "run" in reader.mapping else None, distinct_items=distinct, table=table,
     )
+
+
+def count_items(
+    reader: TraceReader, *, group_by: str | None = None, events: Sequence[str] | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[ItemCounts]:
+    """Per-item counts straight from the trace: one pass, then sorting inside DuckDB (the fast path
+    of :func:`~ctwm_cli.traces.paths.read_counts`; equal to ``item_counts(scan_trace(reader))``)."""
+    if isinstance(events, str):
+        raise UsageError("events must be a sequence of event kinds, not a string")
+    if "event" not in reader.mapping:  # every row is a retrieve: group, count and sort in one query
+        choose_events(reader.source, reader.format, {DEFAULT_EVENT: 1}, events)
+        return _direct_counts(reader, group_by, progress)
+    with _Counted(reader, group_by) as counted:
+        chosen = choose_events(reader.source, reader.format, counted.events, events)
+        out = counted.item_counts(chosen)
+    if progress is not None:
+        progress(counted.rows, counted.rows)
+    return out
+
+
+def _direct_counts(reader: TraceReader, group_by: str | None, progress: ProgressCallback | None) -> list[ItemCounts]:
+    with Engine(reader.options) as engine:
+        rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
+        sql, keys = aggregate_sql(reader, rows_sql, group_by)
+        grouped = group_by is not None
+        cols = '"group", item' if grouped else "item"
+        order = '"group", n DESC, item' if grouped else "n DESC, item"
+        t = reader.fetch(engine, f"SELECT {cols}, n, rows FROM ({sql}) ORDER BY {order}", checks, arrow=True)
+        if t.column("item").null_count:
+            raise reader.error_for(engine, checks, RuntimeError("missing value in column item"))
+    rows = int(pc.sum(t.column("rows")).as_py() or 0)
+    if rows == 0:
+        what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
+        raise InputError(f"{reader.source}: {what}")
+    if progress is not None:
+        progress(rows, rows)
+    return split_groups(reader.source, (DEFAULT_EVENT,), t.select([*keys[:-2], "item", "n"]), grouped)
 
 
 def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback | None = None) -> pa.Table:
     """Counts keyed by the columns ``by`` (as text, nulls kept), ``event`` and ``item``, plus ``n``.
 
     For analyses that need keys of their own (``ctwm finite-size``: family, size, run)."""
-    table, _, rows, _ = _aggregate(reader, None, list(dict.fromkeys(by)), False)
+    with _Counted(reader, None, list(dict.fromkeys(by))) as counted:
+        table = counted.table()
     if progress is not None:
-        progress(rows, rows)
+        progress(counted.rows, counted.rows)
     return table
 
 
 def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, ...]:
     """The event kinds to count: the caller's, else ``retrieve`` if present, else ``inject``."""
+    return choose_events(scan.source, scan.format, scan.events, events)
+
+
+def choose_events(source: str, fmt: str, present: dict[str, int], events: Sequence[str] | None) -> tuple[str, ...]:
+    """The event kinds to count among those ``present``: the caller's, else ``retrieve``, else ``inject``."""
     if events:
-        unknown = [e for e in events if e not in scan.events]
+        unknown = [e for e in events if e not in present]
         if len(unknown) == len(events):
-            have = ", ".join(scan.events) or "none"
-            raise InputError(f"{scan.source}: no events of kind {', '.join(events)} (kinds found: {have})")
+            have = ", ".join(present) or "none"
+            raise InputError(f"{source}: no events of kind {', '.join(events)} (kinds found: {have})")
         return tuple(events)
     for kind in DEFAULT_COUNTED:
-        if kind in scan.events:
+        if kind in present:
             return (kind,)
-    have = ", ".join(scan.events)
-    if scan.format == "mem0":
-        raise InputError(f"{scan.source}: no retrieve or inject events to count (kinds found: {have}): {MEM0_NOTE}")
+    have = ", ".join(present)
+    if fmt == "mem0":
+        raise InputError(f"{source}: no retrieve or inject events to count (kinds found: {have}): {MEM0_NOTE}")
     raise InputError(
-        f"{scan.source}: no retrieve or inject events to count (kinds found: {have}); choose with --event"
+        f"{source}: no retrieve or inject events to count (kinds found: {have}); choose with --event"
     )
 
 
@@ -222,18 +318,7 @@ def item_counts(scan: TraceScan, events: Sequence[str] | None = None) -> list[It
         t = t.group_by(keys, use_threads=False).aggregate([("n", "sum")]).rename_columns([*keys, "n"])
     sort = [("n", "descending"), ("item", "ascending")]
     t = t.take(pc.sort_indices(t, sort_keys=[("group", "ascending"), *sort] if grouped else sort))
-    if not grouped:
-        return [_counts(scan.source, None, chosen, t)]
-    out = []
-    groups = t.column("group").combine_chunks()
-    bounds = np.flatnonzero(pc.not_equal(groups.slice(1), groups.slice(0, len(groups) - 1)).to_numpy(
-        zero_copy_only=False)) + 1 if len(groups) > 1 else np.array([], dtype=np.int64)
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(groups)]))
-    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        if e > s:
-            out.append(_counts(scan.source, groups[s].as_py(), chosen, t.slice(s, e - s)))
-    return out
+    return split_groups(scan.source, chosen, t, grouped)
 
 
 def _counts(source: str, group: str | None, events: tuple[str, ...], t: pa.Table) -> ItemCounts:

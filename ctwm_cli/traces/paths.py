@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..progress import ProgressCallback
-from .aggregate import ItemCounts, TraceScan, item_counts, scan_trace
+from .aggregate import ItemCounts, TraceScan, count_items, item_counts, scan_trace
 from .base import TraceReader
 from .engine import ReadOptions, as_read_options
 from .readers import open_trace
@@ -62,6 +62,11 @@ def read_counts(
     """
     if isinstance(events, str):
         raise UsageError("events must be a sequence of event kinds, not a string")
+    read = as_read_options(read)
+    if read.engine.engine == "duckdb":
+        return [c for p in _checked(paths)
+                for c in count_items(open_path(p, read, group_by=group_by), group_by=group_by, events=events,
+                                     progress=progress)]
     scans = scan_paths(paths, read, group_by=group_by, progress=progress, stats=False)
     out: list[ItemCounts] = []
     for scan in scans:
