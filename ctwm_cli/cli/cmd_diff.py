@@ -1,9 +1,121 @@
-"""``ctwm diff``."""
+"""``ctwm diff BASE HEAD``: how the headline numbers moved against a baseline; exit 1 on a regression."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import InputError, UsageError
+from .options import (
+    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, RunColOpt, SeedOpt, StepColOpt,
+    column_map, resolve_format,
+)
+from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
+
+
+def _saved_result(path: str) -> dict | None:
+    """The JSON document of a saved ``ctwm ... --json`` result, or None when ``path`` is a trace."""
+    p = Path(path)
+    if p.suffix != ".json" or not p.is_file():
+        return None
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None  # not a result: read it as a trace (the reader reports what is wrong with it)
+    return doc if isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc else None
+
+
+def _tolerances(specs: list[str] | None) -> dict[str, float]:
+    out = {}
+    for spec in specs or []:
+        name, sep, raw = spec.partition("=")
+        try:
+            out[name.strip()] = float(raw) if sep else float("nan")
+        except ValueError:
+            raise UsageError(f"--tol expects METRIC=VALUE (e.g. gini=0.02), got {spec!r}") from None
+        if not sep:
+            raise UsageError(f"--tol expects METRIC=VALUE (e.g. gini=0.02), got {spec!r}")
+    return out
+
+
+def diff(
+    base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
+    head: Annotated[str, typer.Argument(metavar="HEAD", help="The run to compare: the same command's saved result, or a trace.")],  # noqa: E501
+    tol: Annotated[list[str] | None, typer.Option("--tol", metavar="METRIC=VALUE", help="Fail (exit 1) when |HEAD - BASE| of METRIC exceeds VALUE (traces: when the whole bootstrap interval does). Repeatable.")] = None,  # noqa: E501
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", help="Traces: bootstrap replicates of the interval of each change.")] = 200,  # noqa: E501
+    level: Annotated[float, typer.Option("--level", help="Traces: confidence level of the intervals.")] = 0.95,
+    seed: SeedOpt = None,
+    event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Traces: event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,  # noqa: E501
+    item_col: ItemColOpt = None,
+    step_col: StepColOpt = None,
+    run_col: RunColOpt = None,
+    event_col: EventColOpt = None,
+    count_col: CountColOpt = None,
+    col: ColOpt = None,
+    junit_xml: JunitOpt = None,
+    fmt: FormatOpt = Format.table,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compare a run against a baseline: the change of every headline number, and a regression gate.
+
+    Two saved JSON results of the same command (audit, concentration, psd): every headline number of
+    every trace or group, matched by label. Two traces: the change in Gini, top-10% share and α, each
+    with a percentile bootstrap interval (items resampled within each trace; α refitted with x_min
+    re-selected). Only metrics given a --tol are gated.
+
+    \b
+    Examples:
+      ctwm audit main.parquet --seed 1 --json > base.json && ctwm audit pr.parquet --seed 1 --json > head.json
+      ctwm diff base.json head.json --tol alpha=0.1 --tol gini=0.02
+      ctwm diff main_trace.parquet pr_trace.parquet --tol gini=0.02 --seed 1 --junit-xml diff.xml
+    """
+    from ..baseline import diff_counts, diff_results
+    from ..tail.audit import new_seed
+    from ..traces.paths import read_counts
+
+    fmt = resolve_format(fmt, as_json)
+    tolerances = _tolerances(tol)
+    junit = check_output_path(junit_xml, "--junit-xml")
+    saved = _saved_result(base), _saved_result(head)
+    if all(d is not None for d in saved):
+        res = diff_results(saved[0], saved[1], tolerances=tolerances)
+    elif any(d is not None for d in saved):
+        raise InputError("compare two saved results or two traces, not one of each")
+    else:
+        cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+        with progress_bar("reading traces") as progress:
+            counts = [read_counts([p], cmap, events=event, progress=progress) for p in (base, head)]
+        if any(len(c) != 1 for c in counts):
+            raise InputError("each trace must give one set of counts")
+        seed = new_seed() if seed is None else seed
+        announce_seed(seed)
+        res = diff_counts(counts[0][0].counts, counts[1][0].counts, subject=f"{base} -> {head}",
+                          tolerances=tolerances, replicates=bootstrap, level=level, seed=seed)
+    rows = [c.to_dict() for c in res.changes]
+    emit("diff", res.to_dict(), rows, fmt, seed=res.seed, tables=[_table(res)], checks=list(res.checks),
+         subject_field="subject")
+    conclude("diff", list(res.checks), junit)
+
+
+def _table(res) -> Table:
+    title = f"ctwm diff ({res.kind}: {res.compared})" + (
+        f", {res.level:.0%} bootstrap intervals, B = {res.replicates}, seed {res.seed}" if res.kind == "traces" else "")
+    t = Table(title=Text(title), title_justify="left")
+    for name in ("subject", "metric", "base", "head", "change", "interval", "tolerance", "status"):
+        t.add_column(name, justify="left" if name in ("subject", "metric", "status") else "right")
+    for c in res.changes:
+        interval = "–" if c.ci_low is None else f"[{fmt_num(c.ci_low)}, {fmt_num(c.ci_high)}]"
+        status = "" if c.tolerance is None else ("REGRESSION" if c.regression else "ok")
+        t.add_row(Text(c.subject), c.metric, fmt_num(c.base), fmt_num(c.head),
+                  "–" if c.change is None else f"{c.change:+.4g}", interval, fmt_num(c.tolerance),
+                  Text(status, style="bold red" if c.regression else "green"))
+    return t
 
 
 def register(app: typer.Typer) -> None:
-    """Placeholder until the command lands."""
+    app.command("diff")(diff)

@@ -38,6 +38,7 @@ RESULTS: dict[str, tuple[str, str, str | None, bool]] = {
     "bench longmemeval": ("ctwm_cli.bench.longmemeval", "LongMemEvalResult", None, False),
     "bench textworld": ("ctwm_cli.bench.textgames", "TextGameResult", None, False),
     "bench report": ("ctwm_cli.bench.report", "BenchReport", None, False),
+    "diff": ("ctwm_cli.baseline", "Diff", None, False),
 }
 #: commands whose document is not one result class: their own top-level keys
 OTHER: dict[str, dict[str, Any]] = {
@@ -50,8 +51,6 @@ OTHER: dict[str, dict[str, Any]] = {
                            "status": {"type": "string"}, "error": {"type": ["string", "null"]}}}}},
         "required": ["config", "entries"],
     },
-    "diff": {"properties": {"changes": {"type": "array"}, "regressions": {"type": "integer"}},
-             "required": ["changes", "regressions"]},
 }
 COMMANDS = tuple(sorted({*RESULTS, *OTHER}))
 

@@ -1,0 +1,187 @@
+"""Baselines: how a run's headline numbers moved against a saved one, and whether that is a regression.
+
+Two kinds of input:
+
+* two saved JSON results of the same command (``ctwm audit ... --json > base.json``): every headline
+  number of every subject (trace or group, matched by label) is paired; the change is HEAD - BASE.
+* two traces: per-item counts of each; the change in Gini, top-10% share and the power-law α, each
+  with a percentile bootstrap interval. Items are resampled with replacement within each trace
+  independently (the two traces are independent samples), the statistic recomputed on every
+  replicate; α is refitted with x_min re-selected in every replicate, as the audit does.
+
+A tolerance ``{"gini": 0.02}`` turns a change into a check: it fails when |change| > tolerance (for
+traces: when the whole interval lies beyond the tolerance on one side, so sampling noise alone
+cannot fail it). Metrics without a tolerance are reported, never gated.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .diagnostics.measures import concentration
+from .errors import InputError, UsageError
+from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
+from .results import ToDict, result
+from .tail.powerlaw import Histogram, fit_power_law
+
+#: headline numbers per command, read from each subject of a saved JSON result (dotted paths)
+HEADLINES: dict[str, dict[str, str]] = {
+    "audit": {"n": "n", "xmin": "power_law.xmin", "n_tail": "power_law.n_tail", "alpha": "power_law.alpha",
+              "p_gof": "gof.pvalue", "z": "tpl_vs_lognormal.z", "gini": "concentration.gini",
+              "top10_share": "concentration.top10_share", "sigma_top10": "concentration.sigma_top10"},
+    "concentration": {k: k for k in ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share",
+                                     "sigma_top10", "singleton_fraction")},
+    "psd": {k: k for k in ("beta", "beta_se", "r2", "n_steps")},
+}
+#: where the subjects of each command's JSON sit, and the field that labels them
+SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "audit": ("audits", ("label",)),
+    "concentration": ("rows", ("source", "group")),
+    "psd": (None, ("source", "run")),
+}
+TRACE_METRICS = ("gini", "top10_share", "alpha")
+
+
+@result
+class Change(ToDict):
+    subject: str
+    metric: str
+    base: float | None
+    head: float | None
+    change: float | None
+    ci_low: float | None = None  # bootstrap interval of the change (traces only)
+    ci_high: float | None = None
+    tolerance: float | None = None
+    regression: bool = False
+
+
+@result
+class Diff(ToDict):
+    compared: str  # the command whose results were compared ("traces" for two traces)
+    kind: str  # "results" or "traces"
+    changes: tuple[Change, ...]
+    checks: tuple[CheckOutcome, ...]
+    regressions: int
+    replicates: int | None = None
+    level: float | None = None
+    seed: int | None = None
+
+
+def _get(doc: Mapping[str, Any], path: str) -> float | None:
+    cur: Any = doc
+    for part in path.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    if isinstance(cur, bool) or not isinstance(cur, (int, float)):
+        return None
+    return float(cur) if math.isfinite(cur) else None
+
+
+def _subjects(doc: Mapping[str, Any], command: str) -> dict[str, Mapping[str, Any]]:
+    key, label_fields = SUBJECTS[command]
+    items = doc.get(key, []) if key else [doc]
+    out = {}
+    for item in items:
+        parts = [str(item.get(f)) for f in label_fields if item.get(f) not in (None, "")]
+        out[" ".join(parts) or "result"] = item
+    return out
+
+
+def check_tolerances(tolerances: Mapping[str, float], metrics: Sequence[str]) -> None:
+    for name, tol in tolerances.items():
+        if name not in metrics:
+            close = difflib.get_close_matches(name, list(metrics), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"tolerance for unknown metric {name!r} ({hint}known: {', '.join(metrics)})")
+        if not (math.isfinite(tol) and tol >= 0):
+            raise UsageError(f"tolerance {name}={tol}: must be a finite number >= 0")
+
+
+def _outcome(c: Change) -> CheckOutcome:
+    check = f"|Δ{c.metric}|<={c.tolerance:g}"
+    common = {"subject": c.subject, "check": check, "metric": f"Δ{c.metric}", "op": ">", "threshold": c.tolerance}
+    if c.change is None:
+        return CheckOutcome(**common, observed=None, status=NOT_AVAILABLE, failed=True,
+                            note=f"{c.metric} missing in base or head")
+    interval = f", CI [{c.ci_low:+.6g}, {c.ci_high:+.6g}]" if c.ci_low is not None else ""
+    note = f"{c.metric}: {c.base:.6g} -> {c.head:.6g} (change {c.change:+.6g}{interval})"
+    return CheckOutcome(**common, observed=c.change, status=FAIL if c.regression else PASS, failed=c.regression,
+                        note=note)
+
+
+def diff_results(base: Mapping[str, Any], head: Mapping[str, Any], *, tolerances: Mapping[str, float] = ()) -> Diff:
+    """Pair the headline numbers of two saved JSON results of the same command."""
+    command = base.get("command")
+    if command != head.get("command"):
+        raise InputError(f"base is a {command!r} result, head a {head.get('command')!r} result: compare like with like")
+    if command not in HEADLINES:
+        raise InputError(f"cannot compare {command!r} results (comparable: {', '.join(HEADLINES)})")
+    tolerances = dict(tolerances or {})
+    check_tolerances(tolerances, list(HEADLINES[command]))
+    b, h = _subjects(base, command), _subjects(head, command)
+    changes = []
+    for subject in [s for s in b if s in h] + [s for s in h if s not in b] + [s for s in b if s not in h]:
+        for metric, path in HEADLINES[command].items():
+            bv = _get(b[subject], path) if subject in b else None
+            hv = _get(h[subject], path) if subject in h else None
+            ch = None if bv is None or hv is None else hv - bv
+            tol = tolerances.get(metric)
+            changes.append(Change(subject=subject, metric=metric, base=bv, head=hv, change=ch, tolerance=tol,
+                                  regression=tol is not None and (ch is None or abs(ch) > tol)))
+    checks = tuple(_outcome(c) for c in changes if c.tolerance is not None)
+    return Diff(compared=command, kind="results", changes=tuple(changes), checks=checks,
+                regressions=sum(c.failed for c in checks))
+
+
+def _stats(counts: np.ndarray, min_tail: int) -> dict[str, float]:
+    k = concentration(counts)
+    fit = fit_power_law(Histogram.from_sample(counts), min_tail=min_tail)
+    return {"gini": k.gini, "top10_share": k.top10_share, "alpha": fit.alpha if fit is not None else math.nan}
+
+
+def diff_counts(
+    base: np.ndarray, head: np.ndarray, *, subject: str = "trace", tolerances: Mapping[str, float] = (),
+    replicates: int = 200, level: float = 0.95, seed: int | None = None, min_tail: int = 100,
+) -> Diff:
+    """Change in Gini, top-10% share and α between two count vectors, with percentile bootstrap intervals."""
+    tolerances = dict(tolerances or {})
+    check_tolerances(tolerances, list(TRACE_METRICS))
+    if not (isinstance(replicates, int) and 2 <= replicates <= 100_000):
+        raise UsageError(f"replicates must be an integer in [2, 100000], got {replicates!r}")
+    if not 0 < level < 1:
+        raise UsageError(f"level must be in (0, 1), got {level}")
+    base, head = np.asarray(base, dtype=np.int64), np.asarray(head, dtype=np.int64)
+    if base.size < 2 or head.size < 2:
+        raise InputError("each trace needs at least two items to compare")
+    rng = np.random.default_rng(seed)
+    b0, h0 = _stats(base, min_tail), _stats(head, min_tail)
+    reps = {m: np.empty(replicates) for m in TRACE_METRICS}
+    for i in range(replicates):
+        bs = _stats(base[rng.integers(0, base.size, base.size)], min_tail)
+        hs = _stats(head[rng.integers(0, head.size, head.size)], min_tail)
+        for m in TRACE_METRICS:
+            reps[m][i] = hs[m] - bs[m]
+    a = (1 - level) / 2
+    changes = []
+    for m in TRACE_METRICS:
+        ch = h0[m] - b0[m]
+        finite = reps[m][np.isfinite(reps[m])]
+        lo, hi = (np.quantile(finite, [a, 1 - a]) if finite.size >= 2 else (math.nan, math.nan))
+        lo, hi = (None, None) if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi else (float(lo), float(hi))
+        tol = tolerances.get(m)
+        regression = tol is not None and (not math.isfinite(ch) or lo is None or lo > tol or hi < -tol)
+        changes.append(Change(subject=subject, metric=m, base=_num(b0[m]), head=_num(h0[m]), change=_num(ch),
+                              ci_low=lo, ci_high=hi, tolerance=tol, regression=regression))
+    checks = tuple(_outcome(c) for c in changes if c.tolerance is not None)
+    return Diff(compared="traces", kind="traces", changes=tuple(changes), checks=checks,
+                regressions=sum(c.failed for c in checks), replicates=replicates, level=level, seed=seed)
+
+
+def _num(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None

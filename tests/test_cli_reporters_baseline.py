@@ -1,0 +1,96 @@
+"""``ctwm diff`` and :mod:`ctwm_cli.baseline`: changes against a baseline, tolerances, bootstrap intervals."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ctwm_cli.baseline import diff_counts, diff_results
+from ctwm_cli.diagnostics.measures import gini
+from ctwm_cli.errors import InputError, UsageError
+
+
+def _write(path, counts):
+    pq.write_table(pa.table({"item": [f"m{i}" for i in range(len(counts))], "count": counts}), path)
+    return str(path)
+
+
+@pytest.fixture
+def saved(run_cli, tmp_path):
+    rng = np.random.default_rng(4)
+    a = _write(tmp_path / "a.parquet", rng.zipf(2.0, 3000))
+    base = tmp_path / "base.json"
+    base.write_text(run_cli(["audit", a, "-b", "0", "--seed", "1", "--json"]).out)
+    return base
+
+
+def test_identical_results_change_nothing(run_cli, saved):
+    res = run_cli(["diff", saved, saved, "--tol", "gini=0", "--tol", "alpha=0", "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert {c["change"] for c in doc["changes"] if c["change"] is not None} == {0.0}
+    assert doc["regressions"] == 0 and len(doc["checks"]) == 2
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, json.loads(run_cli(["schema", "diff"]).out), cls=jsonschema.Draft202012Validator)
+
+
+def test_a_change_beyond_tolerance_is_a_regression(run_cli, saved, tmp_path):
+    doc = json.loads(saved.read_text())
+    doc["audits"][0]["concentration"]["gini"] += 0.05
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(doc))
+    res = run_cli(["diff", saved, head, "--tol", "gini=0.02"])
+    assert res.code == 1 and "|Δgini|<=0.02 failed: observed 0.05" in res.err
+    assert run_cli(["diff", saved, head, "--tol", "gini=0.06"]).code == 0
+    assert run_cli(["diff", saved, head]).code == 0  # reported, not gated
+
+
+def test_mismatched_inputs_and_unknown_metrics(run_cli, saved, tmp_path):
+    psd = tmp_path / "psd.json"
+    psd.write_text(json.dumps({"tool": "ctwm", "command": "psd", "beta": 1.0}))
+    assert run_cli(["diff", saved, psd]).code == 3
+    res = run_cli(["diff", saved, saved, "--tol", "ginni=0.1"])
+    assert res.code == 2 and "did you mean 'gini'" in res.err
+    assert run_cli(["diff", saved, saved, "--tol", "gini"]).code == 2
+    with pytest.raises(InputError, match="compare like with like"):
+        diff_results({"command": "audit"}, {"command": "psd"})
+
+
+def test_trace_change_equals_the_statistics_and_its_interval_covers_it(run_cli, tmp_path):
+    rng = np.random.default_rng(8)
+    base, head = rng.zipf(2.2, 2000), rng.zipf(1.8, 2000)
+    res = diff_counts(base, head, replicates=60, seed=3)
+    g = next(c for c in res.changes if c.metric == "gini")
+    assert g.change == pytest.approx(gini(head) - gini(base))  # the point estimate is the plain difference
+    assert g.ci_low < g.change < g.ci_high
+    a = next(c for c in res.changes if c.metric == "alpha")
+    assert a.change < 0 and a.ci_high < 0  # α of a heavier tail is smaller, and the interval says so
+    again = diff_counts(base, head, replicates=60, seed=3)
+    assert again.to_dict() == res.to_dict()  # seeded
+
+
+def test_noise_alone_cannot_fail_the_trace_gate():
+    """Two samples of one distribution: the interval of the Gini change straddles 0, so tol=0 passes."""
+    passed = 0
+    for seed in range(12):
+        rng = np.random.default_rng(100 + seed)
+        res = diff_counts(rng.zipf(2.0, 1500), rng.zipf(2.0, 1500), tolerances={"gini": 0.0}, replicates=80,
+                          seed=seed)
+        passed += res.regressions == 0
+    assert passed >= 10  # a 95% interval misses 0 about 1 time in 20
+
+
+def test_trace_diff_cli_detects_a_real_shift(run_cli, tmp_path):
+    rng = np.random.default_rng(5)
+    a = _write(tmp_path / "a.parquet", rng.zipf(2.4, 2000))
+    b = _write(tmp_path / "b.parquet", rng.zipf(1.7, 2000))
+    res = run_cli(["diff", a, b, "--tol", "gini=0.02", "-b", "60", "--seed", "1", "--json"])
+    assert res.code == 1
+    doc = json.loads(res.out)
+    assert doc["seed"] == 1 and doc["kind"] == "traces" and doc["regressions"] == 1
+    with pytest.raises(UsageError, match="replicates"):
+        diff_counts(np.arange(1, 10), np.arange(1, 10), replicates=1)
