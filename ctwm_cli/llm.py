@@ -15,6 +15,9 @@ LongMemEval answerer and judge. Only the standard library is used (``urllib``).
   larger than ``max_response_bytes`` (default 8 MiB) is refused, so an endless stream cannot
   exhaust memory.
 * **Usage**: ``calls`` and the API-reported ``prompt_tokens`` are counted.
+* **Answer length**: ``max_tokens`` (sent when set) caps each completion; the predictor and the
+  closed-loop agent expect one short line, and a small local model that rambles would otherwise
+  generate up to its whole context (llama.cpp's server has no default cap).
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ class ChatClient:
 
     def __init__(self, *, base_url: str, model: str, timeout: float = DEFAULT_TIMEOUT,
                  retries: int = DEFAULT_RETRIES, api_key_env: str | None = None, backoff: float = 0.5,
-                 max_response_bytes: int = MAX_RESPONSE_BYTES, temperature: float = 0.0):
+                 max_response_bytes: int = MAX_RESPONSE_BYTES, temperature: float = 0.0,
+                 max_tokens: int | None = None):
         self.base_url = check_base_url(base_url)
         if not isinstance(model, str) or not model.strip():
             raise UsageError(f"model must be a non-empty name, got {model!r}")
@@ -106,6 +110,10 @@ class ChatClient:
             raise UsageError(f"max_response_bytes must be >= 1, got {max_response_bytes}")
         self.max_response_bytes = int(max_response_bytes)
         self.temperature = float(temperature)
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                       or max_tokens < 1):
+            raise UsageError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
+        self.max_tokens = max_tokens
         self.calls = 0
         self.prompt_tokens = 0
 
@@ -119,7 +127,10 @@ class ChatClient:
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """One chat completion (with transport retries); returns the message text."""
-        body = json.dumps({"model": self.model, "messages": messages, "temperature": self.temperature}).encode()
+        doc: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if self.max_tokens is not None:
+            doc["max_tokens"] = self.max_tokens
+        body = json.dumps(doc).encode()
         headers = {"Content-Type": "application/json"}
         key = self._key()
         if key:

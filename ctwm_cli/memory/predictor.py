@@ -52,6 +52,7 @@ _ANSWER = re.compile(
     r"next-state\s*=\s*s?(\d+)(?:\s*;\s*confidence\s*=\s*(\w+))?(?:\s*;\s*evidence-rank\s*=\s*(\w+))?", re.I
 )
 _STATE = re.compile(r"\bs(\d+)\b")
+ANSWER_MAX_TOKENS = 64  # one Appendix C line; caps a small model that rambles
 UNANSWERED_LIMIT = 5  # steps: a model that answers none of its first steps stops the run early
 CONTRACT = "next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>"
 SYSTEM_PROMPT = (
@@ -139,7 +140,7 @@ class EndpointPredictor(Predictor):
         if not model:
             raise UsageError("the endpoint predictor needs --model")
         self.client = ChatClient(base_url=base_url, model=model, timeout=timeout, retries=retries,
-                                 api_key_env=api_key_env, backoff=backoff)
+                                 api_key_env=api_key_env, backoff=backoff, max_tokens=ANSWER_MAX_TOKENS)
         self.retries = int(retries)
         self.invalid_answers = 0
         self.steps = 0

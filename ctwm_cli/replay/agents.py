@@ -42,6 +42,7 @@ __all__ = ["CLOSED_LOOP_AGENTS", "AgentDecision", "ClosedLoopAgent", "EndpointAg
            "decision_prompt", "make_agent"]
 
 CLOSED_LOOP_AGENTS = ("reader", "endpoint")
+ANSWER_MAX_TOKENS = 64  # one {"action": <index>} object; caps a small model that rambles
 DECISION_SYSTEM_PROMPT = (
     "You are an agent in a text world. You see your goal, where you are, your numbered actions and what your memory "
     'holds about transitions (state -> action -> next state). Reply with only a JSON object {"action": <index>}.'
@@ -148,7 +149,7 @@ class EndpointAgent(ClosedLoopAgent):
         if not model:
             raise UsageError("the endpoint agent needs --model")
         self.client = ChatClient(base_url=base_url, model=model, timeout=timeout, retries=retries,
-                                 api_key_env=api_key_env, backoff=backoff)
+                                 api_key_env=api_key_env, backoff=backoff, max_tokens=ANSWER_MAX_TOKENS)
         self.retries = self.client.retries
         self.invalid_answers = 0
         self.steps = 0
