@@ -11,8 +11,8 @@ from rich.table import Table
 
 from .choices import GAME_AGENTS as AGENTS
 from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
-from .options import Format, FormatOpt, JsonOpt, SeedOpt, at_most, resolve_format
-from .output import announce_seed, emit, fmt_num, progress_bar
+from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, resolve_format
+from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
@@ -269,6 +269,7 @@ def report(
                                                                "tokens.")] = 512,
     bootstrap: BootOpt = 1000,
     seed: SeedOpt = None,
+    plot: PlotOpt = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -281,13 +282,20 @@ def report(
       ctwm bench report lme.json tw.json --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     from ..bench.report import bench_report
+    from ..plots import check_plot_path
 
     fmt = resolve_format(fmt, as_json)
+    check_plot_path(plot)
     if synthetic:
         seed = _seed(seed)
     with progress_bar("bench report") as progress:
         res = bench_report(inputs or [], synthetic=synthetic, synthetic_size=size, synthetic_steps=steps,
                            budget=budget, bootstrap=bootstrap, seed=seed, progress=progress)
+    if plot:
+        from ..plots import save_figure
+        from ..plots.bench import plot_bench_report
+
+        message(f"figure: {save_figure(plot_bench_report(res), plot)}")
     _render_report(res, fmt, seed if synthetic else None)
 
 

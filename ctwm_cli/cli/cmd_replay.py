@@ -21,7 +21,7 @@ from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
 from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
-from .options import Format, FormatOpt, JsonOpt, SeedOpt, at_most, resolve_format
+from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class ReplayOptions:
     overwrite: bool
     verify_tokens: bool
     tiered: list[str] | None
+    plot: str | None
     fmt: Format
     as_json: bool
     timings: bool
@@ -134,6 +135,7 @@ SHARED = [
          "Tiered policy parameter KEY=VALUE, repeatable (the section 7.1 ablation): write_filter=off, "
          "consolidation=off, attribution=off, reconcile=article, retrieval=hybrid, working=0.5 retrieved=0.35 "
          "(budget split), period, max_episodes, idle, ...", None),
+    _param("plot", PlotOpt, None),
     _opt("verify_tokens", bool, ("--verify-tokens",),
          "Also encode every whole prompt and check it against the per-line count (slower).", False),
     _param("fmt", FormatOpt, Format.table),
@@ -173,10 +175,12 @@ def _seed(seed: int | None) -> int:
 
 
 def _config(o: ReplayOptions, seed: int) -> ReplayConfig:
+    from ..plots import check_plot_path
     from ..memory.tiered_params import parse_tiered
     from ..replay import ReplayConfig
 
     episodes, flag = o.episodes, "--episodes"
+    check_plot_path(o.plot)  # before any work
     if o.seeds is not None:
         message("warning: --seeds is deprecated; use --episodes")
         episodes, flag = o.seeds, "--seeds"
@@ -275,7 +279,7 @@ def _deltas_table(res: ReplayResult, seed: int) -> Table:
     return c
 
 
-def _render(res: ReplayResult, fmt: Format, seed: int, title: str) -> None:
+def _render(res: ReplayResult, fmt: Format, seed: int, title: str, plot: str | None = None) -> None:
     tables: list[Any] = [_arms_table(res, title)]
     if res.comparisons:
         tables.append(_deltas_table(res, seed))
@@ -294,6 +298,11 @@ def _render(res: ReplayResult, fmt: Format, seed: int, title: str) -> None:
                       "and was used instead")
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")
+    if plot:
+        from ..plots import save_figure
+        from ..plots.replay import plot_replay
+
+        message(f"figure: {save_figure(plot_replay(res), plot)}")
     emit(res.command, res.to_dict(), [a.to_dict() for a in res.arms], fmt, seed=seed, tables=tables)
 
 
@@ -343,7 +352,7 @@ def replay(
     with progress_bar("replay", total=n) as progress:
         res = _timed(opts, "replay", n * cfg.steps, lambda: replay_encodings(
             cfg, memory=memory.value, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
-    _render(res, fmt, seed, f"encodings of {memory.value}")
+    _render(res, fmt, seed, f"encodings of {memory.value}", opts.plot)
 
 
 @replay_app.command("compare")
@@ -387,7 +396,7 @@ def compare(
         res = _timed(opts, "replay compare", n * cfg.steps, lambda: replay_compare(
             cfg, memories=mems, encoding=encoding.value, baseline=base, taus=taus, match_tokens=match_tokens,
             out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
-    _render(res, fmt, seed, "memory policies")
+    _render(res, fmt, seed, "memory policies", opts.plot)
 
 
 @replay_app.command("ablation")
@@ -412,7 +421,7 @@ def ablation(*, opts: ReplayOptions) -> None:
     with progress_bar("replay ablation", total=n) as progress:
         res = _timed(opts, "replay ablation", n * cfg.steps, lambda: replay_ablation(
             cfg, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
-    _render(res, fmt, seed, "encoding x allocation ablation")
+    _render(res, fmt, seed, "encoding x allocation ablation", opts.plot)
 
 
 @replay_app.command("pareto")
