@@ -99,3 +99,10 @@ def test_seeded_audit_json_is_byte_identical(run_cli, counts):
     args = ["audit", counts, "--group-by", "run", "-b", "30", "--seed", "9", "--calibrate", "3", "--json"]
     first, second = run_cli(args).out, run_cli(args).out
     assert first == second and '"seed": 9' in first
+
+
+def test_concentration_rows_are_the_json_rows(run_cli, counts):
+    base = ["concentration", counts, "--group-by", "run"]
+    rows = json.loads(run_cli([*base, "--json"]).out)["rows"]
+    lines = [json.loads(x) for x in run_cli([*base, "--format", "jsonl"]).out.splitlines()]
+    assert lines == [{"schema_version": 1, "seed": None, **r} for r in rows]

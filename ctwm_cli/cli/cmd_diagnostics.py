@@ -79,10 +79,11 @@ def concentration(
         from ..plots.rank_frequency import plot_concentration
 
         message(f"figure: {save_figure(plot_concentration(report), plot)}")
-    rows = [{"trace": series_label(r.source, r.group), **r.to_dict()} for r in report.rows]
-    checks = [c for row in rows for c in evaluate_checks(gates, row, subject=row["trace"])]
+    rows = [r.to_dict() for r in report.rows]  # the JSON's rows, field for field
+    labels = [series_label(r.source, r.group) for r in report.rows]
+    checks = [c for row, label in zip(rows, labels, strict=True) for c in evaluate_checks(gates, row, subject=label)]
     emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report)], checks=checks,
-         subject_field="trace", summary_fields=("trace", *CONCENTRATION_METRICS[:6]), details=True)
+         subjects=labels, summary_fields=("source", "group", *CONCENTRATION_METRICS[:6]), details=True)
     conclude("concentration", checks, junit)
 
 

@@ -92,6 +92,7 @@ def emit(
     title: str | None = None,
     checks: Sequence[CheckOutcome] = (),
     subject_field: str | None = None,
+    subjects: Sequence[str] | None = None,
     summary_fields: Sequence[str] = (),
     details: bool = True,
 ) -> None:
@@ -100,8 +101,11 @@ def emit(
     ``rows`` feed jsonl/csv/markdown (and the default table); ``tables`` are Rich renderables printed
     in ``table`` format. With several rows and ``summary_fields``, the table format prints one summary
     table first (a row per subject, with its gate status) and ``tables`` only when ``details``.
-    ``checks`` are gate outcomes; ``subject_field`` names the row field they refer to.
+    ``checks`` are gate outcomes; ``subject_field`` names the row field they refer to (or ``subjects``
+    gives each row's subject, when no field of the row is its label).
     """
+    if subjects is None and subject_field is not None:
+        subjects = [str(r.get(subject_field)) for r in rows]
     out = sys.stdout
     if checks:
         payload = {**payload, "checks": [c.to_dict() for c in checks]}
@@ -115,13 +119,13 @@ def emit(
     elif fmt is Format.github:
         out.write(github_annotations(command, checks))
     elif fmt is Format.markdown:
-        summary = summary_rows(rows, summary_fields, checks, subject_field)
+        summary = summary_rows(rows, summary_fields, checks, subjects)
         out.write(markdown_report(command, summary, checks, seed=seed))
     else:
         console = stdout_console()
         several = len(rows) > 1 and bool(summary_fields)
         if several:
-            console.print(rows_table(summary_rows(rows, summary_fields, checks, subject_field),
+            console.print(rows_table(summary_rows(rows, summary_fields, checks, subjects),
                                      title=f"Summary: {len(rows)} {command} results"))
         if details or not several:
             for t in tables or [rows_table(rows, title=title)]:
@@ -139,15 +143,16 @@ def jsonl_row(row: dict[str, Any], seed: int | None) -> dict[str, Any]:
 
 
 def summary_rows(
-    rows: Sequence[dict[str, Any]], fields: Sequence[str], checks: Sequence[CheckOutcome], subject_field: str | None
+    rows: Sequence[dict[str, Any]], fields: Sequence[str], checks: Sequence[CheckOutcome],
+    subjects: Sequence[str] | None,
 ) -> list[dict[str, Any]]:
     """Rows cut to ``fields`` plus a ``checks`` column (none / ok / FAILED) per subject."""
     keep = list(fields) or list(dict.fromkeys(k for r in rows for k in r))
     out = []
-    for r in rows:
+    for i, r in enumerate(rows):
         row = {k: r.get(k) for k in keep}
-        if checks and subject_field is not None:
-            row["checks"] = check_status([c for c in checks if c.subject == str(r.get(subject_field))])
+        if checks and subjects is not None:
+            row["checks"] = check_status([c for c in checks if c.subject == subjects[i]])
         out.append(row)
     return out
 
