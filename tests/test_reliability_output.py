@@ -7,6 +7,7 @@ the resumed directory must equal an uninterrupted run's byte for byte.
 from __future__ import annotations
 
 import json
+import resource
 import signal
 import subprocess
 import sys
@@ -235,3 +236,15 @@ def test_sigterm_during_a_world_run_writes_nothing(tmp_path):
         proc.communicate(timeout=60)
     assert proc.returncode == 143
     assert not out.exists()
+
+
+def test_memory_limit_of_the_process_is_respected(tmp_path):
+    """Under `ulimit -v 3 GiB` a 10^6-state world (~4 GiB) is refused before it starts, not a MemoryError."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    r = subprocess.run([sys.executable, "-m", "ctwm_cli", "world", "run", "--size", "1000000", "--steps", "10",
+                        "--seed", "1", "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=120,
+                       preexec_fn=limit)
+    assert r.returncode == 2, r.stderr
+    assert "only 3.0 GiB is available" in r.stderr and "Traceback" not in r.stderr
