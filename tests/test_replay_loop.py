@@ -38,6 +38,18 @@ def _states(memories, agent):
     return out
 
 
+def test_closed_loop_task_bookkeeping_is_consistent():
+    from ctwm_cli.replay.runner import MAX_TASK_STEPS
+
+    cfg = ReplayConfig(**{**SMALL, "steps": 1500, "agent": "reader"})
+    log = run_episode(episode(cfg, 3), Arm(memory="graph", encoding="compact"), cfg, agent=make_agent("reader"))
+    ends = log.task_end_steps
+    assert 0 < log.tasks_reached <= log.tasks_started
+    assert int((ends > 0).sum()) == log.tasks_reached == len(log.task_lengths)
+    assert list(ends[ends > 0]) == log.task_lengths and max(log.task_lengths) <= MAX_TASK_STEPS
+    assert log.decision_tokens.min() > 0
+
+
 def test_closed_loop_policies_visit_different_states_open_loop_identical():
     closed = _states(["graph", "ctwm"], "reader")
     assert closed["graph"].size == closed["ctwm"].size == 400

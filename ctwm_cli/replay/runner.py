@@ -262,9 +262,11 @@ class _Loop:
         if self.agent is None:
             return self.tids[t]
         s = self.state
-        while self.target < 0 or self.target == s:
-            self.target = self.tasks.draw()
-            self.task_len = 0
+        if self.target < 0:  # a new task: a target other than the current state
+            target = self.tasks.draw()
+            while target == s:
+                target = self.tasks.draw()
+            self.target, self.task_len = target, 0
             self.started += 1
         text, self.decision_tokens[t] = decision_prompt(pol, s, self.target, self.nact[s], enc, counter)
         a = self.agent.act(text)
