@@ -129,3 +129,15 @@ def test_ctwm_check_entry_errors_keep_their_exit_code(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ctwm_cli", "check"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 3 and "no file matches" in proc.stderr
+
+
+def test_ctwm_check_reads_tool_ctwm_from_pyproject(grouped, tmp_path):
+    (tmp_path / "grid.parquet").write_bytes(Path(grouped).read_bytes())
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[[tool.ctwm.check]]\ncommand = "concentration"\ntraces = ["grid.parquet"]\n'
+        'fail_on = ["gini<0"]\n'
+    )
+    proc = subprocess.run([sys.executable, "-m", "ctwm_cli", "check", "--format", "github"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "::notice title=ctwm check::1 check(s), 0 failed"

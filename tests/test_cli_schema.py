@@ -48,6 +48,11 @@ CASES = {
     "inspect": lambda c: ["inspect", c, SAMPLE],
     "simulate": lambda c: ["simulate", "--trace", c, "--tau", "1"],
     "replay": lambda c: ["replay", "--size", "100", "--steps", "60", "--seeds", "1", "--seed", "3", "--bootstrap", "0"],
+    "replay compare": lambda c: ["replay", "compare", "--size", "100", "--steps", "60", "--seeds", "2", "--seed", "3",
+                                 "--bootstrap", "20"],
+    "import otel": lambda c: ["import", "otel", OTEL, "-o", str(Path(c).with_name("otel.parquet"))],
+    "world run": lambda c: ["world", "run", "--out", str(Path(c).with_name("world")), "--size", "100", "--steps", "300",
+                            "--seed", "1", "--overwrite"],
 }
 
 
@@ -106,3 +111,10 @@ def test_concentration_rows_are_the_json_rows(run_cli, counts):
     rows = json.loads(run_cli([*base, "--json"]).out)["rows"]
     lines = [json.loads(x) for x in run_cli([*base, "--format", "jsonl"]).out.splitlines()]
     assert lines == [{"schema_version": 1, "seed": None, **r} for r in rows]
+
+
+def test_seeded_replay_compare_json_is_byte_identical(run_cli):
+    args = ["replay", "compare", "--size", "100", "--steps", "60", "--seeds", "2", "--seed", "3", "--bootstrap", "20",
+            "--json"]
+    first, second = run_cli(args).out, run_cli(args).out
+    assert first == second and '"seed": 3' in first

@@ -39,6 +39,11 @@ RESULTS: dict[str, tuple[str, str, str | None, bool]] = {
     "bench textworld": ("ctwm_cli.bench.textgames", "TextGameResult", None, False),
     "bench report": ("ctwm_cli.bench.report", "BenchReport", None, False),
     "diff": ("ctwm_cli.baseline", "Diff", None, False),
+    "replay pareto": ("ctwm_cli.replay.pareto", "ParetoResult", None, False),
+    "import otel": ("ctwm_cli.traces.telemetry", "ImportResult", None, False),
+    "import mem0": ("ctwm_cli.traces.telemetry", "ImportResult", None, False),
+    "import openinference": ("ctwm_cli.traces.openinference", "OpenInferenceImport", None, False),
+    "model serve": ("ctwm_cli.localmodel", "LocalServerInfo", None, False),
 }
 #: commands whose document is not one result class: their own top-level keys
 OTHER: dict[str, dict[str, Any]] = {
