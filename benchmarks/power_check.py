@@ -1,6 +1,6 @@
 """Does ``--power`` predict what fresh data would show?
 
-    python benchmarks/power_check.py              # n = 2e4 log-normal, R = 40, 20 fresh audits (~5 min)
+    python benchmarks/power_check.py              # n = 2e4 log-normal, R = 100, 20 fresh audits (~6 min)
     python benchmarks/power_check.py --fresh 40   # tighter interval on the fresh rate
 
 1. One log-normal sample, ceil(LogNormal(μ = 2, σ = 1.2)), n = 2×10⁴, is audited with ``--power R``,
@@ -46,7 +46,7 @@ def from_fit(hist: Histogram, r, size: int, rng: np.random.Generator) -> np.ndar
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=20_000)
-    ap.add_argument("--power", type=int, default=40)
+    ap.add_argument("--power", type=int, default=100)
     ap.add_argument("--calibrate", type=int, default=100)
     ap.add_argument("--bootstrap", type=int, default=200)
     ap.add_argument("--fresh", type=int, default=20)

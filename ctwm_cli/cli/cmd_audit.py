@@ -61,7 +61,7 @@ def audit(
     power: Annotated[int, typer.Option(
         "--power", metavar="R", help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, "
         "fitted TPL) at 1x-16x the observed size and report how often the rule(s) decide right, and the smallest "
-        "multiple with power >= 0.8 (0: off; e.g. 40).")] = 0,
+        "multiple with power >= 0.8 (0: off; e.g. 100).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
     diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,

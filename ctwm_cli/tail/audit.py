@@ -102,7 +102,8 @@ def _as_values(counts: Any, discrete: bool) -> np.ndarray:
     if not np.all(np.isfinite(x)) or np.any(x <= 0):
         raise InputError("counts must be finite and positive")
     if discrete and np.any(x != np.floor(x)):
-        raise UsageError("discrete=True needs integer counts; set discrete=False (continuous) for real-valued data")
+        raise UsageError("discrete=True needs integer counts; set discrete=False (a continuous fit) "
+                         "for real-valued data")
     return x
 
 

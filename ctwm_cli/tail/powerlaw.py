@@ -226,7 +226,7 @@ def fit_power_law(
     if values.size and values[0] <= 0:
         raise UsageError("power-law fits need positive values")
     if discrete and values.size and np.any(values != np.floor(values)):
-        raise UsageError("discrete fits need integer values; use continuous=True")
+        raise UsageError("discrete fits need integer values; set discrete=False for real-valued data")
     if xmin is not None:
         # a fixed cutoff: the model's support starts at xmin even if no observation equals it
         keep = values >= xmin
