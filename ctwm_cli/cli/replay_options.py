@@ -1,0 +1,205 @@
+"""The options every ``ctwm replay`` command shares, declared once (:data:`SHARED`), and the decorator
+:func:`replay_options` that adds them to a command's signature and hands the command one
+:class:`ReplayOptions`; plus the translation of those options into a library :class:`ReplayConfig`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ..errors import UsageError
+from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
+from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most
+from .output import announce_seed, message
+
+if TYPE_CHECKING:
+    from ..replay import ReplayConfig
+
+AGENTS = REPLAY_AGENTS
+DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES = (
+    REPLAY_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates")
+)
+Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
+Agent = Enum("Agent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
+Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: ignore[misc]
+EncodingName = Enum("EncodingName", {e: e for e in ENCODINGS}, type=str)  # type: ignore[misc]
+Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
+PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
+
+BaseUrlOpt = Annotated[str | None, typer.Option(
+    "--base-url", help="Endpoint predictor or agent: base URL (http/https) of an OpenAI-compatible server, e.g. "
+    "http://127.0.0.1:8080/v1. Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint predictor or agent: model name.")]
+TimeoutOpt = Annotated[float, typer.Option(
+    "--timeout", help="Seconds per model request (endpoint predictor or agent).")]
+OutOpt = Annotated[str | None, typer.Option(
+    "--out", "-o", help="Write trace.parquet, steps.parquet and manifest.json into this directory.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing replay in --out.")]
+EncodingOpt = Annotated[EncodingName, typer.Option(  # type: ignore[valid-type]
+    "--encoding", help="Prompt encoding of every policy.")]
+TimingsOpt = Annotated[bool, typer.Option(
+    "--timings", help="Print the wall-clock time and steps/s on stderr (never in the results).")]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplayOptions:
+    """The shared options of the replay commands, as parsed."""
+
+    family: Any
+    size: int
+    agent: Any
+    steps: int
+    seed: int | None
+    episodes: int
+    seeds: int | None
+    budget: int
+    k: int
+    core: int
+    max_candidates: int
+    tau: str
+    tokenizer: Any
+    predictor: Any
+    base_url: str | None
+    model: str | None
+    timeout: float
+    bootstrap: int
+    block: int
+    level: float
+    out: str | None
+    overwrite: bool
+    verify_tokens: bool
+    tiered: list[str] | None
+    plot: str | None
+    fmt: Format
+    as_json: bool
+    timings: bool
+
+
+def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def _opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **kw: Any) -> inspect.Parameter:
+    return _param(name, Annotated[typ, typer.Option(*flags, help=text, **kw)], default)
+
+
+SHARED = [
+    _opt("family", Family, ("--family",), "Graph family of the world.", Family["scale-free"]),
+    _opt("size", int, ("--size",), "Number of states |V|.", 500),
+    _opt("agent", Agent, ("--agent",),
+         "Who acts. Open loop (same trajectories for every arm, exact paired tokens): random-walk, semantic (as in "
+         "ctwm world run). Closed loop (the agent acts from each arm's memory prompt, so each arm drives its own "
+         "trajectory; success becomes a metric): reader (offline, goal-directed from the prompt), endpoint (an "
+         "OpenAI-compatible model, --base-url/--model).", Agent["random-walk"]),
+    _opt("steps", int, ("--steps",), "Steps per episode.", 2000),
+    _param("seed", SeedOpt, None),
+    _opt("episodes", int, ("--episodes",), "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.", 3),
+    _opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
+    _opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
+         DEFAULT_BUDGET),
+    _opt("k", int, ("--k",), "Items retrieved by flat and graph (top-k).", DEFAULT_K),
+    _opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K get their own line).", DEFAULT_CORE),
+    _opt("max_candidates", int, ("--max-candidates",), "Candidates ranked by graph and ctwm per step (M at most).",
+         DEFAULT_MAX_CANDIDATES),
+    _opt("tau", str, ("--tau", "-t"),
+         "CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).", "1.0"),
+    _opt("tokenizer", Tokenizer, ("--tokenizer",),
+         "BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).", Tokenizer["cl100k_base"]),
+    _opt("predictor", PredictorName, ("--predictor",),
+         "reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.",
+         PredictorName["reader"]),
+    _param("base_url", BaseUrlOpt, None),
+    _param("model", ModelOpt, None),
+    _param("timeout", TimeoutOpt, 30.0),
+    _opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
+         callback=at_most("ci_bootstrap")),
+    _opt("block", int, ("--block",),
+         "Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.",
+         50),
+    _opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
+    _param("out", OutOpt, None),
+    _param("overwrite", OverwriteOpt, False),
+    _opt("tiered", list[str] | None, ("--tiered",),
+         "Tiered policy parameter KEY=VALUE, repeatable (the section 7.1 ablation): write_filter=off, "
+         "consolidation=off, attribution=off, reconcile=article, retrieval=hybrid, working=0.5 retrieved=0.35 "
+         "(budget split), period, max_episodes, idle, ...", None),
+    _param("plot", PlotOpt, None),
+    _opt("verify_tokens", bool, ("--verify-tokens",),
+         "Also encode every whole prompt and check it against the per-line count (slower).", False),
+    _param("fmt", FormatOpt, Format.table),
+    _param("as_json", JsonOpt, False),
+    _param("timings", TimingsOpt, False),
+]
+SHARED_NAMES = [p.name for p in SHARED]
+
+
+def replay_options(fn: Callable[..., None]) -> Callable[..., None]:
+    """Add the shared options to ``fn``'s signature; ``fn`` receives them as ``opts: ReplayOptions``. A
+    parameter of ``fn`` with a shared option's name replaces it (``opts`` then holds the shared default)."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "opts"]
+    names = {p.name for p in own}
+    shared = [p for p in SHARED if p.name not in names]
+    params = [*own, *shared]
+
+    @functools.wraps(fn)
+    def wrapper(**kw: Any) -> None:
+        values = {p.name: kw.pop(p.name) if p.name in shared_names else p.default for p in SHARED}
+        return fn(opts=ReplayOptions(**values), **kw)
+
+    shared_names = {p.name for p in shared}
+
+    del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
+
+
+def resolve_seed(seed: int | None) -> int:
+    if seed is None:
+        seed = secrets.randbits(31)
+        announce_seed(seed)
+    return seed
+
+
+def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
+    from ..plots import check_plot_path
+    from ..memory.tiered_params import parse_tiered
+    from ..replay import ReplayConfig
+
+    episodes, flag = o.episodes, "--episodes"
+    check_plot_path(o.plot)  # before any work
+    if o.seeds is not None:
+        message("warning: --seeds is deprecated; use --episodes")
+        episodes, flag = o.seeds, "--seeds"
+    if episodes < 1:
+        raise UsageError(f"{flag} must be >= 1, got {episodes}")
+    endpoint = {"base_url": o.base_url, "model": o.model, "timeout": o.timeout}
+    uses = o.predictor.value == "endpoint" or o.agent.value == "endpoint"
+    if not uses and (o.base_url or o.model):
+        raise UsageError("--base-url and --model apply to --predictor endpoint only, or to --agent endpoint")
+    return ReplayConfig(family=o.family.value, size=o.size, agent=o.agent.value,
+                        agent_params=endpoint if o.agent.value == "endpoint" else {}, steps=o.steps,
+                        seeds=tuple(seed + i for i in range(episodes)), budget=o.budget, k=o.k, core=o.core,
+                        max_candidates=o.max_candidates, tokenizer=o.tokenizer.value, predictor=o.predictor.value,
+                        predictor_params=endpoint if o.predictor.value == "endpoint" else {}, bootstrap=o.bootstrap,
+                        block=o.block, level=o.level, verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
+
+
+def timed(o: ReplayOptions, label: str, steps: int, fn: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    res = fn()
+    if o.timings:
+        sec = time.perf_counter() - started
+        print(f"{label}: {steps:,} steps in {sec:.2f} s ({steps / sec:,.0f} steps/s)", file=sys.stderr)
+    return res
