@@ -129,21 +129,22 @@ class _Counted:
     counts sorted by count then id) is computed on that small table inside DuckDB."""
 
     def __init__(self, reader: TraceReader, group_by: str | None = None, by: Sequence[str] = ()):
-        self.reader, self.group_by = reader, group_by
+        self.reader, self.group_by, self.by = reader, group_by, tuple(by)
         self.engine = Engine(reader.options)
         try:
             self.rows_sql, self.checks = reader.canonical_sql(self.engine, strict_item=False)
             sql, self.keys = aggregate_sql(reader, self.rows_sql, group_by, by)
-            reader.fetch(self.engine, f"CREATE TEMP TABLE ctwm_agg AS {sql}", self.checks)
-            nulls, rows = self._one("SELECT count(*) FILTER (WHERE item IS NULL), coalesce(sum(rows), 0) FROM ctwm_agg")
-            if nulls:
+            self.agg = reader.fetch(self.engine, sql, self.checks, arrow=True)
+            if self.agg.column("item").null_count:
                 raise reader.error_for(self.engine, self.checks, RuntimeError("missing value in column item"))
-            if rows == 0:
+            self.rows = int(pc.sum(self.agg.column("rows")).as_py() or 0)
+            if self.rows == 0:
                 what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
                 raise InputError(f"{reader.source}: {what}")
-            self.rows = int(rows)
-            got = self.engine.con.sql("SELECT event, sum(n)::BIGINT FROM ctwm_agg GROUP BY 1 ORDER BY 1").fetchall()
-            self.events = {e: int(n) for e, n in got}
+            totals = self.agg.group_by("event", use_threads=False).aggregate([("n", "sum")])
+            self.events = dict(sorted(zip(totals.column("event").to_pylist(), totals.column("n_sum").to_pylist(),
+                                          strict=True)))
+            self.engine.con.register("ctwm_agg", self.agg)
         except BaseException:
             self.engine.close()
             raise
@@ -167,10 +168,11 @@ class _Counted:
         return lo, hi, runs
 
     def table(self) -> pa.Table:
-        cols = ", ".join(quote_ident(k) for k in [*self.keys, "n"])
-        return self.engine.con.sql(f"SELECT {cols} FROM ctwm_agg").to_arrow_table()
+        return self.agg.select([*self.keys, "n"])
 
     def distinct_items(self) -> int:
+        if len(self.events) == 1 and self.group_by is None and not self.by:  # one row per item already
+            return self.agg.num_rows
         return int(self._one("SELECT count(DISTINCT item) FROM ctwm_agg")[0])
 
     def item_counts(self, chosen: Sequence[str]) -> list[ItemCounts]:
