@@ -208,7 +208,7 @@ class TraceReader(ABC):
 
     def locate(self, engine: Engine, checks: Sequence[Check], exc: Exception) -> InputError:
         """The precise error behind a failed query (default: DuckDB's own first line)."""
-        return InputError(f"{self.source}: {_engine_message(exc)}")
+        return InputError(f"{self.source}: {engine_message(exc)}")
 
     # -- shared --------------------------------------------------------------------------------
 
@@ -266,10 +266,10 @@ class TraceReader(ABC):
             raise KeyboardInterrupt from None
         if self.where and isinstance(exc, (duckdb.BinderException, duckdb.ParserException)):
             found = ", ".join(self.columns_found)
-            raise UsageError(f"where: {_engine_message(exc)} (columns: {found})") from None
+            raise UsageError(f"where: {engine_message(exc)} (columns: {found})") from None
         if isinstance(exc, duckdb.OutOfMemoryException):
             return InputError(f"{self.source}: out of memory under memory_limit {self.options.memory_limit!r} "
-                              f"({_engine_message(exc)})")
+                              f"({engine_message(exc)})")
         return self.locate(engine, checks, exc)
 
     def batches(self, *, dictionary_items: bool = False, batch_rows: int = 1 << 18) -> Iterator[pa.Table]:
@@ -288,17 +288,13 @@ class TraceReader(ABC):
                 raise self.error_for(engine, checks, exc) from None
 
 
-def _engine_message(exc: BaseException) -> str:
+def engine_message(exc: BaseException) -> str:
+    """The first line of a DuckDB error, without its class prefix."""
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
     for prefix in ("Invalid Input Error: ", "Conversion Error: ", "IO Error: ", "Binder Error: "):
         line = line.removeprefix(prefix)
     return line.removeprefix(CHECK_MARK + ": ")
-
-
-def engine_message(exc: BaseException) -> str:
-    """The first line of a DuckDB error, without its class prefix."""
-    return _engine_message(exc)
 
 
 def duckdb_type(t: pa.DataType) -> str:
