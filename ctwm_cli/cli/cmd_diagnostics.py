@@ -10,13 +10,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path, series_label
-from .choices import BETA_BAND
+from .choices import BETA_BAND, choice
 from .options import (
     ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt,
     RunColOpt, SeedOpt, StepColOpt, at_most, resolve_format,
 )
 from .options import EngineOpt, MemoryLimitOpt, WhereOpt, read_options
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+
+Detrend = choice("Detrend", ("constant", "linear"))
+LogBase = choice("LogBase", ("e", "10", "2"))
 
 #: the names --fail-on accepts
 CONCENTRATION_METRICS = ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
@@ -128,7 +131,7 @@ def psd(
     nperseg: Annotated[
         int | None, typer.Option("--nperseg", help="Welch segment length. Default: largest power of two <= steps/8, at least 64.")
     ] = None,
-    detrend: Annotated[str, typer.Option("--detrend", help="Per-segment detrending: constant (mean removed) or linear.")] = "constant",
+    detrend: Annotated[Detrend, typer.Option("--detrend", help="Per-segment detrending: constant (mean removed) or linear.")] = "constant",  # type: ignore[valid-type]
     run: Annotated[str | None, typer.Option("--run", help="Use only this run (required when the trace holds several).")] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
@@ -169,7 +172,7 @@ def psd(
     check_plot_path(plot)
     with progress_bar(f"reading {trace}") as progress:
         res = psd_of_trace(
-            trace, cmap, series=series, events=event, run=run, nperseg=nperseg, detrend=detrend,
+            trace, cmap, series=series, events=event, run=run, nperseg=nperseg, detrend=Detrend(detrend).value,
             band=band_v, beta_band=beta_v, progress=progress,
         )
     if plot:
@@ -210,7 +213,7 @@ def finite_size(
     size_col: Annotated[str | None, typer.Option("--size-col", help="Column holding the system size (e.g. size of a hive-partitioned grid).")] = None,
     group_by: Annotated[str | None, typer.Option("--group-by", help="Column holding the family; one row per family.")] = None,
     family: Annotated[str | None, typer.Option("--family", help="Family name of the labelled traces [default: all].")] = None,
-    log_base: Annotated[str, typer.Option("--log-base", help="Base of log(size) in the slope: e (as the paper's Table 1), 10 or 2.")] = "e",
+    log_base: Annotated[LogBase, typer.Option("--log-base", help="Base of log(size) in the slope: e (as the paper's Table 1), 10 or 2.")] = "e",  # type: ignore[valid-type]
     null_draws: Annotated[
         int,
         typer.Option(
@@ -261,7 +264,7 @@ def finite_size(
     with progress_bar("reading traces") as progress:
         report = finite_size_of_traces(
             traces, cmap, family=family, size_col=size_col, group_by=group_by, events=event,
-            log_base=log_base, null_draws=null_draws, seed=seed, capacity=capacity, progress=progress,
+            log_base=LogBase(log_base).value, null_draws=null_draws, seed=seed, capacity=capacity, progress=progress,
         )
     if plot:
         from ..plots import save_figure
