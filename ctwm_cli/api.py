@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from .errors import InputError, UsageError
@@ -166,11 +165,18 @@ def audit_trace(
     for bad in ("counts_list", "labels", "counts"):
         if bad in audit_options:
             raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)")
-    counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns, where=where,
-                        label=label)
+    if isinstance(source, TraceCounts):  # already read: audit its counts as they are
+        given = [n for n, v in {"item_col": item_col, "group_by": group_by, "events": events, "columns": columns,
+                                "where": where, "label": label}.items() if v is not None]
+        if given:
+            raise UsageError(f"audit_trace: {', '.join(given)} apply when reading; source is already counted")
+        counts = source
+    else:
+        counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns,
+                            where=where, label=label)
     seed = new_seed() if seed is None else int(seed)
     results = audit_many(list(counts.counts), seed=seed, **audit_options)
-    if group_by is None:
+    if counts.scan.group_by is None:
         return results[0]
     return AuditResults(source=counts.source, seed=seed, audits=tuple(results))
 
@@ -186,8 +192,16 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
         return pa.Table.from_batches([source]), kind
     if isinstance(source, pa.Table):
         return source, kind
+    if isinstance(source, (TraceCounts, ItemCounts)):
+        raise UsageError(f"source is already counted ({kind}); audit it with audit_trace or ctwm_cli.audit")
     if type(source).__module__.startswith("polars") and hasattr(source, "collect") and not hasattr(source, "shape"):
         source = source.collect()  # a LazyFrame
+    if getattr(source, "ndim", None) == 1 or kind == "Series":  # pandas/Polars Series, numpy array: the ids
+        try:
+            ids = pa.array(source)
+        except (TypeError, ValueError, pa.ArrowException) as exc:
+            raise InputError(f"<{kind}>: cannot convert to an Arrow array ({exc})") from None
+        return pa.table({"item": ids if ids.type == pa.string() else ids.cast(pa.string())}), kind
     if hasattr(source, "__arrow_c_stream__") or hasattr(source, "to_arrow") or type(source).__name__ == "DataFrame":
         try:
             return pa.table(source), kind
@@ -205,9 +219,7 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
             f"source must be a path, a DataFrame, a pyarrow Table, a mapping of item -> count or an "
             f"iterable of item ids, got {kind}"
         )
-    ids = source if isinstance(source, np.ndarray) else list(source)
-    arr = pa.array(ids) if isinstance(ids, np.ndarray) else pa.array([None if i is None else str(i) for i in ids])
-    return pa.table({"item": arr if arr.type == pa.string() else arr.cast(pa.string())}), kind
+    return pa.table({"item": pa.array([None if i is None else str(i) for i in source], pa.string())}), kind
 
 
 def _relabel(scan: TraceScan, counts: list[ItemCounts], label: str) -> TraceCounts:

@@ -57,7 +57,8 @@ def test_dataframe_counter_ids_and_table_agree_with_the_cli(run_cli, events):
     tables = [pd.DataFrame(table.to_pydict()), table]
     for source in tables:
         _same(audit_trace(source, item_col="memory_id", seed=SEED, bootstrap=B).to_dict(), cli)
-    for source in (Counter(ids), ids, iter(ids), np.array(ids)):
+    frame = pd.DataFrame(table.to_pydict())
+    for source in (Counter(ids), ids, iter(ids), np.array(ids), frame["memory_id"], read_trace(ids)):
         _same(audit_trace(source, seed=SEED, bootstrap=B).to_dict(), cli)
     # the label is the caller's (or the kind of source), never a temporary file
     assert audit_trace(Counter(ids), seed=SEED, bootstrap=B).label == "<Counter>"
@@ -71,6 +72,7 @@ def test_polars_frame_and_lazy_frame(run_cli, events):
     frame = pl.from_arrow(table)
     for source in (frame, frame.lazy()):
         _same(audit_trace(source, item_col="memory_id", seed=SEED, bootstrap=B).to_dict(), cli)
+    _same(audit_trace(frame["memory_id"], seed=SEED, bootstrap=B).to_dict(), cli)  # a Series of ids
 
 
 def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events):
@@ -155,6 +157,7 @@ def test_events_counts_table_and_item_ids_as_text():
         (pa.table({"item": ["a"]}), {"where": "nonsense >"}, UsageError, "^where: "),
         ({"a": "x"}, {}, InputError, "counts must be integers"),
         (3.5, {}, UsageError, "source must be a path"),
+        (np.array([1, 2, 2]), {"item_col": "x"}, InputError, "missing column 'x'"),
         ("nowhere/*.parquet", {}, InputError, "no files match"),
         (["a", "b"], {"labels": ["x"]}, UsageError, "labels is not an audit option"),
         (["a", "b"], {"bootstrap": -1}, UsageError, "bootstrap"),
@@ -163,6 +166,17 @@ def test_events_counts_table_and_item_ids_as_text():
 def test_errors_name_the_source_and_parameter(source, kwargs, error, text):
     with pytest.raises(error, match=text):
         audit_trace(source, **kwargs)
+
+
+def test_counted_sources():
+    counts = read_trace(["a", "b", "b"], label="mine")
+    with pytest.raises(UsageError, match="already counted"):
+        read_trace(counts)
+    with pytest.raises(UsageError, match="group_by, where apply when reading"):
+        audit_trace(counts, group_by="run", where="step > 1")
+    grouped = read_trace(pa.table({"item": list("abcab"), "run": list("xxyyy")}), group_by="run")
+    res = audit_trace(grouped, seed=1, bootstrap=0)
+    assert isinstance(res, AuditResults) and [a.label for a in res] == ["<Table>[x]", "<Table>[y]"]
 
 
 def test_public_names():
