@@ -153,7 +153,8 @@ def test_ranking_modes_and_errors(tmp_path):
         simulate_trace(counts_only, [1.0], core=2, budget=3)
     with pytest.raises(UsageError, match="ranking"):
         simulate_trace(counts_only, [1.0], core=1, budget=3, ranking="bogus")
-    stepped = write_jsonl(tmp_path / "s.jsonl", [{"item": "a", "step": 1, "rank": 1}, {"item": "b", "step": 1, "rank": 2}])
+    stepped = write_jsonl(tmp_path / "s.jsonl",
+                          [{"item": "a", "step": 1, "rank": 1}, {"item": "b", "step": 1, "rank": 2}])
     assert simulate_trace(stepped, [1.0], core=1, budget=3, ranking="counts").ranking == "counts"
     # per-step mode accepts K larger than a list (the whole list is core)
     res = simulate_trace(stepped, [1.0], core=5, budget=3)

@@ -147,12 +147,7 @@ def trend(
     out = []
     for fam in families:
         mine = sorted((c for c in cells if c.family == fam), key=lambda c: c.size)
-        ok = [c for c in mine if math.isfinite(c.sigma)]
-        fit = ols(np.log([c.size for c in ok]) / math.log(base), np.array([c.sigma for c in ok]))
-        nul = [c for c in mine if math.isfinite(c.sigma_null)]
-        fit_null = ols(np.log([c.size for c in nul]) / math.log(base), np.array([c.sigma_null for c in nul]))
-        raw = [c for c in mine if math.isfinite(c.sigma_raw)]
-        fit_raw = ols(np.log([c.size for c in raw]) / math.log(base), np.array([c.sigma_raw for c in raw]))
+        fit, fit_null, fit_raw = (_fit_on_log_size(mine, field, base) for field in ("sigma", "sigma_null", "sigma_raw"))
         out.append(
             FamilyTrend(
                 family=fam,
@@ -172,6 +167,12 @@ def trend(
             )
         )
     return tuple(out)
+
+
+def _fit_on_log_size(cells: Sequence[SizeCell], field: str, base: float):
+    """OLS of ``field`` on log_base(size) over the cells where it is finite."""
+    ok = [c for c in cells if math.isfinite(getattr(c, field))]
+    return ols(np.log([c.size for c in ok]) / math.log(base), np.array([getattr(c, field) for c in ok]))
 
 
 def cells_from_runs(runs: Sequence[RunSigma]) -> tuple[SizeCell, ...]:

@@ -79,6 +79,30 @@ class XminPath(ToDict):
 def xmin_path(taus: Sequence[float], *, n_items: int = 1000, n_events: int = 100_000, replicates: int = 5,
               min_tail: int = 100, seed: int | None = None, progress: ProgressCallback | None = None) -> XminPath:
     """Audit a replicated τ scan of allocation-driven traces (see the module docstring)."""
+    ts, m = _checked(taus, n_items, n_events, replicates, min_tail)
+    children = np.random.SeedSequence(seed).spawn(len(ts) * replicates)
+    ranks = np.arange(1, m + 1, dtype=np.float64)
+    runs: list[XminRun] = []
+    for i, t in enumerate(ts):
+        w = ranks**-t
+        p = w / w.sum()
+        for r in range(replicates):
+            rng = np.random.default_rng(children[i * replicates + r])
+            runs.append(_audit_run(t, r, rng.multinomial(n_events, p), min_tail))
+            if progress is not None:
+                progress(len(runs), len(ts) * replicates)
+    steps = tuple(_step(t, [x for x in runs if x.tau == t]) for t in ts)
+    fitted = [x for x in runs if x.alpha is not None]
+    return XminPath(
+        n_items=m, n_events=int(n_events), replicates=int(replicates), min_tail=int(min_tail), seed=seed,
+        steps=steps, runs=tuple(runs),
+        alpha_xmin_spearman=_spearman([x.alpha for x in fitted], [x.xmin for x in fitted]),
+        alpha_monotone=_monotone([s.alpha_mean for s in steps]), gini_monotone=_monotone([s.gini_mean for s in steps]),
+    )
+
+
+def _checked(taus: Sequence[float], n_items: int, n_events: int, replicates: int,
+             min_tail: int) -> tuple[tuple[float, ...], int]:
     if not isinstance(taus, (str, bytes)) and len(taus) > MAX_SWEEP_TAUS:
         raise UsageError(f"taus: {len(taus):,} values are above the limit of {MAX_SWEEP_TAUS:,}")
     ts = check_taus(taus)
@@ -90,33 +114,19 @@ def xmin_path(taus: Sequence[float], *, n_items: int = 1000, n_events: int = 100
     if len(ts) * replicates > MAX_RUNS:
         raise UsageError(f"{len(ts)} taus x {replicates} replicates = {len(ts) * replicates:,} runs, "
                          f"above the limit of {MAX_RUNS:,}")
-    children = np.random.SeedSequence(seed).spawn(len(ts) * replicates)
-    ranks = np.arange(1, m + 1, dtype=np.float64)
-    runs: list[XminRun] = []
-    for i, t in enumerate(ts):
-        w = ranks**-t
-        p = w / w.sum()
-        for r in range(replicates):
-            rng = np.random.default_rng(children[i * replicates + r])
-            counts = rng.multinomial(n_events, p)
-            counts = counts[counts > 0].astype(np.float64)
-            fit = fit_power_law(Histogram.from_sample(counts), min_tail=min_tail)
-            c = concentration(counts)
-            runs.append(XminRun(
-                tau=t, replicate=r, n_items_seen=int(counts.size), xmin=None if fit is None else fit.xmin,
-                alpha=None if fit is None else fit.alpha, alpha_se=None if fit is None else fit.alpha_se,
-                n_tail=None if fit is None else fit.n_tail, gini=c.gini, skewness=c.skewness,
-                max_over_median=c.max_over_median))
-            if progress is not None:
-                progress(len(runs), len(ts) * replicates)
-    steps = tuple(_step(t, [x for x in runs if x.tau == t]) for t in ts)
-    fitted = [x for x in runs if x.alpha is not None]
-    return XminPath(
-        n_items=m, n_events=int(n_events), replicates=int(replicates), min_tail=int(min_tail), seed=seed,
-        steps=steps, runs=tuple(runs),
-        alpha_xmin_spearman=_spearman([x.alpha for x in fitted], [x.xmin for x in fitted]),
-        alpha_monotone=_monotone([s.alpha_mean for s in steps]), gini_monotone=_monotone([s.gini_mean for s in steps]),
-    )
+    return ts, m
+
+
+def _audit_run(t: float, r: int, drawn: np.ndarray, min_tail: int) -> XminRun:
+    """x_min, α̂ and concentration of one drawn trace (items never drawn are not in it)."""
+    counts = drawn[drawn > 0].astype(np.float64)
+    fit = fit_power_law(Histogram.from_sample(counts), min_tail=min_tail)
+    c = concentration(counts)
+    return XminRun(
+        tau=t, replicate=r, n_items_seen=int(counts.size), xmin=None if fit is None else fit.xmin,
+        alpha=None if fit is None else fit.alpha, alpha_se=None if fit is None else fit.alpha_se,
+        n_tail=None if fit is None else fit.n_tail, gini=c.gini, skewness=c.skewness,
+        max_over_median=c.max_over_median)
 
 
 def _step(t: float, runs: list[XminRun]) -> XminStep:

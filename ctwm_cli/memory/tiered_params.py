@@ -71,6 +71,18 @@ def check_tiered_args(params: Mapping[str, Any] | None) -> dict[str, Any]:
         if key not in p:
             raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})")
         p[key] = value
+    _check_shares(p)
+    _check_numbers(p)
+    for key in SWITCHES:
+        if not isinstance(p[key], bool):
+            raise UsageError(f"tiered {key} must be on or off (a bool), got {p[key]!r}")
+    for key, allowed in CHOICES.items():
+        if p[key] not in allowed:
+            raise UsageError(f"tiered {key} must be one of {', '.join(allowed)}, got {p[key]!r}")
+    return p
+
+
+def _check_shares(p: Mapping[str, Any]) -> None:
     for key in ("working", "retrieved", "reserve"):
         v = p[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1 or math.isnan(v):
@@ -80,6 +92,9 @@ def check_tiered_args(params: Mapping[str, Any] | None) -> dict[str, Any]:
     total = p["working"] + p["retrieved"] + p["reserve"]
     if total > 1 + _EPS:
         raise UsageError(f"tiered shares working + retrieved + reserve must be <= 1, got {total:g}")
+
+
+def _check_numbers(p: Mapping[str, Any]) -> None:
     for key, low in (("period", 1), ("min_support", 1), ("trail", 0), ("max_episodes", 0), ("idle", 0),
                      ("episodic_ttl", 0)):
         v = p[key]
@@ -89,13 +104,6 @@ def check_tiered_args(params: Mapping[str, Any] | None) -> dict[str, Any]:
         raise UsageError(f"tiered margin must be >= 0, got {p['margin']!r}")
     if not isinstance(p["half_life"], (int, float)) or not p["half_life"] > 0:
         raise UsageError(f"tiered half_life must be > 0, got {p['half_life']!r}")
-    for key in SWITCHES:
-        if not isinstance(p[key], bool):
-            raise UsageError(f"tiered {key} must be on or off (a bool), got {p[key]!r}")
-    for key, allowed in CHOICES.items():
-        if p[key] not in allowed:
-            raise UsageError(f"tiered {key} must be one of {', '.join(allowed)}, got {p[key]!r}")
-    return p
 
 
 def budget_split(budget: int, working: float, retrieved: float, reserve: float) -> tuple[int, int, int]:
