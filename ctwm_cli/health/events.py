@@ -55,47 +55,17 @@ def load_events(
     """Read every row of ``path``. ``time_kind`` forces ``timestamp`` or ``step`` ordering
     (default: timestamps when every row has a parseable ``ts``, else steps, else row order).
     ``extra_columns`` maps ``task`` / ``outcome`` / ``by`` to the source columns holding them."""
-    extra = {c: c for c in HEALTH_COLUMNS}
-    for k, v in (extra_columns or {}).items():
-        if k not in extra:
-            raise UsageError(f"unknown health column {k!r} (known: {', '.join(HEALTH_COLUMNS)})")
-        if v:
-            extra[k] = v
+    extra = _extra_map(extra_columns)
     reader = open_trace(path, columns, optional=tuple(extra.values()), input_format=input_format)
     cols = _read_all(reader, extra, progress)
     if "count" in reader.mapping and cols["count_present"]:
         raise InputError(f"{reader.source}: a counts table has no events; ctwm health needs an event trace")
-    n = len(cols["item"])
     if run is not None:
-        keep = [i for i in range(n) if cols["run"][i] == run]
-        if not keep:
-            found = sorted({r for r in cols["run"] if r is not None})[:10]
-            raise InputError(f"{reader.source}: no rows of run {run!r} (runs: {', '.join(found) or 'none'})")
-        cols = {k: ([v[i] for i in keep] if isinstance(v, list) else v) for k, v in cols.items()}
-        n = len(keep)
+        cols = _select_run(cols, run, reader.source)
+    n = len(cols["item"])
     steps = cols["step"]
     has_step = n > 0 and all(s is not None for s in steps)
-    ts_vals = [None if t is None else parse_timestamp(t) for t in cols["ts"]]
-    has_ts = n > 0 and all(t is not None for t in ts_vals)
-    if time_kind == "timestamp":
-        if not has_ts:
-            raise InputError(
-                f"{reader.source}: the memory-object times are ISO-8601 timestamps, so every trace row needs a ts "
-                "(ISO 8601); some are missing or unparseable"
-            )
-        kind, time = "timestamp", ts_vals
-    elif time_kind == "step":
-        if not has_step:
-            raise InputError(
-                f"{reader.source}: the memory-object times are step numbers, so every trace row needs a step"
-            )
-        kind, time = "step", [float(s) for s in steps]
-    elif has_ts:
-        kind, time = "timestamp", ts_vals
-    elif has_step:
-        kind, time = "step", [float(s) for s in steps]
-    else:
-        kind, time = "row", [float(i) for i in range(n)]
+    kind, time = _time_axis(cols, time_kind, has_step, reader.source)
     events = [e if e is not None else DEFAULT_EVENT for e in cols["event"]]
     prio = [0 if e in _FIRST_AT_SAME_TIME else 1 for e in events]
     keys = (np.arange(n), np.array(prio, dtype=np.int8), np.array(time, dtype=float))
@@ -111,6 +81,44 @@ def load_events(
         outcome=take(cols["outcome"]), by=take(cols["by"]), time=take(time), time_kind=kind, has_step=has_step,
         has_tokens=any(t is not None for t in cols["tokens"]), has_task=any(t is not None for t in cols["task"]),
     )
+
+
+def _extra_map(extra_columns: Mapping[str, str] | None) -> dict[str, str]:
+    extra = {c: c for c in HEALTH_COLUMNS}
+    for k, v in (extra_columns or {}).items():
+        if k not in extra:
+            raise UsageError(f"unknown health column {k!r} (known: {', '.join(HEALTH_COLUMNS)})")
+        if v:
+            extra[k] = v
+    return extra
+
+
+def _select_run(cols: dict, run: str, source: str) -> dict:
+    keep = [i for i, r in enumerate(cols["run"]) if r == run]
+    if not keep:
+        found = sorted({r for r in cols["run"] if r is not None})[:10]
+        raise InputError(f"{source}: no rows of run {run!r} (runs: {', '.join(found) or 'none'})")
+    return {k: ([v[i] for i in keep] if isinstance(v, list) else v) for k, v in cols.items()}
+
+
+def _time_axis(cols: dict, time_kind: str | None, has_step: bool, source: str) -> tuple[str, list]:
+    """``(kind, times)``: forced by ``time_kind``, else timestamps when every row has one, else steps,
+    else row numbers."""
+    n = len(cols["item"])
+    ts_vals = [None if t is None else parse_timestamp(t) for t in cols["ts"]]
+    has_ts = n > 0 and all(t is not None for t in ts_vals)
+    if time_kind == "timestamp" and not has_ts:
+        raise InputError(
+            f"{source}: the memory-object times are ISO-8601 timestamps, so every trace row needs a ts "
+            "(ISO 8601); some are missing or unparseable"
+        )
+    if time_kind == "step" and not has_step:
+        raise InputError(f"{source}: the memory-object times are step numbers, so every trace row needs a step")
+    if time_kind == "timestamp" or (time_kind is None and has_ts):
+        return "timestamp", ts_vals
+    if has_step:
+        return "step", [float(s) for s in cols["step"]]
+    return "row", [float(i) for i in range(n)]
 
 
 def _read_all(reader: TraceReader, extra: Mapping[str, str], progress: ProgressCallback | None) -> dict:
