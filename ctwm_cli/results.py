@@ -77,7 +77,13 @@ def short_value(value: Any) -> str:
 
 
 def html_table(rows: list[dict[str, Any]], caption: str) -> str:
-    """A compact HTML table: one column per field, one row per result (escaped)."""
+    """A compact HTML table (escaped): one result as field/value lines, several as one row each."""
+    if len(rows) == 1:  # the verdict and its reason first
+        first = [k for k in rows[0] if k.endswith("verdict") or k == "reason"]
+        fields = [*first, *(k for k in rows[0] if k not in first)]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{_html_cell(k, rows[0][k])}</td></tr>" for k in fields)
+        return f"<table><caption style='text-align:left'>{html.escape(caption)}</caption><tbody>{body}</tbody></table>"
     cols = list(dict.fromkeys(k for r in rows for k in r))
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
     body = "".join(

@@ -107,6 +107,7 @@ def test_short_repr_html_and_summary(events):
     assert "null_distribution" not in text and "np.float64" not in text
     html = res._repr_html_()
     assert "<table>" in html and f"<b>{res.verdict.verdict}</b>" in html and escape(res.verdict.reason) in html
+    assert html.index(">verdict<") < html.index(">reason<") < html.index(">alpha<")  # the verdict leads
     assert f"verdict: {res.verdict.verdict}" in res.summary() and f"reason: {res.verdict.reason}" in res.summary()
     many = audit_trace(str(d), item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
     assert len(repr(many)) < 1000 and "audits=2" in repr(many)
