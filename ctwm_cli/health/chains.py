@@ -69,7 +69,15 @@ def contradiction_chains(
     cycles = sorted(
         tuple(sorted(m)) for m in members.values() if len(m) > 1 or (len(m) == 1 and m[0] in self_loops)
     )
-    # Longest path in the condensation (a DAG), counting each component's items once.
+    return Contradictions(
+        edges=len(pairs), chains=int(n_weak), items_in_chains=n, max_chain_length=_longest_chain(src, dst, scc, n_scc),
+        cycles=tuple(cycles), superseded_but_retrieved=len(hits), superseded_hits=sum(hits.values()),
+        superseded_but_retrieved_items=listed,
+    )
+
+
+def _longest_chain(src: np.ndarray, dst: np.ndarray, scc: np.ndarray, n_scc: int) -> int:
+    """Items on the longest path of the condensation (a DAG), counting each component's items once."""
     size = np.bincount(scc, minlength=n_scc)
     succ: dict[int, set[int]] = {}
     indeg = np.zeros(n_scc, dtype=int)
@@ -87,8 +95,4 @@ def contradiction_chains(
             indeg[d] -= 1
             if indeg[d] == 0:
                 queue.append(d)
-    return Contradictions(
-        edges=len(pairs), chains=int(n_weak), items_in_chains=n, max_chain_length=int(best.max()),
-        cycles=tuple(cycles), superseded_but_retrieved=len(hits), superseded_hits=sum(hits.values()),
-        superseded_but_retrieved_items=listed,
-    )
+    return int(best.max())

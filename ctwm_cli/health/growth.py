@@ -69,16 +69,7 @@ def classify_growth(
     min_change: float = 0.25,
 ) -> GrowthFit:
     """Classify the growth of ``sizes`` (store size after each distinct time in ``times``)."""
-    t = np.asarray(times, dtype=float)
-    s = np.asarray(sizes, dtype=float)
-    if t.shape != s.shape or t.ndim != 1:
-        raise UsageError("times and sizes must be 1-d sequences of the same length")
-    if not 0 < level < 1:
-        raise UsageError(f"level must be in (0, 1), got {level}")
-    if min_change < 0:
-        raise UsageError(f"min_change must be >= 0, got {min_change}")
-    if bins is not None and bins < MIN_BINS:
-        raise UsageError(f"bins must be >= {MIN_BINS}, got {bins}")
+    t, s = _checked(times, sizes, bins, level, min_change)
     if t.size and np.any(np.diff(t) < 0):
         order = np.argsort(t, kind="stable")
         t, s = t[order], s[order]
@@ -116,20 +107,38 @@ def classify_growth(
         bins=b, bin_width=width, rate_trend=trend, rate_trend_ci=(lo, hi), rate_change=change,
         initial_rate=r0, final_rate=r1, level=level, min_change=min_change,
     )
-    pct = f"{100 * level:g}%"
     if slope <= 0 or mean_rate <= 0:
         return GrowthFit(classification="converging", reason="store does not grow (slope <= 0)", **common)
+    cls, why = _verdict(lo, hi, change, level, min_change)
+    return GrowthFit(classification=cls, reason=why, **common)
+
+
+def _checked(times, sizes, bins: int | None, level: float, min_change: float) -> tuple[np.ndarray, np.ndarray]:
+    t = np.asarray(times, dtype=float)
+    s = np.asarray(sizes, dtype=float)
+    if t.shape != s.shape or t.ndim != 1:
+        raise UsageError("times and sizes must be 1-d sequences of the same length")
+    if not 0 < level < 1:
+        raise UsageError(f"level must be in (0, 1), got {level}")
+    if min_change < 0:
+        raise UsageError(f"min_change must be >= 0, got {min_change}")
+    if bins is not None and bins < MIN_BINS:
+        raise UsageError(f"bins must be >= {MIN_BINS}, got {bins}")
+    return t, s
+
+
+def _verdict(lo: float, hi: float, change: float, level: float, min_change: float) -> tuple[str, str]:
+    """accelerating / converging / linear of a growing store, from the rate trend's interval and change."""
+    pct = f"{100 * level:g}%"
     if lo > 0 and change >= min_change:
-        why = f"growth rate rises ({pct} interval of its trend above 0; last-quarter rate {_pct(change)} vs first)"
-        return GrowthFit(classification="accelerating", reason=why, **common)
+        return "accelerating", (f"growth rate rises ({pct} interval of its trend above 0; last-quarter rate "
+                                f"{_pct(change)} vs first)")
     if hi < 0 and change <= -min_change:
-        why = f"growth rate falls ({pct} interval of its trend below 0; last-quarter rate {_pct(change)} vs first)"
-        return GrowthFit(classification="converging", reason=why, **common)
+        return "converging", (f"growth rate falls ({pct} interval of its trend below 0; last-quarter rate "
+                              f"{_pct(change)} vs first)")
     if lo > 0 or hi < 0:
-        why = f"rate trend significant but the rate changes by only {_pct(change)} (< {min_change:.0%})"
-    else:
-        why = f"no significant trend in the growth rate ({pct} interval contains 0)"
-    return GrowthFit(classification="linear", reason=why, **common)
+        return "linear", f"rate trend significant but the rate changes by only {_pct(change)} (< {min_change:.0%})"
+    return "linear", f"no significant trend in the growth rate ({pct} interval contains 0)"
 
 
 def _pct(x: float) -> str:
