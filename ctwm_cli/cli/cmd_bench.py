@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from .choices import GAME_AGENTS as AGENTS
 from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
+from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
@@ -28,17 +30,48 @@ TW_BUDGET = TEXTGAMES_BUDGET
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
 GameAgent = Enum("GameAgent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
 
-KOpt = Annotated[int, typer.Option("--k", help="Graph Memory: items given a line at most (top-k).")]
-CoreOpt = Annotated[int, typer.Option("--core", "-K", help="CTWM core size K (ranks 1..K may get their own line).")]
-TauOpt = Annotated[float, typer.Option("--tau", "-t", help="CTWM exponent τ of b(r; τ) ∝ r^-τ.")]
-CandOpt = Annotated[int, typer.Option("--max-candidates", help="CTWM: ranked items M (core plus tail).")]
-TokOpt = Annotated[Tokenizer, typer.Option("--tokenizer", help="BPE tokenizer for prompt token counts (offline, "
-                                                               "tiktoken-identical).")]  # type: ignore[valid-type]
-BootOpt = Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"), help="Bootstrap replicates of "
-                                                                                            "the paired CIs (0: no "
-                                                                                            "intervals).")]
-LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of the intervals.")]
-LimitOpt = Annotated[int | None, typer.Option("--limit", help="Use only the first N questions / games.")]
+@dataclasses.dataclass(frozen=True)
+class BenchOptions:
+    """The options ``bench longmemeval`` and ``bench textworld`` share, as parsed."""
+
+    k: int
+    core: int
+    tau: float
+    max_candidates: int
+    limit: int | None
+    tokenizer: Any
+    bootstrap: int
+    level: float
+    seed: int | None
+    fmt: Format
+    as_json: bool
+
+    def pack(self) -> dict[str, Any]:
+        """The packing and bootstrap keywords both library calls take."""
+        return {"k": self.k, "core": self.core, "tau": self.tau, "max_candidates": self.max_candidates,
+                "limit": self.limit, "tokenizer": self.tokenizer.value, "bootstrap": self.bootstrap,
+                "level": self.level}
+
+
+SHARED = [
+    opt("k", int, ("--k",), "Graph Memory: items given a line at most (top-k).", DEFAULT_K),
+    opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K may get their own line).", DEFAULT_CORE),
+    opt("tau", float, ("--tau", "-t"), "CTWM exponent τ of b(r; τ) ∝ r^-τ.", DEFAULT_TAU),
+    opt("max_candidates", int, ("--max-candidates",), "CTWM: ranked items M (core plus tail).",
+        DEFAULT_MAX_CANDIDATES),
+    opt("limit", int | None, ("--limit",), "Use only the first N questions / games.", None),
+    opt("tokenizer", Tokenizer, ("--tokenizer",),
+        "BPE tokenizer for prompt token counts (offline, tiktoken-identical).", Tokenizer["cl100k_base"]),
+    opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates of the paired CIs (0: no intervals).", 1000,
+        callback=at_most("ci_bootstrap")),
+    opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
+    param("seed", SeedOpt, None),
+    param("fmt", FormatOpt, Format.table),
+    param("as_json", JsonOpt, False),
+]
+bench_options = option_group(SHARED, BenchOptions)
+BootOpt = Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"),
+                                      help="Bootstrap replicates of the paired CIs (0: no intervals).")]
 
 bench_app = typer.Typer(
     help=(
@@ -120,15 +153,12 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 
 
 @bench_app.command("longmemeval")
+@bench_options
 def longmemeval(
     data: Annotated[str, typer.Argument(help="LongMemEval JSON file (the official format: a list of questions).")],
     memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies: graph, ctwm.")] = "graph,ctwm",
     budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole "
                                                                "prompt).")] = DEFAULT_BUDGET,
-    k: KOpt = DEFAULT_K,
-    core: CoreOpt = DEFAULT_CORE,
-    tau: TauOpt = DEFAULT_TAU,
-    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
     relax: Annotated[bool, typer.Option("--relax/--no-relax", help="Also run ctwm-relaxed: larger core and lower τ on "
                                                                    "recall-critical questions (multi-session, "
                                                                    "temporal-reasoning, long-range cues).")] = True,
@@ -145,13 +175,8 @@ def longmemeval(
                                                                           "--model].")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per endpoint request.")] = 60.0,
     retries: Annotated[int, typer.Option("--retries", help="Retries per endpoint request on transport errors.")] = 2,
-    limit: LimitOpt = None,
-    tokenizer: TokOpt = Tokenizer["cl100k_base"],
-    bootstrap: BootOpt = 1000,
-    level: LevelOpt = 0.95,
-    seed: SeedOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    *,
+    opts: BenchOptions,
 ) -> None:
     """Build every question's prompt from its haystack under each memory policy; report prompt tokens,
     evidence recall per question type and the paired token reduction against graph (Table 5 style).
@@ -168,14 +193,12 @@ def longmemeval(
     """
     from ..bench.longmemeval import run_longmemeval
 
-    fmt = resolve_format(fmt, as_json)
-    seed = _seed(seed)
+    fmt = resolve_format(opts.fmt, opts.as_json)
+    seed = _seed(opts.seed)
     with progress_bar("longmemeval") as progress:
-        res = run_longmemeval(data, memories=memory, budget=budget, k=k, core=core, tau=tau,
-                              max_candidates=max_candidates, relax=relax, relax_core=relax_core, relax_tau=relax_tau,
-                              tokenizer=tokenizer.value, bootstrap=bootstrap, level=level, seed=seed, limit=limit,
-                              base_url=base_url, model=model, judge_model=judge_model, timeout=timeout,
-                              retries=retries, progress=progress)
+        res = run_longmemeval(data, memories=memory, budget=budget, relax=relax, relax_core=relax_core,
+                              relax_tau=relax_tau, seed=seed, base_url=base_url, model=model, judge_model=judge_model,
+                              timeout=timeout, retries=retries, progress=progress, **opts.pack())
     _render_lme(res, fmt, seed)
 
 
@@ -196,6 +219,7 @@ def _render_tw(res: TextGameResult, fmt: Format, seed: int) -> None:
 
 
 @bench_app.command("textworld")
+@bench_options
 def textworld(
     games: Annotated[str, typer.Argument(help="A TextWorld/ALFWorld game file (.z8, .json, .tw-pddl) or a directory "
                                               "searched for them (e.g. $ALFWORLD_DATA/json_2.1.1/valid_seen).")],
@@ -208,20 +232,11 @@ def textworld(
     label: Annotated[str | None, typer.Option("--label", help="Configuration name in the report (e.g. 'ALFWorld "
                                                               "short-walk').")] = None,
     budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole prompt).")] = TW_BUDGET,
-    k: KOpt = DEFAULT_K,
-    core: CoreOpt = DEFAULT_CORE,
-    tau: TauOpt = DEFAULT_TAU,
-    max_candidates: CandOpt = DEFAULT_MAX_CANDIDATES,
-    limit: LimitOpt = None,
-    tokenizer: TokOpt = Tokenizer["cl100k_base"],
-    bootstrap: BootOpt = 1000,
     block: Annotated[int, typer.Option("--block", help="Block length (steps) of the moving-block bootstrap used when "
                                                        "there is a single game (several games: whole games are "
                                                        "resampled).")] = 5,
-    level: LevelOpt = 0.95,
-    seed: SeedOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    *,
+    opts: BenchOptions,
 ) -> None:
     """Play text games once and replay the same actions under Graph Memory and CTWM: prompt tokens per
     step, paired token reduction with a bootstrap CI over games, successes. Needs the optional extra
@@ -234,13 +249,11 @@ def textworld(
     """
     from ..bench.textgames import run_textgames
 
-    fmt = resolve_format(fmt, as_json)
-    seed = _seed(seed)
+    fmt = resolve_format(opts.fmt, opts.as_json)
+    seed = _seed(opts.seed)
     with progress_bar("textworld") as progress:
-        res = run_textgames(games, agent=agent.value, max_steps=max_steps, explore_steps=explore_steps, limit=limit,
-                            budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates,
-                            tokenizer=tokenizer.value, bootstrap=bootstrap, block=block, level=level, seed=seed,
-                            label=label, progress=progress)
+        res = run_textgames(games, agent=agent.value, max_steps=max_steps, explore_steps=explore_steps,
+                            budget=budget, block=block, seed=seed, label=label, progress=progress, **opts.pack())
     _render_tw(res, fmt, seed)
 
 

@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
 import secrets
 import sys
 import time
@@ -19,6 +17,7 @@ import typer
 
 from ..errors import UsageError
 from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
+from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most
 from .output import announce_seed, message
 
@@ -85,84 +84,58 @@ class ReplayOptions:
     timings: bool
 
 
-def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
-
-
-def _opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **kw: Any) -> inspect.Parameter:
-    return _param(name, Annotated[typ, typer.Option(*flags, help=text, **kw)], default)
-
-
 SHARED = [
-    _opt("family", Family, ("--family",), "Graph family of the world.", Family["scale-free"]),
-    _opt("size", int, ("--size",), "Number of states |V|.", 500),
-    _opt("agent", Agent, ("--agent",),
+    opt("family", Family, ("--family",), "Graph family of the world.", Family["scale-free"]),
+    opt("size", int, ("--size",), "Number of states |V|.", 500),
+    opt("agent", Agent, ("--agent",),
          "Who acts. Open loop (same trajectories for every arm, exact paired tokens): random-walk, semantic (as in "
          "ctwm world run). Closed loop (the agent acts from each arm's memory prompt, so each arm drives its own "
          "trajectory; success becomes a metric): reader (offline, goal-directed from the prompt), endpoint (an "
          "OpenAI-compatible model, --base-url/--model).", Agent["random-walk"]),
-    _opt("steps", int, ("--steps",), "Steps per episode.", 2000),
-    _param("seed", SeedOpt, None),
-    _opt("episodes", int, ("--episodes",), "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.", 3),
-    _opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
-    _opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
+    opt("steps", int, ("--steps",), "Steps per episode.", 2000),
+    param("seed", SeedOpt, None),
+    opt("episodes", int, ("--episodes",), "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.", 3),
+    opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
+    opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
          DEFAULT_BUDGET),
-    _opt("k", int, ("--k",), "Items retrieved by flat and graph (top-k).", DEFAULT_K),
-    _opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K get their own line).", DEFAULT_CORE),
-    _opt("max_candidates", int, ("--max-candidates",), "Candidates ranked by graph and ctwm per step (M at most).",
+    opt("k", int, ("--k",), "Items retrieved by flat and graph (top-k).", DEFAULT_K),
+    opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K get their own line).", DEFAULT_CORE),
+    opt("max_candidates", int, ("--max-candidates",), "Candidates ranked by graph and ctwm per step (M at most).",
          DEFAULT_MAX_CANDIDATES),
-    _opt("tau", str, ("--tau", "-t"),
+    opt("tau", str, ("--tau", "-t"),
          "CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).", "1.0"),
-    _opt("tokenizer", Tokenizer, ("--tokenizer",),
+    opt("tokenizer", Tokenizer, ("--tokenizer",),
          "BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).", Tokenizer["cl100k_base"]),
-    _opt("predictor", PredictorName, ("--predictor",),
+    opt("predictor", PredictorName, ("--predictor",),
          "reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.",
          PredictorName["reader"]),
-    _param("base_url", BaseUrlOpt, None),
-    _param("model", ModelOpt, None),
-    _param("timeout", TimeoutOpt, 30.0),
-    _opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
+    param("base_url", BaseUrlOpt, None),
+    param("model", ModelOpt, None),
+    param("timeout", TimeoutOpt, 30.0),
+    opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
          callback=at_most("ci_bootstrap")),
-    _opt("block", int, ("--block",),
+    opt("block", int, ("--block",),
          "Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.",
          50),
-    _opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
-    _param("out", OutOpt, None),
-    _param("overwrite", OverwriteOpt, False),
-    _opt("tiered", list[str] | None, ("--tiered",),
+    opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
+    param("out", OutOpt, None),
+    param("overwrite", OverwriteOpt, False),
+    opt("tiered", list[str] | None, ("--tiered",),
          "Tiered policy parameter KEY=VALUE, repeatable (the section 7.1 ablation): write_filter=off, "
          "consolidation=off, attribution=off, reconcile=article, retrieval=hybrid, working=0.5 retrieved=0.35 "
          "(budget split), period, max_episodes, idle, ...", None),
-    _param("plot", PlotOpt, None),
-    _opt("verify_tokens", bool, ("--verify-tokens",),
+    param("plot", PlotOpt, None),
+    opt("verify_tokens", bool, ("--verify-tokens",),
          "Also encode every whole prompt and check it against the per-line count (slower).", False),
-    _param("fmt", FormatOpt, Format.table),
-    _param("as_json", JsonOpt, False),
-    _param("timings", TimingsOpt, False),
+    param("fmt", FormatOpt, Format.table),
+    param("as_json", JsonOpt, False),
+    param("timings", TimingsOpt, False),
 ]
 SHARED_NAMES = [p.name for p in SHARED]
 
 
-def replay_options(fn: Callable[..., None]) -> Callable[..., None]:
-    """Add the shared options to ``fn``'s signature; ``fn`` receives them as ``opts: ReplayOptions``. A
-    parameter of ``fn`` with a shared option's name replaces it (``opts`` then holds the shared default)."""
-    sig = inspect.signature(fn, eval_str=True)
-    own = [p for p in sig.parameters.values() if p.name != "opts"]
-    names = {p.name for p in own}
-    shared = [p for p in SHARED if p.name not in names]
-    params = [*own, *shared]
-
-    @functools.wraps(fn)
-    def wrapper(**kw: Any) -> None:
-        values = {p.name: kw.pop(p.name) if p.name in shared_names else p.default for p in SHARED}
-        return fn(opts=ReplayOptions(**values), **kw)
-
-    shared_names = {p.name for p in shared}
-
-    del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one
-    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in params}
-    return wrapper
+#: adds :data:`SHARED` to a command's signature; the command receives them as ``opts: ReplayOptions``
+replay_options = option_group(SHARED, ReplayOptions)
 
 
 def resolve_seed(seed: int | None) -> int:

@@ -1,0 +1,51 @@
+"""Option groups: options several commands share, declared once and added to each command's signature.
+
+A group is a list of :class:`inspect.Parameter` (each an ``Annotated[T, typer.Option(...)]`` with its
+default) and a dataclass with one field per parameter. :func:`option_group` returns a decorator that
+appends the group's parameters to a command's own and calls the command with ``opts=<dataclass>``;
+a parameter of the command with a group option's name replaces that option (``opts`` then holds the
+group's default). Typer reads the rebuilt signature (only its public API is used).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import typer
+
+
+def param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    """A keyword-only parameter of a group."""
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **kw: Any) -> inspect.Parameter:
+    """A group parameter that is a ``typer.Option`` with ``flags`` and help ``text``."""
+    return param(name, Annotated[typ, typer.Option(*flags, help=text, **kw)], default)
+
+
+def option_group(shared: Sequence[inspect.Parameter], cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The decorator that adds ``shared`` to a command and hands it ``opts: cls`` (see the module docstring)."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "opts"]
+        own_names = {p.name for p in own}
+        kept = [p for p in shared if p.name not in own_names]
+        kept_names = {p.name for p in kept}
+        params = [*own, *kept]
+
+        @functools.wraps(fn)
+        def wrapper(**kw: Any) -> Any:
+            values = {p.name: kw.pop(p.name) if p.name in kept_names else p.default for p in shared}
+            return fn(opts=cls(**values), **kw)
+
+        del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one
+        wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        return wrapper
+
+    return decorate
