@@ -115,3 +115,41 @@ def test_trace_reads_in_audit_and_health(tmp_path, run_cli):
     assert json.loads(audit.out)["audits"][0]["n"] == len({e["item"] for e in _events(path)})
     health = run_cli(["health", path, "--json"])
     assert health.code == 0, health.err
+
+
+def test_langgraph_agent_loop(tmp_path):
+    """LangGraph runs LangChain callbacks: a retrieve -> model loop of three turns is one run, three steps."""
+    pytest.importorskip("langgraph")
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        question: str
+        turn: int
+
+    retriever, model = ScoredRetriever(k=2), FakeListChatModel(responses=["ok"])
+
+    def recall(state: State) -> dict:
+        retriever.invoke(f"{state['question']} {state['turn']}")
+        return {}
+
+    def think(state: State) -> dict:
+        model.invoke(state["question"])
+        return {"turn": state["turn"] + 1}
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall)
+    graph.add_node("think", think)
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "think")
+    graph.add_conditional_edges("think", lambda s: END if s["turn"] >= 3 else "recall")
+    handler = CtwmCallbackHandler(tmp_path / "lg.jsonl")
+    run_id = uuid.uuid4()
+    graph.compile().invoke({"question": "q", "turn": 0}, config={"callbacks": [handler], "run_id": run_id})
+    handler.close()
+    ev = _events(tmp_path / "lg.jsonl")
+    assert {e["run"] for e in ev} == {str(run_id)} and handler.open_runs == 0
+    assert [(e["item"], e["rank"], e["step"]) for e in ev] == [
+        (f"fact-{k}", k + 1, step) for step in range(3) for k in range(2)
+    ]
