@@ -80,3 +80,15 @@ def test_bench_report_forest_plot_places_each_reduction_and_interval():
 def test_bench_report_plot_path_checked_first(run_cli, tmp_path):
     res = run_cli(["bench", "report", "--synthetic", "1", "--plot", str(tmp_path / "x.gif")])
     assert res.code == 2 and "--plot" in res.err
+
+
+def test_grouped_audit_writes_the_groups_side_by_side(run_cli, tmp_path):
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parent.parent / "sample_traces"
+    out = tmp_path / "fig4.png"
+    res = run_cli(["audit", str(samples / "tpl_events.parquet"), str(samples / "lognormal_events.parquet"),
+                   "--bootstrap", "20", "--seed", "1", "--no-diagnostics", "--plot", str(out)])
+    assert res.code == 0, res.err
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the summary at the path itself
+    assert (tmp_path / "fig4-1.png").exists() and (tmp_path / "fig4-2.png").exists()  # one CCDF per group

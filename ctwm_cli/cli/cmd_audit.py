@@ -148,6 +148,10 @@ def audit(
 
         for r, c, path in zip(results, counts, _plot_paths(plot, results), strict=True):
             message(f"figure: {save_figure(plot_audit(r, c.counts), path)}")
+        if len(results) > 1:  # the groups side by side (paper Fig. 4) at the path itself
+            from ..plots.audit_groups import plot_audit_groups
+
+            message(f"figure: {save_figure(plot_audit_groups(results), plot)}")
     rows = [r.summary_row() for r in results]
     checks = []
     for r, row in zip(results, rows, strict=True):
