@@ -51,7 +51,8 @@ def test_accuracy_per_type_from_the_endpoint(server):
     got = [((o.question_id, o.arm), o.correct) for o in res.outcomes]
     assert got == expect
     for s in res.summary:
-        outs = [o for o in res.outcomes if o.arm == s.arm and (s.question_type == "all" or o.question_type == s.question_type)]
+        outs = [o for o in res.outcomes
+                if o.arm == s.arm and (s.question_type == "all" or o.question_type == s.question_type)]
         assert s.accuracy == pytest.approx(sum(o.correct for o in outs) / len(outs))
     assert any(c.metric == "accuracy" for c in res.comparisons)
     assert res.endpoint_stats["answer_calls"] == 12 * n_arms

@@ -136,7 +136,8 @@ def test_fixture_covers_the_format():
         if q.abstention:
             assert not ev and not q.answer_session_ids
         else:
-            assert ev and {s.session_id for s in q.sessions if any(t.has_answer for t in s.turns)} == set(q.answer_session_ids)
+            with_answer = {s.session_id for s in q.sessions if any(t.has_answer for t in s.turns)}
+            assert ev and with_answer == set(q.answer_session_ids)
         dates = [s.date for s in q.sessions]
         assert dates == sorted(dates) and dates[-1] < q.question_date
 
@@ -164,11 +165,16 @@ def _question():
 
 
 @pytest.mark.parametrize(("included", "expect"), [
-    ([], dict(turn_any=False, turn_all=False, session_any=False, session_all=False, turns_recalled=0, sessions_recalled=0)),
-    ([(0, 1)], dict(turn_any=False, turn_all=False, session_any=True, session_all=False, turns_recalled=0, sessions_recalled=1)),
-    ([(0, 0), (1, 0)], dict(turn_any=True, turn_all=False, session_any=True, session_all=False, turns_recalled=1, sessions_recalled=2)),
-    ([(0, 1), (1, 0), (2, 0)], dict(turn_any=True, turn_all=False, session_any=True, session_all=True, turns_recalled=1, sessions_recalled=3)),
-    ([(0, 0), (1, 1), (2, 0)], dict(turn_any=True, turn_all=True, session_any=True, session_all=True, turns_recalled=3, sessions_recalled=3)),
+    ([], dict(turn_any=False, turn_all=False, session_any=False, session_all=False, turns_recalled=0,
+              sessions_recalled=0)),
+    ([(0, 1)], dict(turn_any=False, turn_all=False, session_any=True, session_all=False, turns_recalled=0,
+                    sessions_recalled=1)),
+    ([(0, 0), (1, 0)], dict(turn_any=True, turn_all=False, session_any=True, session_all=False, turns_recalled=1,
+                            sessions_recalled=2)),
+    ([(0, 1), (1, 0), (2, 0)], dict(turn_any=True, turn_all=False, session_any=True, session_all=True,
+                                    turns_recalled=1, sessions_recalled=3)),
+    ([(0, 0), (1, 1), (2, 0)], dict(turn_any=True, turn_all=True, session_any=True, session_all=True,
+                                    turns_recalled=3, sessions_recalled=3)),
 ])
 def test_evidence_recall_on_a_hand_built_question(included, expect):
     r = evidence_recall(_question(), included)
@@ -227,7 +233,8 @@ def test_packing_invariants(texts, budget, k, core, tau, m):
     order = rank_order(bm25_scores("a b", [words(t) for t in texts]))
     head, foot = ["Task: x.\n", "Question: a b\n"], ["Output: y.\n"]
     g = pack_graph(texts, order, head, foot, budget=budget, k=k, counter=counter)
-    c = pack_ctwm(texts, groups, order, head, foot, budget=budget, core=core, tau=tau, max_candidates=m, counter=counter)
+    c = pack_ctwm(texts, groups, order, head, foot, budget=budget, core=core, tau=tau, max_candidates=m,
+                  counter=counter)
     for p in (g, c):
         assert p.tokens == counter.count(p.text) <= budget
     assert list(g.included) == order[: len(g.included)] and len(g.included) <= k

@@ -3,6 +3,7 @@ discovery. Skipped when the optional ``textworld`` package is absent."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -26,7 +27,7 @@ def test_walkthrough_wins_the_generated_game(games):
     assert ep.won and not ep.lost
     assert ep.steps and all(s.action for s in ep.steps)
     # the observation before step t is the feedback of step t - 1
-    for a, b in zip(ep.steps, ep.steps[1:]):
+    for a, b in itertools.pairwise(ep.steps):
         assert b.observation == a.feedback
 
 

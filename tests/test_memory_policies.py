@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -85,7 +86,7 @@ def test_ctwm_budget_split_is_b_r_tau(m, tau, core, budget):
 
 def test_tail_slots_fall_as_tau_rises():
     tails = [allocation_slots(50, t, 8, 400)[1] for t in (0.25, 0.5, 1.0, 1.5, 2.0)]
-    assert all(a >= b for a, b in zip(tails, tails[1:], strict=False)) and tails[0] > tails[-1]
+    assert all(a >= b for a, b in itertools.pairwise(tails)) and tails[0] > tails[-1]
 
 
 def _bm25(ep, mem, pol, s, g):

@@ -48,7 +48,8 @@ def test_unknown_tokenizer_is_a_usage_error():
 
 def test_line_cache_gives_the_same_counts():
     c = TokenCounter("cl100k_base")
-    lines = ["rank 1: s12 -> a2 -> s40; hint=x3\n", "Tail summary: count=3; dominant transitions=-; rare exceptions=-\n"]
+    lines = ["rank 1: s12 -> a2 -> s40; hint=x3\n",
+             "Tail summary: count=3; dominant transitions=-; rare exceptions=-\n"]
     assert c.lines(lines) == c.lines(lines) == sum(len(c.encode(x)) for x in lines)
 
 

@@ -59,7 +59,7 @@ def test_a_changed_recording_is_detected(recorded, tmp_path):
 
 
 def test_frozen_replay_errors(recorded, tmp_path):
-    with pytest.raises(InputError, match="no manifest.json"):
+    with pytest.raises(InputError, match=r"no manifest\.json"):
         frozen_replay(tmp_path, "compact")
     with pytest.raises(UsageError, match="unknown encoding"):
         frozen_replay(recorded, "tiny")

@@ -88,7 +88,8 @@ def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
     two = paired_deltas([c], [a], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(5))
     assert [d.to_dict() for d in one] == [d.to_dict() for d in two]
     tokens = next(d for d in one if d.metric == "tokens_mean")
-    assert tokens.delta == pytest.approx(10) and tokens.ci_low == pytest.approx(10) and tokens.ci_high == pytest.approx(10)
+    assert tokens.delta == pytest.approx(10)
+    assert tokens.ci_low == pytest.approx(10) and tokens.ci_high == pytest.approx(10)
     assert tokens.relative == pytest.approx(10 / tok.mean())
 
 
