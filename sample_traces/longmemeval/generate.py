@@ -261,7 +261,8 @@ def _filler_session(rng: np.random.Generator) -> list[dict]:
 
 
 def _question(idx: int, sc: dict, rng: np.random.Generator, filler: int, *, abstention: bool) -> dict:
-    qdate = dt.datetime(2023, 5, 1, 9, 0) + dt.timedelta(days=int(rng.integers(0, 200)), minutes=int(rng.integers(0, 600)))
+    qdate = dt.datetime(2023, 5, 1, 9, 0) + dt.timedelta(days=int(rng.integers(0, 200)),
+                                                         minutes=int(rng.integers(0, 600)))
     span = 120
     sessions = []  # (datetime, id, turns, is_evidence)
     for f in range(filler):
