@@ -40,6 +40,14 @@ def test_otel_import_that_maps_nothing_exits_3_without_a_file(tmp_path, run_cli,
     assert res.code == 3
     assert text in res.err and len(res.err.strip().splitlines()) == 1
     assert not out.exists()
+    audit = run_cli(["audit", src, "--seed", 1])  # read directly: one line that says why there is nothing to count
+    assert audit.code == 3 and len(audit.err.strip().splitlines()) == 1
+
+
+def test_search_spans_without_ids_read_directly_say_so(tmp_path, run_cli):
+    src = _otlp(tmp_path / "spans.json", [_span("s", {"gen_ai.operation.name": "search_memory"}, 1)])
+    audit = run_cli(["audit", src, "--seed", 1])
+    assert audit.code == 3 and "the search rows carry no record ids" in audit.err
 
 
 def test_otel_sample_still_imports(tmp_path, run_cli):

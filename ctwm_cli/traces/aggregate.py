@@ -299,6 +299,9 @@ def choose_events(source: str, fmt: str, present: dict[str, int], events: Sequen
     have = ", ".join(present)
     if fmt == "mem0":
         raise InputError(f"{source}: no retrieve or inject events to count (kinds found: {have}): {MEM0_NOTE}")
+    if "search" in present:
+        raise InputError(f"{source}: no retrieve or inject events to count (kinds found: {have}): the search rows "
+                         f"carry no record ids, so no retrieved item is known")
     raise InputError(
         f"{source}: no retrieve or inject events to count (kinds found: {have}); choose with --event"
     )
