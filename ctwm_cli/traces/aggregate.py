@@ -113,13 +113,19 @@ def aggregate_sql(
     for name in by:
         select.append(f"CAST({quote_ident(_group_name(reader, name, 'column'))} AS VARCHAR) AS {quote_ident(name)}")
         keys.append(name)
-    event = f"coalesce(event, {quote_literal(DEFAULT_EVENT)})" if "event" in has else quote_literal(DEFAULT_EVENT)
-    select += [f"{event} AS event", "item"]
-    keys += ["event", "item"]
-    weight = "sum(\"count\")::BIGINT" if "count" in has else "count(*)"
-    sql = (f"SELECT {', '.join(select)}, {weight} AS n, count(*) AS rows FROM ({rows_sql}) "
-           f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}")
-    return sql, keys
+    if "event" in has:
+        select.append(f"coalesce(event, {quote_literal(DEFAULT_EVENT)}) AS event")
+    select.append("item")
+    names = [*keys, *(["event"] if "event" in has else []), "item"]
+    # Only varying columns are hashed: a missing event column is the constant retrieve, added after
+    # grouping; for event tables the row count is n itself.
+    counts = "sum(\"count\")::BIGINT AS n, count(*) AS rows" if "count" in has else "count(*) AS n"
+    group = ", ".join(str(i + 1) for i in range(len(names)))
+    inner = f"SELECT {', '.join(select)}, {counts} FROM ({rows_sql}) GROUP BY {group}"
+    outer = [quote_ident(k) for k in keys]
+    outer.append("event" if "event" in has else f"{quote_literal(DEFAULT_EVENT)} AS event")
+    outer += ["item", "n", "rows" if "count" in has else "n AS rows"]
+    return f"SELECT {', '.join(outer)} FROM ({inner})", [*keys, "event", "item"]
 
 
 class _Counted:
@@ -141,9 +147,12 @@ class _Counted:
             if self.rows == 0:
                 what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
                 raise InputError(f"{reader.source}: {what}")
-            totals = self.agg.group_by("event", use_threads=False).aggregate([("n", "sum")])
-            self.events = dict(sorted(zip(totals.column("event").to_pylist(), totals.column("n_sum").to_pylist(),
-                                          strict=True)))
+            if "event" in reader.mapping:
+                totals = self.agg.group_by("event", use_threads=False).aggregate([("n", "sum")])
+                self.events = dict(sorted(zip(totals.column("event").to_pylist(),
+                                              totals.column("n_sum").to_pylist(), strict=True)))
+            else:  # every row is a retrieve
+                self.events = {DEFAULT_EVENT: int(pc.sum(self.agg.column("n")).as_py())}
             self.engine.con.register("ctwm_agg", self.agg)
         except BaseException:
             self.engine.close()
