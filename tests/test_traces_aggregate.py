@@ -99,7 +99,9 @@ def test_counts_sorted_descending_then_by_item(counts, tmp_path_factory):
 
 def test_default_event_kind_falls_back_to_inject(tmp_path):
     path = tmp_path / "i.jsonl"
-    path.write_text('{"item": "a", "event": "inject"}\n{"item": "b", "event": "write"}\n{"item": "a", "event": "inject"}\n')
+    path.write_text(
+        '{"item": "a", "event": "inject"}\n{"item": "b", "event": "write"}\n{"item": "a", "event": "inject"}\n'
+    )
     (got,) = item_counts(scan_trace(open_trace(path)))
     assert got.events == ("inject",)
     assert dict(zip(got.items.to_pylist(), got.counts.tolist(), strict=True)) == {"a": 2}
@@ -125,7 +127,7 @@ def test_missing_group_by_column(tmp_path):
 
 
 def test_scan_to_dict_is_json_safe(big_trace):
-    path, df = big_trace
+    path, _ = big_trace
     d = scan_trace(open_trace(path)).to_dict()
     assert json.loads(json.dumps(d)) == d
     assert d["kind"] == "events" and d["format"] == "parquet"

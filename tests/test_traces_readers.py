@@ -179,7 +179,8 @@ def test_stdin_reads_jsonl(run_cli):
 
 def test_mixed_type_items_read(tmp_path):
     # item a number on one line, a string on another, in the same block.
-    lines = ['{"item": 5, "step": 1}', '{"item": "m5", "step": 2}', '{"item": 5, "step": 3}', '{"item": "5", "step": 4}']
+    lines = ['{"item": 5, "step": 1}', '{"item": "m5", "step": 2}', '{"item": 5, "step": 3}',
+             '{"item": "5", "step": 4}']
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n")
     (got,) = item_counts(scan_trace(open_trace(path)))
@@ -299,7 +300,7 @@ def test_bad_count_parquet(tmp_path, values, message):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(InputError, match="nope.jsonl: no such file or directory"):
+    with pytest.raises(InputError, match=r"nope\.jsonl: no such file or directory"):
         open_trace(tmp_path / "nope.jsonl")
 
 
@@ -323,7 +324,7 @@ def test_unknown_extension(tmp_path):
 
 
 def test_unknown_remap_field():
-    with pytest.raises(UsageError, match="unknown trace column.*colour"):
+    with pytest.raises(UsageError, match=r"unknown trace column.*colour"):
         ColumnMap.from_overrides({"colour": "x"})
 
 
