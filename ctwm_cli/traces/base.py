@@ -273,7 +273,8 @@ class TraceReader(ABC):
         return self.locate(engine, checks, exc)
 
     def batches(self, *, dictionary_items: bool = False, batch_rows: int = 1 << 18) -> Iterator[pa.Table]:
-        """Canonical rows as Arrow tables of up to ``batch_rows`` rows, in file order."""
+        """Canonical rows as Arrow tables of up to ``batch_rows`` rows, in file order (streamed from
+        DuckDB). ``dictionary_items`` is accepted for compatibility; items always come back as text."""
         import duckdb
 
         with Engine(self.options, preserve_order=True) as engine:
