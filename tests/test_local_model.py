@@ -20,7 +20,7 @@ from ctwm_cli.errors import EXIT_INPUT, UsageError
 from ctwm_cli.llm import ChatClient
 from ctwm_cli.localmodel import MODEL_ALIAS, LocalModelError, LocalModelServer, find_gguf
 from ctwm_cli.memory.predictor import SYSTEM_PROMPT as PREDICTOR_SYSTEM
-from ctwm_cli.memory.predictor import parse_answer
+from ctwm_cli.memory.predictor import ANSWER_MAX_TOKENS, parse_answer
 from ctwm_cli.memory.tokens import token_counter
 from ctwm_cli.replay import ReplayConfig, episode, run_episode
 from ctwm_cli.replay.runner import Arm
@@ -93,6 +93,7 @@ def test_a_step_left_unanswered_is_recorded_and_the_run_goes_on(chat_server):
     assert log.evidence == ["tail"] * 3 + ["invalid"] + ["tail"] * 6
     assert log.prediction[3] == -1 and not log.correct[3]
     assert len(srv.requests) == 11
+    assert {r["max_tokens"] for r in srv.requests} == {ANSWER_MAX_TOKENS}  # one line: a rambling model is cut short
 
 
 # ---------------------------------------------------------------- against the real server
