@@ -251,7 +251,8 @@ def _table(r) -> Group:
             span = ("identical in every replicate" if iv is None
                     else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
             t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
-    t.add_row("p_gof", "not computed" if gof is None else f"{gof.pvalue:.4f}  (B = {gof.replicates}, seed {r.settings.seed})")
+    t.add_row("p_gof", "not computed" if gof is None
+              else f"{gof.pvalue:.4f}  (B = {gof.replicates}, seed {r.settings.seed})")
     if c is not None:
         t.add_row("Λ_TPL,LN / σ / z", f"{fmt_num(c.statistic)} / {fmt_num(c.sigma)} / {fmt_num(c.z)}")
     v = r.verdict
@@ -262,17 +263,20 @@ def _table(r) -> Group:
     if r.calibration is not None:
         cal = r.calibration
         cv = cal.verdict
-        t.add_row("calibrated verdict", Text.assemble((cv.verdict, VERDICT_STYLE[cv.verdict]), f"  (calibrated rule, level {cal.level:g}, R = {cal.replicates})"))
+        note = f"  (calibrated rule, level {cal.level:g}, R = {cal.replicates})"
+        t.add_row("calibrated verdict", Text.assemble((cv.verdict, VERDICT_STYLE[cv.verdict]), note))
         t.add_row("calibrated reason", cv.reason)
         conf = cal.confusion
         if conf:
+            ln, tpl = conf["lognormal"], conf["truncated_power_law"]
             t.add_row("paper rule on simulated data",
-                      f"log-normal: TPL {conf['lognormal']['tpl-compatible']:.1%}, LN {conf['lognormal']['lognormal-compatible']:.1%}; "
-                      f"TPL: TPL {conf['truncated_power_law']['tpl-compatible']:.1%}, LN {conf['truncated_power_law']['lognormal-compatible']:.1%}")
+                      f"log-normal: TPL {ln['tpl-compatible']:.1%}, LN {ln['lognormal-compatible']:.1%}; "
+                      f"TPL: TPL {tpl['tpl-compatible']:.1%}, LN {tpl['lognormal-compatible']:.1%}")
     if r.concentration is not None:
         k = r.concentration
-        t.add_row("concentration", f"Gini {fmt_num(k.gini)}, skew {fmt_num(k.skewness)}, max/median {fmt_num(k.max_over_median)}, "
-                  f"top-10% share {fmt_num(k.top10_share)}, σ_top10 {fmt_num(k.sigma_top10)}")
+        t.add_row("concentration", f"Gini {fmt_num(k.gini)}, skew {fmt_num(k.skewness)}, "
+                  f"max/median {fmt_num(k.max_over_median)}, top-10% share {fmt_num(k.top10_share)}, "
+                  f"σ_top10 {fmt_num(k.sigma_top10)}")
     parts: list = [t]
     if r.cross_check is not None:
         parts.append(_cross_check_table(r.cross_check))
