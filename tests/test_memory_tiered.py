@@ -439,3 +439,17 @@ def test_replay_compare_takes_tiered_switches(run_cli, tmp_path):
     assert stats["budget_split"] == {"working": 256, "retrieved": 179, "reserve": 77}
     res = run_cli(["replay", "compare", "--memory", "tiered", "--baseline", "none", "--tiered", "write_filter=perhaps"])
     assert res.code == 2 and "write_filter must be on or off" in res.err
+
+
+def test_invalidations_reach_the_trace_and_health_counts_them_as_revocations(run_cli, tmp_path):
+    out = tmp_path / "rep"
+    res = run_cli(["replay", "compare", "--memory", "tiered", "--baseline", "none", "--steps", "400", "--size", "100",
+                   "--episodes", "1", "--seed", "3", "--bootstrap", "0", "--out", str(out),
+                   "--tiered", "min_support=1", "--tiered", "margin=0"])  # easy to contradict: invalidations happen
+    assert res.code == 0, res.err
+    stats = json.loads((out / "manifest.json").read_text())["memory_stats"]["tiered/compact/3"]
+    assert stats["invalidated"] > 0
+    rows = pq.read_table(out / "trace.parquet").to_pylist()
+    assert sum(r["event"] == "invalidate" for r in rows) == stats["invalidated"]
+    h = json.loads(run_cli(["health", str(out / "trace.parquet"), "--run", "tiered/compact/3", "--json"]).out)
+    assert h["failures"]["revoked_items"] == stats["invalidated"] + stats["superseded"]

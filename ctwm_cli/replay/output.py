@@ -104,7 +104,7 @@ def _events(log) -> tuple[np.ndarray, ...]:
     return tuple(c[order] for c in cols)
 
 
-MEMORY_EVENT_KINDS = ("write", "update", "supersede", "archive", "maintain")
+MEMORY_EVENT_KINDS = ("write", "update", "supersede", "invalidate", "archive", "maintain")
 
 
 def _item_array(log, ep):

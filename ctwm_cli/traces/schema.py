@@ -25,7 +25,7 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
 #: Columns read as plain strings whatever their source type (``ts`` is kept as text).
 TEXT_COLUMNS = ("ts",)
 
-EVENT_KINDS = ("retrieve", "inject", "write", "update", "supersede", "archive", "evict", "maintain")
+EVENT_KINDS = ("retrieve", "inject", "write", "update", "supersede", "invalidate", "archive", "evict", "maintain")
 #: Rows that carry no memory item (``ctwm health``; telemetry import): ``search`` marks a retrieval
 #: query (so queries returning nothing are visible), ``context`` carries the prompt size of a model
 #: call in ``tokens``, ``task_outcome`` carries a task's result in the ``outcome`` column.
