@@ -167,6 +167,8 @@ def load_longmemeval(path: str | Path) -> list[Question]:
         raise InputError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to be a LongMemEval file") from None
     return parse_longmemeval(doc, str(path))
 
 

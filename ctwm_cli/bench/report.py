@@ -171,6 +171,8 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
             raise InputError(f"{path}: cannot read ({exc})") from None
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        except RecursionError:
+            raise InputError(f"{path}: JSON nested too deeply to be a bench result") from None
         got = rows_from_document(doc, path, label)
         if not got:
             raise InputError(f"{path}: holds no CTWM-vs-graph comparison (run it with both graph and ctwm)")
