@@ -1,0 +1,173 @@
+"""The package's layering, as one contract read from the source.
+
+Every ``import`` in ``ctwm_cli/`` (module level *and* inside functions, so a cycle cannot hide behind a
+function-local import) becomes an arrow of a static graph. The rules of DESIGN.md are checked on that
+graph; one subprocess then confirms at run time that importing every core module loads none of the
+CLI or plotting libraries.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ctwm_cli
+
+ROOT = Path(ctwm_cli.__file__).parent
+PKG = "ctwm_cli"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    if not is_pkg:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _graph() -> dict[str, set[str]]:
+    """module -> the ctwm_cli modules (and external top-level packages) it imports."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(name, _is_package(path), node)
+                targets.add(base)
+                # ``from . import x`` may name a submodule rather than an attribute.
+                targets.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules)
+        graph[name] = {t for t in targets if t in modules or not t.startswith(PKG)}
+    return graph
+
+
+GRAPH = _graph()
+INTERNAL = {m for m in GRAPH}
+
+
+def _area(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _is_cli(module: str) -> bool:
+    return _area(module) in {"cli", "__main__"}
+
+
+def _arrows(src_area: str, dst_area: str) -> list[tuple[str, str]]:
+    return [
+        (m, t)
+        for m, ts in GRAPH.items()
+        for t in ts
+        if t in INTERNAL and _area(m) == src_area and _area(t) == dst_area
+    ]
+
+
+def test_graph_sees_the_package():
+    assert "ctwm_cli.tail.audit" in GRAPH and "ctwm_cli.cli" in GRAPH
+    assert any(t.startswith("ctwm_cli.tail") for t in GRAPH["ctwm_cli.tail.audit"])
+
+
+def test_core_never_imports_the_cli_or_its_libraries():
+    bad = [
+        (m, t)
+        for m, ts in GRAPH.items()
+        if not _is_cli(m)
+        for t in ts
+        if (t in INTERNAL and _is_cli(t)) or t.split(".")[0] in {"typer", "rich", "click"}
+    ]
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("src", "dst"),
+    [("tail", "replay"), ("allocation", "memory"), ("memory", "world"), ("traces", "tail"), ("tail", "world")],
+)
+def test_no_upward_arrow(src, dst):
+    assert _arrows(src, dst) == []
+
+
+def test_no_import_cycles():
+    """Tarjan's strongly connected components over the internal graph; every component must be one module.
+
+    A package ``__init__`` that re-exports its children is not an arrow *up*: the edge from a child to
+    its own package's ``__init__`` (``from . import x`` inside the package) is ignored.
+    """
+    edges = {
+        m: {t for t in ts if t in INTERNAL and not (m.startswith(t + ".") and t != PKG)} for m, ts in GRAPH.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def test_no_private_names_across_modules():
+    """``from x import _name`` across modules hides coupling; a shared helper must be public."""
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(PKG)):
+                bad += [f"{_module_name(path)}: {a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert bad == []
+
+
+def test_core_imports_load_no_cli_or_plot_library_at_run_time():
+    core = sorted(m for m in GRAPH if not _is_cli(m) and _area(m) not in {"plots", "integrations"})
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {core!r}: importlib.import_module(m)\n"
+        "print(json.dumps(sorted(k for k in ('typer', 'rich', 'click', 'matplotlib') if k in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=180)
+    assert json.loads(out.stdout) == []
