@@ -35,5 +35,7 @@ LONGMEMEVAL_DEFAULTS = {"budget": 4096, "core": 8, "k": 16, "max_candidates": 64
 TEXTGAMES_BUDGET = 1024  # bench.textgames.DEFAULT_BUDGET
 LOCAL_MODEL_N_CTX = 8192  # localmodel.DEFAULT_N_CTX
 BETA_BAND = (0.5, 1.5)  # diagnostics.spectrum.DEFAULT_BETA_BAND
+ENGINES = ("duckdb", "dask")  # traces.engine.ENGINES
+MEMORY_LIMIT = "50%"  # traces.engine.DEFAULT_MEMORY_LIMIT
 
 Verdict = choice("Verdict", VERDICTS)

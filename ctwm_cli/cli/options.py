@@ -9,6 +9,7 @@ import typer
 
 from ..errors import UsageError
 from ..limits import check_limit
+from .choices import ENGINES, MEMORY_LIMIT, choice
 
 if TYPE_CHECKING:
     from ..traces.schema import ColumnMap
@@ -51,7 +52,8 @@ DetailsOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for --format json.")]
 SeedOpt = Annotated[
     int | None,
-    typer.Option(min=0, help="Seed of every random draw; printed on stderr and stored in JSON so a run can be repeated. Default: drawn at random."),
+    typer.Option(min=0, help="Seed of every random draw; printed on stderr and stored in JSON so a run can be "
+                 "repeated. Default: drawn at random."),
 ]
 JobsOpt = Annotated[
     int | None,
@@ -61,12 +63,19 @@ PlotOpt = Annotated[
     str | None,
     typer.Option("--plot", help="Also write a figure to this file (.png, .svg or .pdf)."),
 ]
-ItemColOpt = Annotated[str | None, typer.Option("--item-col", help="Source column holding the item id [default: item].")]
-StepColOpt = Annotated[str | None, typer.Option("--step-col", help="Source column holding the agent step [default: step].")]
+ItemColOpt = Annotated[
+    str | None, typer.Option("--item-col", help="Source column holding the item id [default: item].")
+]
+StepColOpt = Annotated[
+    str | None, typer.Option("--step-col", help="Source column holding the agent step [default: step].")
+]
 RunColOpt = Annotated[str | None, typer.Option("--run-col", help="Source column holding the run id [default: run].")]
-EventColOpt = Annotated[str | None, typer.Option("--event-col", help="Source column holding the event kind [default: event].")]
+EventColOpt = Annotated[
+    str | None, typer.Option("--event-col", help="Source column holding the event kind [default: event].")
+]
 CountColOpt = Annotated[
-    str | None, typer.Option("--count-col", help="Source column holding per-item counts (counts tables) [default: count].")
+    str | None,
+    typer.Option("--count-col", help="Source column holding per-item counts (counts tables) [default: count]."),
 ]
 ColOpt = Annotated[
     list[str] | None,
@@ -86,8 +95,10 @@ MemoryLimitOpt = Annotated[
     str, typer.Option("--memory-limit", help="Memory DuckDB may use while reading and counting (e.g. 1GB, 512MiB, "
                       "50%); beyond it, it spills to a temporary directory."),
 ]
+EngineChoice = choice("EngineChoice", ENGINES)
 EngineOpt = Annotated[
-    str, typer.Option("--engine", help="Counting engine: duckdb (embedded) or dask (dask.dataframe on --scheduler; "
+    EngineChoice,  # type: ignore[valid-type]
+    typer.Option("--engine", help="Counting engine: duckdb (embedded) or dask (dask.dataframe on --scheduler; "
                       "needs the dask extra)."),
 ]
 SchedulerOpt = Annotated[
@@ -150,7 +161,7 @@ def read_options(
     col: list[str] | None = None,
     *,
     where: str | None = None,
-    memory_limit: str = "50%",
+    memory_limit: str = MEMORY_LIMIT,
     engine: str = "duckdb",
     scheduler: str | None = None,
     input_format: str = "auto",
@@ -160,5 +171,6 @@ def read_options(
     from ..traces.paths import ReadOptions
 
     cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+    engine = getattr(engine, "value", engine)  # the --engine choice
     return ReadOptions(columns=cmap, where=where, input_format=input_format,
                        engine=EngineOptions(engine=engine, memory_limit=memory_limit, scheduler=scheduler))
