@@ -453,3 +453,28 @@ def test_invalidations_reach_the_trace_and_health_counts_them_as_revocations(run
     assert sum(r["event"] == "invalidate" for r in rows) == stats["invalidated"]
     h = json.loads(run_cli(["health", str(out / "trace.parquet"), "--run", "tiered/compact/3", "--json"]).out)
     assert h["failures"]["revoked_items"] == stats["invalidated"] + stats["superseded"]
+
+
+def test_layered_loading_gives_full_lines_only_about_the_current_state():
+    ep = _ep(steps=300)
+    c = token_counter("cl100k_base")
+    enc = make_encoding("compact", ep.world)
+    pol = _tiered(ep, layered=True, budget=512)
+    plain = _tiered(ep, budget=512)
+    saw_summary = False
+    tokens = {"layered": 0, "plain": 0}
+    for t in range(len(ep.tids)):
+        s, a = int(ep.states[t]), int(ep.actions[t])
+        p = pol.render(pol.retrieve(s, a), s, a, enc, c)
+        q = plain.render(plain.retrieve(s, a), s, a, enc, c)
+        assert all(pol.entries[e].src == s for e in p.injected)
+        assert all(pol.entries[e].src != s for e in p.summarised)
+        summaries = [line for line in p.lines if line.startswith("summary of s")]
+        assert len(summaries) == len({pol.entries[e].src for e in p.summarised})
+        assert p.tokens == c.count(p.text) and p.tokens <= 512 - math.ceil(0.15 * 512)
+        tokens["layered"] += p.tokens
+        tokens["plain"] += q.tokens
+        saw_summary |= bool(summaries)
+        for pp in (pol, plain):
+            pp.observe(int(ep.tids[t]), t)
+    assert saw_summary and tokens["layered"] < tokens["plain"]  # one line per other state costs less

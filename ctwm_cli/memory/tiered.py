@@ -612,8 +612,13 @@ class TieredMemory(MemoryPolicy):
         room = self.retrieved_cap
         lines = list(head)
         inj, ranks, toks = [], [], []
+        later: dict[int, list[tuple[int, int]]] = {}  # layered: other states' entries, summarised per state
         for r, (eid, score) in enumerate(zip(retrieval.tids, retrieval.scores, strict=True), 1):
-            parts = self._parts(enc, r, self.entries[eid], score)
+            e = self.entries[eid]
+            if self.params["layered"] and e.src != state:
+                later.setdefault(e.src, []).append((r, eid))
+                continue
+            parts = self._parts(enc, r, e, score)
             n = counter.fragments(parts)
             if n > room:
                 break
@@ -622,6 +627,20 @@ class TieredMemory(MemoryPolicy):
             inj.append(eid)
             ranks.append(r)
             toks.append(n)
+        summarised, summarised_rank = [], []
+        for v, group in later.items():  # one summary line per other state, best entry named, in rank order
+            r, eid = group[0]
+            e = self.entries[eid]
+            count = self._n_out[e.gact][e.tid] if e.tier == "episodic" else e.support
+            noun = "entry" if len(group) == 1 else "entries"
+            line = f"summary of s{v}: {len(group)} {noun}; top {enc.tail_entry(e.tid, count)}\n"
+            n = counter.line(line)
+            if n > room:
+                break
+            room -= n
+            lines.append(line)
+            summarised += [x for _, x in group]
+            summarised_rank += [x for x, _ in group]
         lines.extend(reversed(trail))
         lines.extend(foot)
         self._injected = tuple(inj)  # replayed by the next consolidation's attribution step
@@ -635,7 +654,8 @@ class TieredMemory(MemoryPolicy):
                 if e.gact == g:
                     mt = True
         return Prompt(lines=tuple(lines), tokens=int(tokens), injected=tuple(inj), injected_rank=tuple(ranks),
-                      injected_tokens=tuple(toks), summarised=(), summarised_rank=(), tail_count=0,
+                      injected_tokens=tuple(toks), summarised=tuple(summarised),
+                      summarised_rank=tuple(summarised_rank), tail_count=len(summarised),
                       mentions_state=ms, mentions_transition=mt)
 
     def memory_stats(self) -> dict[str, Any]:

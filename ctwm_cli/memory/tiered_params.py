@@ -29,11 +29,13 @@ TIERED_DEFAULTS: dict[str, Any] = {
     "retrieval": "scored", "embedding": "auto",
     # metadata: episodic entries are valid for `episodic_ttl` steps (0 = no expiry)
     "episodic_ttl": 0,
+    # layered loading: full lines only for entries about the current state, one summary line per other state
+    "layered": False,
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "reconcile": ("ours", "article"), "retrieval": ("scored", "hybrid"), "embedding": ("auto", "onnx", "lexical"),
 }
-SWITCHES = ("write_filter", "consolidation", "attribution")
+SWITCHES = ("write_filter", "consolidation", "attribution", "layered")
 _ON = {"on": True, "true": True, "1": True, "yes": True, "off": False, "false": False, "0": False, "no": False}
 _EPS = 1e-9
 
