@@ -122,8 +122,8 @@ SHARED = [
     param("overwrite", OverwriteOpt, False),
     opt("tiered", list[str] | None, ("--tiered",),
          "Tiered policy parameter KEY=VALUE, repeatable (the section 7.1 ablation): write_filter=off, "
-         "consolidation=off, attribution=off, reconcile=article, retrieval=hybrid, working=0.5 retrieved=0.35 "
-         "(budget split), period, max_episodes, idle, ...", None),
+         "consolidation=off, attribution=off, reconcile=article, retrieval=hybrid, layered=on, working=0.5 "
+         "retrieved=0.35 (budget split), period, max_episodes, idle, ...", None),
     param("plot", PlotOpt, None),
     opt("verify_tokens", bool, ("--verify-tokens",),
          "Also encode every whole prompt and check it against the per-line count (slower).", False),
