@@ -245,18 +245,6 @@ def test_to_dict_is_small_and_json_safe():
     assert len(a.to_dict(head=1000)["ranks"]) == 50
 
 
-def test_library_imports_no_cli_or_plotting():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, ctwm_cli.allocation as a; a.tau_sweep(100, [0.5, 1.0], core=5, budget=10); "
-        "print(any(m in sys.modules for m in ('typer', 'rich', 'matplotlib')))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-
-
 def test_deprecated_concentration_spellings_warn_and_agree():
     a = allocate(tau=1.0, n_items=50, core=5, budget=64)
     with pytest.warns(DeprecationWarning, match=r"Allocation\.skew is deprecated; use \.skewness"):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from collections import Counter
 
 import numpy as np
@@ -171,20 +169,6 @@ def test_accepts_item_counts(tmp_path):
     assert c.source == str(path)
     assert c.n_items == 3 and c.n_events == 5
     assert c.max_over_median == 3.0
-
-
-def test_library_does_not_import_matplotlib_or_cli():
-    code = (
-        "import sys, numpy as np\n"
-        "import ctwm_cli.diagnostics as d\n"
-        "d.concentration([5, 3, 1, 1])\n"
-        "d.psd(np.random.default_rng(0).standard_normal(512))\n"
-        "import ctwm_cli.plots\n"
-        "bad = [m for m in ('matplotlib', 'typer', 'rich') if m in sys.modules]\n"
-        "print(','.join(bad))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
 
 
 def test_paper_raw_sigma_beside_ours():

@@ -158,7 +158,8 @@ def test_no_private_names_across_modules():
     for path in ROOT.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(PKG)):
-                bad += [f"{_module_name(path)}: {a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                bad += [f"{_module_name(path)}: {name}" for name in private]
     assert bad == []
 
 
@@ -166,7 +167,14 @@ def test_core_imports_load_no_cli_or_plot_library_at_run_time():
     core = sorted(m for m in GRAPH if not _is_cli(m) and _area(m) not in {"plots", "integrations"})
     code = (
         "import importlib, json, sys\n"
+        "import numpy as np\n"
         f"for m in {core!r}: importlib.import_module(m)\n"
+        # Using the library (not only importing it) must not pull them in either.
+        "from ctwm_cli import allocation, diagnostics\n"
+        "allocation.tau_sweep(100, [0.5, 1.0], core=5, budget=10)\n"
+        "diagnostics.concentration([5, 3, 1, 1])\n"
+        "diagnostics.psd(np.random.default_rng(0).standard_normal(512))\n"
+        "import ctwm_cli.plots\n"
         "print(json.dumps(sorted(k for k in ('typer', 'rich', 'click', 'matplotlib') if k in sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=180)

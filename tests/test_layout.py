@@ -1,44 +1,14 @@
-"""Package layout: the library core imports neither Typer, Rich nor matplotlib; every command has help."""
+"""Package layout: plots load matplotlib only on demand; every command has help (layering: test_import_contract)."""
 
 from __future__ import annotations
 
-import json
-import pkgutil
 import subprocess
 import sys
 
 import pytest
 import typer.main
 
-import ctwm_cli
 from ctwm_cli.cli import app
-
-FORBIDDEN = ("typer", "rich", "matplotlib")
-
-
-def core_modules() -> list[str]:
-    """Every importable module of the package except the CLI (and ``__main__``, which runs it)."""
-    names = ["ctwm_cli"]
-    for mod in pkgutil.walk_packages(ctwm_cli.__path__, prefix="ctwm_cli."):
-        if mod.name == "ctwm_cli.cli" or mod.name.startswith("ctwm_cli.cli.") or mod.name == "ctwm_cli.__main__":
-            continue
-        if mod.name.startswith("ctwm_cli.plots"):
-            continue  # plots import matplotlib by design; they must only be imported on demand
-        names.append(mod.name)
-    return names
-
-
-def test_core_imports_no_cli_or_plot_libraries():
-    modules = core_modules()
-    assert "ctwm_cli.traces" in modules and "ctwm_cli.traces.readers" in modules
-    code = (
-        "import importlib, json, sys\n"
-        f"for m in {modules!r}: importlib.import_module(m)\n"
-        f"print(json.dumps(sorted(k for k in {list(FORBIDDEN)!r} if k in sys.modules)))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
-    assert json.loads(out.stdout) == []
-
 
 def test_plots_do_not_import_matplotlib_at_package_import():
     code = (
