@@ -104,6 +104,7 @@ def test_size_limits_name_the_limit_and_why(run_cli, tmp_path):
     with pytest.raises(UsageError, match=r"need about 1\.0 GiB of memory \(test\); only 0\.5 GiB"):
         check_memory("x = 1", 2**30, why="test", available=2**29)
     for args in (["audit", SAMPLE, "--bootstrap", "2000000000"], ["audit", SAMPLE, "--calibrate", "100000000"],
+                 ["audit", SAMPLE, "--uncertainty", "100000001"], ["audit", SAMPLE, "--power", "100000000"],
                  ["finite-size", f"{SAMPLE}:100", f"{SAMPLE}:200", "--null-draws", "1000000000"]):
         res = run_cli(args)
         assert res.code == 2 and "above the limit" in res.err and res.out == "", (args, res.err)

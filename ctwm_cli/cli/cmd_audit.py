@@ -30,13 +30,23 @@ VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold c
 
 
 def audit(
-    traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP + " One audit per trace (or per group).")],
-    group_by: Annotated[str | None, typer.Option("--group-by", help="One audit per value of this column (e.g. run, agent, episode, family).")] = None,
-    event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,
-    discrete: Annotated[bool, typer.Option("--discrete/--continuous", help="Discrete fits (counts are integers; default) or continuous densities.")] = True,
-    xmin: Annotated[float | None, typer.Option("--xmin", help="Fix the tail cutoff instead of choosing it by KS minimisation.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", callback=at_most("bootstrap"), help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
-    bootstrap_old: Annotated[int | None, typer.Option("-B", hidden=True, callback=at_most("bootstrap"), help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
+    traces: Annotated[list[str], typer.Argument(
+        metavar="TRACE...", help=TRACES_HELP + " One audit per trace (or per group).")],
+    group_by: Annotated[str | None, typer.Option(
+        "--group-by", help="One audit per value of this column (e.g. run, agent, episode, family).")] = None,
+    event: Annotated[list[str] | None, typer.Option(
+        "--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,
+    discrete: Annotated[bool, typer.Option(
+        "--discrete/--continuous",
+        help="Discrete fits (counts are integers; default) or continuous densities.")] = True,
+    xmin: Annotated[float | None, typer.Option(
+        "--xmin", help="Fix the tail cutoff instead of choosing it by KS minimisation.")] = None,
+    bootstrap: Annotated[int, typer.Option(
+        "--bootstrap", "-b", callback=at_most("bootstrap"),
+        help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
+    bootstrap_old: Annotated[int | None, typer.Option(
+        "-B", hidden=True, callback=at_most("bootstrap"),
+        help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
     seed: SeedOpt = None,
     jobs: JobsOpt = None,
     min_tail: Annotated[int, typer.Option(
@@ -53,22 +63,33 @@ def audit(
         "--xmin-range", metavar="LO:HI",
         help="Only candidate cutoffs LO <= x_min <= HI (either side may be empty).")] = None,
     uncertainty: Annotated[int, typer.Option(
-        "--uncertainty", metavar="B", help="Nonparametric bootstrap of the whole fit (x_min re-selected): standard "
-        "errors and 95% percentile intervals of x_min, α and n_tail (0: off; e.g. 500).")] = 0,
+        "--uncertainty", metavar="B", callback=at_most("uncertainty"),
+        help="Nonparametric bootstrap of the whole fit (x_min re-selected): standard errors and "
+        "95% percentile intervals of x_min, α and n_tail (0: off; e.g. 500).")] = 0,
     cross_check: Annotated[CrossCheckPackage | None, typer.Option(  # type: ignore[valid-type]
         "--cross-check", help="Run the powerlaw package (Alstott et al.) on the same data and show its x_min, α, R "
         "and p beside ours, each disagreement with its known cause.")] = None,
     power: Annotated[int, typer.Option(
-        "--power", metavar="R", help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, "
-        "fitted TPL) at 1x-16x the observed size and report how often the rule(s) decide right, and the smallest "
+        "--power", metavar="R", callback=at_most("power"),
+        help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, fitted TPL) "
+        "at 1x-16x the observed size and report how often the rule(s) decide right, and the smallest "
         "multiple with power >= 0.8 (0: off; e.g. 100).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
-    diagnostics: Annotated[bool, typer.Option("--diagnostics/--no-diagnostics", help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
-    calibrate: Annotated[int, typer.Option("--calibrate", callback=at_most("calibrate"), help="Calibrate the verdict with R replicates simulated from the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
-    level: Annotated[float, typer.Option("--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under the fitted log-normal.")] = 0.05,
-    expect: Annotated[Verdict | None, typer.Option("--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,  # type: ignore[valid-type]
-    expect_rule: Annotated[ExpectRule, typer.Option("--expect-rule", help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",  # type: ignore[valid-type]
+    diagnostics: Annotated[bool, typer.Option(
+        "--diagnostics/--no-diagnostics",
+        help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
+    calibrate: Annotated[int, typer.Option(
+        "--calibrate", callback=at_most("calibrate"), help="Calibrate the verdict with R replicates simulated from "
+        "the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
+    level: Annotated[float, typer.Option(
+        "--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under "
+        "the fitted log-normal.")] = 0.05,
+    expect: Annotated[Verdict | None, typer.Option(  # type: ignore[valid-type]
+        "--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,
+    expect_rule: Annotated[ExpectRule, typer.Option(  # type: ignore[valid-type]
+        "--expect-rule",
+        help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
