@@ -81,6 +81,8 @@ def make_trace(path: Path, n_events: int, n_items: int, seed: int, chunk: int = 
 def work(name: str, path: str, memory_limit: str | None) -> dict:
     """Run one contender in this process; return its timings and what it found."""
     if name.startswith("ctwm"):
+        import duckdb  # ctwm imports it lazily: imported before the clock, as for the duckdb row
+
         from ctwm_cli.traces import EngineOptions, open_trace, scan_trace
         from ctwm_cli.traces.paths import ReadOptions, read_counts
 
