@@ -181,7 +181,7 @@ def test_sigterm_keeps_finished_cells_and_resume_equals_an_uninterrupted_run(tmp
             assert proc.poll() is None, proc.communicate()[1].decode()
             assert time.monotonic() < deadline, "no cell finished"
             time.sleep(0.02)
-        time.sleep(0.5)  # let the finished cell's result reach the parent (not a timing assertion)
+        time.sleep(0.2)  # let the finished cell's result reach the parent (not a timing assertion)
         workers = _children(proc.pid)
         proc.send_signal(signal.SIGTERM)
         err = proc.communicate(timeout=60)[1].decode()
