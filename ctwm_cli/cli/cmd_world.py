@@ -36,21 +36,31 @@ KOpt = Annotated[int, typer.Option("--k", help="Items retrieved per step (top-k)
 CapacityOpt = Annotated[int, typer.Option("--capacity", help="Memory store capacity (transitions).")]
 GraphParamOpt = Annotated[
     list[str] | None,
-    typer.Option("--graph-param", help="Graph family parameter KEY=VALUE (degree, mean_degree, m, blocks, mixing, bridges). Repeatable."),
+    typer.Option("--graph-param", help="Graph family parameter KEY=VALUE (degree, mean_degree, m, blocks, mixing, "
+                 "bridges). Repeatable."),
 ]
 WorldParamOpt = Annotated[
     list[str] | None,
-    typer.Option("--world-param", help="World parameter KEY=VALUE (actions_min, actions_max, concentration, regions). Repeatable."),
+    typer.Option("--world-param", help="World parameter KEY=VALUE (actions_min, actions_max, concentration, "
+                 "regions). Repeatable."),
 ]
 PolicyParamOpt = Annotated[
     list[str] | None,
-    typer.Option("--policy-param", help="Policy parameter KEY=VALUE (semantic: epsilon, zipf, memory_weight, revisit_penalty, max_task_steps; endpoint: timeout, retries, api_key_env, zipf, max_task_steps). Repeatable."),
+    typer.Option("--policy-param", help="Policy parameter KEY=VALUE (semantic: epsilon, zipf, memory_weight, "
+                 "revisit_penalty, max_task_steps; endpoint: timeout, retries, api_key_env, zipf, max_task_steps). "
+                 "Repeatable."),
 ]
-BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="Endpoint policy: base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1). Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(
+    "--base-url", help="Endpoint policy: base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1). "
+    "Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint policy: model name.")]
-WritesOpt = Annotated[bool, typer.Option("--writes/--no-writes", help="Also record one write event per step in the trace.")]
-OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing trace or grid in --out (deletes only its files).")]
-ResumeOpt = Annotated[bool, typer.Option("--resume", help="Complete an interrupted grid in --out with the same options: cells whose file matches the manifest's SHA-256 are kept, the rest are run.")]
+WritesOpt = Annotated[bool, typer.Option("--writes/--no-writes",
+                                         help="Also record one write event per step in the trace.")]
+OverwriteOpt = Annotated[bool, typer.Option(
+    "--overwrite", help="Replace an existing trace or grid in --out (deletes only its files).")]
+ResumeOpt = Annotated[bool, typer.Option(
+    "--resume", help="Complete an interrupted grid in --out with the same options: cells whose file matches the "
+    "manifest's SHA-256 are kept, the rest are run.")]
 PolicyOpt = Annotated[PolicyName, typer.Option("--policy", help="Agent policy.")]  # type: ignore[valid-type]
 RetrieverOpt = Annotated[RetrieverName, typer.Option("--retriever", help="Retriever (ladder rung).")]  # type: ignore[valid-type]
 
@@ -116,7 +126,8 @@ def run(
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     writes: WritesOpt = True,
-    run_id: Annotated[str | None, typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
+    run_id: Annotated[str | None,
+                      typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
     overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
@@ -142,15 +153,20 @@ def run(
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     for key, value in row.items():
-        t.add_row(key, fmt_num(value) if not isinstance(value, dict) else ", ".join(f"{a}: {fmt_num(b)}" for a, b in value.items()) or "–")
+        shown = (fmt_num(value) if not isinstance(value, dict)
+                 else ", ".join(f"{a}: {fmt_num(b)}" for a, b in value.items()))
+        t.add_row(key, shown or "–")
     emit("world run", row, [row], fmt, seed=seed, tables=[t])
 
 
 @world_app.command("grid")
 def grid(
-    out: Annotated[str, typer.Option("--out", "-o", help="Directory of the hive-partitioned dataset OUT/family=F/size=N/seed=S/part-0.parquet (manifest: OUT/_manifest.json).")],
-    families: Annotated[list[Family] | None, typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,  # type: ignore[valid-type]
-    sizes: Annotated[list[int] | None, typer.Option("--size", help="Graph size; repeatable [default: 100, 500, 1000].")] = None,
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory of the hive-partitioned dataset "
+                                     "OUT/family=F/size=N/seed=S/part-0.parquet (manifest: OUT/_manifest.json).")],
+    families: Annotated[list[Family] | None,  # type: ignore[valid-type]
+                        typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,
+    sizes: Annotated[list[int] | None,
+                     typer.Option("--size", help="Graph size; repeatable [default: 100, 500, 1000].")] = None,
     replicates: Annotated[int, typer.Option("--replicates", help="Seeds per family and size: SEED, SEED+1, ...")] = 3,
     seed: SeedOpt = None,
     policy: PolicyOpt = PolicyName["random-walk"],
@@ -207,8 +223,10 @@ def grid(
 
 @world_app.command("ladder")
 def ladder(
-    families: Annotated[list[Family] | None, typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,  # type: ignore[valid-type]
-    retrievers: Annotated[list[RetrieverName] | None, typer.Option("--retriever", help="Retriever; repeatable [default: all four].")] = None,  # type: ignore[valid-type]
+    families: Annotated[list[Family] | None,  # type: ignore[valid-type]
+                        typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,
+    retrievers: Annotated[list[RetrieverName] | None,  # type: ignore[valid-type]
+                          typer.Option("--retriever", help="Retriever; repeatable [default: all four].")] = None,
     size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
     steps: StepsOpt = 100_000,
     seed: SeedOpt = None,
@@ -250,7 +268,8 @@ def ladder(
         res = run_ladder(families=fams, retrievers=rets, base=base, jobs=jobs, progress=progress)
     rows = [r.to_dict() for r in res.rows]
     t = Table(
-        title=f"retriever ladder: {res.policy}, |V|={size}, {res.steps:,} steps, k={res.k}, capacity={res.capacity}, seed={seed}",
+        title=f"retriever ladder: {res.policy}, |V|={size}, {res.steps:,} steps, k={res.k}, "
+        f"capacity={res.capacity}, seed={seed}",
         title_justify="left",
         caption="gini: over retrieve+write counts per transition; /SF: ratio to state-frequency; "
         "gini ret: retrieve events only; top10: share of the top decile of items.",
