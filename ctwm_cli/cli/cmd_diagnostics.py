@@ -36,7 +36,8 @@ EventOpt = Annotated[
 def concentration(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACE_HELP)],
     event: EventOpt = None,
-    group_by: Annotated[str | None, typer.Option("--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
+    group_by: Annotated[str | None, typer.Option(
+        "--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
     plot: PlotOpt = None,
     item_col: ItemColOpt = None,
     step_col: StepColOpt = None,
@@ -123,16 +124,21 @@ def psd(
     ] = "core",
     band: Annotated[
         str | None,
-        typer.Option("--band", metavar="LO:HI", help="Frequency band of the fit, cycles/step (Nyquist 0.5). Default: 3/nperseg : 0.125."),
+        typer.Option(
+            "--band", metavar="LO:HI",
+            help="Frequency band of the fit, cycles/step (Nyquist 0.5). Default: 3/nperseg : 0.125."),
     ] = None,
     beta_band: Annotated[
         str, typer.Option("--beta-band", metavar="LO:HI", help="β range reported as 1/f-like.")
     ] = f"{BETA_BAND[0]}:{BETA_BAND[1]}",
     nperseg: Annotated[
-        int | None, typer.Option("--nperseg", help="Welch segment length. Default: largest power of two <= steps/8, at least 64.")
+        int | None, typer.Option(
+            "--nperseg", help="Welch segment length. Default: largest power of two <= steps/8, at least 64.")
     ] = None,
-    detrend: Annotated[Detrend, typer.Option("--detrend", help="Per-segment detrending: constant (mean removed) or linear.")] = "constant",  # type: ignore[valid-type]
-    run: Annotated[str | None, typer.Option("--run", help="Use only this run (required when the trace holds several).")] = None,
+    detrend: Annotated[Detrend, typer.Option(  # type: ignore[valid-type]
+        "--detrend", help="Per-segment detrending: constant (mean removed) or linear.")] = "constant",
+    run: Annotated[str | None, typer.Option(
+        "--run", help="Use only this run (required when the trace holds several).")] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
     item_col: ItemColOpt = None,
@@ -188,7 +194,11 @@ def psd(
 
 
 def _psd_table(res) -> Table:
-    t = Table(title=Text(f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}"), title_justify="left", show_header=False)
+    t = Table(
+        title=Text(f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}"),
+        title_justify="left",
+        show_header=False,
+    )
     t.add_column("field", style="bold")
     t.add_column("value")
     verdict = "yes" if res.in_beta_band else "no"
@@ -208,12 +218,18 @@ def _psd_table(res) -> Table:
 def finite_size(
     traces: Annotated[
         list[str],
-        typer.Argument(metavar="TRACE[:SIZE]...", help="Traces labelled with their system size (A.parquet:100), or one dataset with --size-col."),
+        typer.Argument(
+            metavar="TRACE[:SIZE]...", help="Traces labelled with their system size (A.parquet:100), or one dataset "
+            "with --size-col."),
     ],
-    size_col: Annotated[str | None, typer.Option("--size-col", help="Column holding the system size (e.g. size of a hive-partitioned grid).")] = None,
-    group_by: Annotated[str | None, typer.Option("--group-by", help="Column holding the family; one row per family.")] = None,
-    family: Annotated[str | None, typer.Option("--family", help="Family name of the labelled traces [default: all].")] = None,
-    log_base: Annotated[LogBase, typer.Option("--log-base", help="Base of log(size) in the slope: e (as the paper's Table 1), 10 or 2.")] = "e",  # type: ignore[valid-type]
+    size_col: Annotated[str | None, typer.Option(
+        "--size-col", help="Column holding the system size (e.g. size of a hive-partitioned grid).")] = None,
+    group_by: Annotated[str | None, typer.Option(
+        "--group-by", help="Column holding the family; one row per family.")] = None,
+    family: Annotated[str | None, typer.Option(
+        "--family", help="Family name of the labelled traces [default: all].")] = None,
+    log_base: Annotated[LogBase, typer.Option(  # type: ignore[valid-type]
+        "--log-base", help="Base of log(size) in the slope: e (as the paper's Table 1), 10 or 2.")] = "e",
     null_draws: Annotated[
         int,
         typer.Option(
@@ -303,7 +319,10 @@ def _finite_table(report) -> Table:
         title_justify="left",
         caption=f"σ_top10: sd of ln(count) over the top-decile items of a run. Slope: OLS of σ on {logname}(size). "
         f"Raw slope: the same for the paper's raw-count σ. Store capacity: {_capacity_text(report)}."
-        + (f" Null slope: the same under uniform access, same items and events per run ({report.null_draws} draws)." if report.null_draws else ""),
+        + (
+            f" Null slope: the same under uniform access, same items and events per run ({report.null_draws} draws)."
+            if report.null_draws else ""
+        ),
         caption_justify="left",
     )
     t.add_column("family", no_wrap=True, min_width=max([6, *(len(f.family) for f in report.families)]))

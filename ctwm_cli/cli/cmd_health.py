@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -18,7 +18,7 @@ from .options import MemoryLimitOpt, WhereOpt, read_options
 from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
-class InputFormat(str, Enum):
+class InputFormat(StrEnum):
     auto = "auto"
     otel = "otel"
     mem0 = "mem0"
@@ -96,17 +96,26 @@ Examples:
 
 
 def health(
-    trace: Annotated[str, typer.Argument(metavar="TRACE", help="Event trace (.jsonl, .parquet, a Parquet directory, OTLP JSON, Mem0 history export).")],
-    objects: Annotated[str | None, typer.Option("--objects", help="Memory-object table (JSONL or Parquet) with valid_until, supersedes, created_at, type.")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", help="Prompt budget in tokens for context usage and memory token share.")] = None,
+    trace: Annotated[str, typer.Argument(
+        metavar="TRACE", help="Event trace (.jsonl, .parquet, a Parquet directory, OTLP JSON, Mem0 history export).")],
+    objects: Annotated[str | None, typer.Option(
+        "--objects",
+        help="Memory-object table (JSONL or Parquet) with valid_until, supersedes, created_at, type.")] = None,
+    budget: Annotated[int | None, typer.Option(
+        "--budget", help="Prompt budget in tokens for context usage and memory token share.")] = None,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     run: Annotated[str | None, typer.Option("--run", help="Use only the rows of this run.")] = None,
-    input_format: Annotated[InputFormat, typer.Option("--input-format", help="auto (sniff JSON content), otel (OTLP JSON spans) or mem0 (history export).")] = InputFormat.auto,
+    input_format: Annotated[InputFormat, typer.Option(
+        "--input-format",
+        help="auto (sniff JSON content), otel (OTLP JSON spans) or mem0 (history export).")] = InputFormat.auto,
     plot: PlotOpt = None,
-    task_col: Annotated[str | None, typer.Option("--task-col", help="Source column holding the task id [default: task].")] = None,
-    outcome_col: Annotated[str | None, typer.Option("--outcome-col", help="Source column holding a task's outcome [default: outcome].")] = None,
-    by_col: Annotated[str | None, typer.Option("--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
+    task_col: Annotated[str | None, typer.Option(
+        "--task-col", help="Source column holding the task id [default: task].")] = None,
+    outcome_col: Annotated[str | None, typer.Option(
+        "--outcome-col", help="Source column holding a task's outcome [default: outcome].")] = None,
+    by_col: Annotated[str | None, typer.Option(
+        "--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
     item_col: ItemColOpt = None,
     step_col: StepColOpt = None,
     run_col: RunColOpt = None,
@@ -139,7 +148,9 @@ def health(
 
         message(f"figure: {save_figure(plot_health(report), plot)}")
     rows = [{"metric": k, "value": v, "definition": METRICS[k]} for k, v in report.metrics.items()]
-    rows.append({"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason})
+    rows.append(
+        {"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason}
+    )
     emit("health", report.to_dict(), rows, fmt, tables=_tables(report), checks=report.checks)
     conclude("health", report.checks, junit)
 
@@ -152,30 +163,49 @@ def _tables(report) -> list[Table]:
     t.add_column("detail")
     c, r, f, g = report.context, report.retrieval, report.failures, report.growth
     budget = f"budget {c.budget:,} tokens" if c.budget else "no --budget"
-    t.add_row("context_usage", fmt_num(m["context_usage"]), f"{budget}; {c.context_steps:,} steps with a context row, mean {fmt_num(c.context_tokens_mean)} tokens")
-    t.add_row("memory_token_share", fmt_num(m["memory_token_share"]), f"mean {fmt_num(c.memory_tokens_mean)} {c.memory_event or 'memory'} tokens per step (max {fmt_num(c.memory_tokens_max)})")
-    t.add_row("memory_share_of_context", fmt_num(m["memory_share_of_context"]), "injected memory tokens / prompt tokens")
+    t.add_row("context_usage", fmt_num(m["context_usage"]), f"{budget}; {c.context_steps:,} steps with a context row, "
+        f"mean {fmt_num(c.context_tokens_mean)} tokens")
+    t.add_row("memory_token_share", fmt_num(m["memory_token_share"]), f"mean {fmt_num(c.memory_tokens_mean)} "
+        f"{c.memory_event or 'memory'} tokens per step (max {fmt_num(c.memory_tokens_max)})")
+    t.add_row(
+        "memory_share_of_context", fmt_num(m["memory_share_of_context"]), "injected memory tokens / prompt tokens"
+    )
     t.add_row("steps_over_budget", fmt_num(m["steps_over_budget"]), f"of {c.steps:,} steps")
     mt = report.maintenance
-    t.add_row("maintenance_ratio", fmt_num(m["maintenance_ratio"]), f"{mt.maintenance_steps:,} of {mt.steps:,} steps (warn > {mt.warn_above:.0%})")
+    t.add_row("maintenance_ratio", fmt_num(m["maintenance_ratio"]), f"{mt.maintenance_steps:,} of {mt.steps:,} steps "
+        f"(warn > {mt.warn_above:.0%})")
     ch = report.churn
-    t.add_row("net_new_per_task", fmt_num(m["net_new_per_task"]), f"{ch.tasks:,} tasks, median {fmt_num(ch.net_new_median)}; {ch.writes:,} writes, {ch.removals:,} removals")
-    t.add_row("retrieval_hit_rate", fmt_num(m["retrieval_hit_rate"]), f"{r.queries_with_hits:,} of {r.queries:,} queries retrieved something")
+    t.add_row("net_new_per_task", fmt_num(m["net_new_per_task"]), f"{ch.tasks:,} tasks, median "
+        f"{fmt_num(ch.net_new_median)}; {ch.writes:,} writes, {ch.removals:,} removals")
+    t.add_row("retrieval_hit_rate", fmt_num(m["retrieval_hit_rate"]), f"{r.queries_with_hits:,} of {r.queries:,} "
+        "queries retrieved something")
     reasons = ", ".join(f"{k} {v:,}" for k, v in r.stale_by_reason.items()) or "none"
-    t.add_row("stale_hit_share", fmt_num(m["stale_hit_share"]), f"{r.stale_hits:,} of {r.hits:,} {r.hit_event or 'hit'} rows ({reasons})")
-    t.add_row("failure_attribution", fmt_num(m["failure_attribution"]), f"{f.failures_attributed:,} of {f.failed_tasks:,} failed tasks used a stale or since-revoked entry (share among successful tasks: {fmt_num(f.successes_with_revoked_use)})")
-    t.add_row("revoked_share", fmt_num(m["revoked_share"]), f"{f.revoked_items:,} of {f.memory_items:,} items superseded or archived; {f.expired_items:,} expired")
+    t.add_row("stale_hit_share", fmt_num(m["stale_hit_share"]), f"{r.stale_hits:,} of {r.hits:,} "
+        f"{r.hit_event or 'hit'} rows ({reasons})")
+    t.add_row("failure_attribution", fmt_num(m["failure_attribution"]), f"{f.failures_attributed:,} of "
+        f"{f.failed_tasks:,} failed tasks used a stale or since-revoked entry (share among successful tasks: "
+        f"{fmt_num(f.successes_with_revoked_use)})")
+    t.add_row("revoked_share", fmt_num(m["revoked_share"]), f"{f.revoked_items:,} of {f.memory_items:,} items "
+        f"superseded or archived; {f.expired_items:,} expired")
     t.add_row("growth", g.classification, f"slope {fmt_num(g.slope)} items/{g.time_unit}; {g.reason}")
     t.add_row("store_size", fmt_num(report.churn.final_size), f"started at {report.churn.initial_size:,}")
     sc = report.success_curve
     if sc is not None:
         t.add_row("success_rate", fmt_num(sc.success_rate), f"{sc.tasks:,} tasks with an outcome")
-        knee = "–" if sc.inflection_volume is None else f"slope {fmt_num(sc.slope_before)} before, {fmt_num(sc.slope_after)} after"
-        t.add_row("inflection_volume", fmt_num(sc.inflection_volume), knee if sc.inflection_volume is not None else sc.reason)
+        knee = (
+            "–" if sc.inflection_volume is None
+            else f"slope {fmt_num(sc.slope_before)} before, {fmt_num(sc.slope_after)} after"
+        )
+        t.add_row(
+            "inflection_volume", fmt_num(sc.inflection_volume), knee if sc.inflection_volume is not None else sc.reason
+        )
     k = report.contradictions
     t.add_row("supersede_cycles", fmt_num(k.n_cycles), "; ".join(" -> ".join(cyc) for cyc in k.cycles[:3]) or "none")
     t.add_row("max_chain_length", fmt_num(k.max_chain_length), f"{k.chains:,} chains over {k.items_in_chains:,} items")
-    t.add_row("superseded_but_retrieved", fmt_num(k.superseded_but_retrieved), f"{k.superseded_hits:,} hits; " + (", ".join(k.superseded_but_retrieved_items[:5]) or "none"))
+    retrieved = ", ".join(k.superseded_but_retrieved_items[:5]) or "none"
+    t.add_row(
+        "superseded_but_retrieved", fmt_num(k.superseded_but_retrieved), f"{k.superseded_hits:,} hits; " + retrieved
+    )
     tables = [t]
     if report.notes:
         n = Table(show_header=False, box=None)
@@ -192,12 +222,15 @@ import_app = typer.Typer(
     no_args_is_help=True,
 )
 
-OutOpt = Annotated[str, typer.Option("--out", "--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, task, outcome, by).")]
+OutOpt = Annotated[str, typer.Option(
+    "--out", "--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, "
+    "task, outcome, by).")]
 
 
 @import_app.command("otel")
 def import_otel(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
+    file: Annotated[str, typer.Argument(
+        metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
     output: OutOpt,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
@@ -221,7 +254,8 @@ def import_otel(
 
 @import_app.command("mem0")
 def import_mem0(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="Mem0 history export: JSON array, {\"results\": [...]} or JSON lines.")],
+    file: Annotated[str, typer.Argument(
+        metavar="FILE", help="Mem0 history export: JSON array, {\"results\": [...]} or JSON lines.")],
     output: OutOpt,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
@@ -242,7 +276,8 @@ def import_mem0(
 @import_app.command("openinference")
 def import_openinference_cmd(
     file: Annotated[str, typer.Argument(
-        metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex instrumentations).",
+        metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex "
+            "instrumentations).",
     )],
     output: OutOpt,
     id_key: Annotated[str, typer.Option(

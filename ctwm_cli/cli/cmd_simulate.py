@@ -3,7 +3,7 @@ what it would have done with a real trace."""
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -35,7 +35,7 @@ DEFAULT_BUDGET = 512
 DEFAULT_TAU = 1.0
 
 
-class Ranking(str, Enum):
+class Ranking(StrEnum):
     auto = "auto"
     counts = "counts"
     step = "step"
@@ -44,29 +44,44 @@ class Ranking(str, Enum):
 def simulate(
     tau: Annotated[
         list[float] | None,
-        typer.Option("--tau", "-t", help="Allocation exponent τ > 0. Repeat for a sweep (one row per τ). [default: 1.0]", show_default=False),
+        typer.Option(
+            "--tau", "-t", help="Allocation exponent τ > 0. Repeat for a sweep (one row per τ). [default: 1.0]",
+            show_default=False),
     ] = None,
     sweep: Annotated[
         str | None,
-        typer.Option("--sweep", help="Sweep τ over START:STOP:N, N evenly spaced values inclusive (e.g. 0.25:2.0:7, the paper's Section 5.6)."),
+        typer.Option(
+            "--sweep", help="Sweep τ over START:STOP:N, N evenly spaced values inclusive (e.g. 0.25:2.0:7, the paper's "
+            "Section 5.6)."),
     ] = None,
     items: Annotated[
         int | None,
-        typer.Option("--items", "-M", help=f"Number of ranked items M (not with --trace, which takes M from the trace). [default: {DEFAULT_ITEMS}]", show_default=False),
+        typer.Option(
+            "--items", "-M", help="Number of ranked items M (not with --trace, which takes M from the trace). "
+            f"[default: {DEFAULT_ITEMS}]", show_default=False),
     ] = None,
-    core: Annotated[int, typer.Option("--core", "-K", help="Core size K: ranks 1..K are the core, the rest the summarised tail (1 <= K < M).")] = DEFAULT_CORE,
-    budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget B in slots (or tokens), split between the core ranks and one tail-summary group.")] = DEFAULT_BUDGET,
+    core: Annotated[int, typer.Option(
+        "--core", "-K",
+        help="Core size K: ranks 1..K are the core, the rest the summarised tail (1 <= K < M).")] = DEFAULT_CORE,
+    budget: Annotated[int, typer.Option(
+        "--budget", "-B", help="Prompt budget B in slots (or tokens), split between the core ranks and one "
+        "tail-summary group.")] = DEFAULT_BUDGET,
     trace: Annotated[
         str | None,
-        typer.Option("--trace", help="Apply the allocation to this trace's item ranking (.jsonl, .jsonl.gz, .parquet, a Parquet directory, or - for stdin)."),
+        typer.Option(
+            "--trace", help="Apply the allocation to this trace's item ranking (.jsonl, .jsonl.gz, .parquet, a Parquet "
+            "directory, or - for stdin)."),
     ] = None,
     ranking: Annotated[
         Ranking,
-        typer.Option("--ranking", help="With --trace: 'counts' ranks items by access count; 'step' ranks each (run, step) list by its rank/score column; 'auto' uses 'step' when the trace has step and rank/score columns."),
+        typer.Option(
+            "--ranking", help="With --trace: 'counts' ranks items by access count; 'step' ranks each (run, step) list "
+            "by its rank/score column; 'auto' uses 'step' when the trace has step and rank/score columns."),
     ] = Ranking.auto,
     event: Annotated[
         list[str] | None,
-        typer.Option("--event", help="With --trace: event kinds to count (repeatable). Default: retrieve, else inject."),
+        typer.Option(
+            "--event", help="With --trace: event kinds to count (repeatable). Default: retrieve, else inject."),
     ] = None,
     show: Annotated[int, typer.Option("--show", help="Core ranks listed in the allocation table and JSON.")] = 20,
     item_col: ItemColOpt = None,
@@ -124,7 +139,9 @@ def simulate(
             res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
                                  ranking=ranking.value, progress=progress)
         _plot(plot, res.allocation, res)
-        checks = [c for r in res.rows for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")]
+        checks = [
+            c for r in res.rows for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")
+        ]
         _emit_trace(res, fmt, checks)
         conclude("simulate", checks, junit)
         return
@@ -178,8 +195,9 @@ def _emit_allocation(a: Allocation, fmt: Format, show: int) -> None:
         t.add_row(str(r["rank"]), fmt_num(r["share"]), fmt_num(r["quota"]), fmt_num(r["slots"]))
     if payload["ranks_listed"] < a.core:
         hidden = a.core_slots[payload["ranks_listed"]:]
-        t.add_row(f"{payload['ranks_listed'] + 1}-{a.core}", fmt_num(float(a.shares[payload["ranks_listed"]:a.core].sum())),
-                  fmt_num(float(a.core_quotas[payload["ranks_listed"]:].sum())), fmt_num(int(hidden.sum())))
+        listed = payload["ranks_listed"]
+        t.add_row(f"{listed + 1}-{a.core}", fmt_num(float(a.shares[listed:a.core].sum())),
+                  fmt_num(float(a.core_quotas[listed:].sum())), fmt_num(int(hidden.sum())))
     t.add_row(f"tail {a.core + 1}-{a.n_items:,} ({a.tail_items:,} items)", fmt_num(a.tail_share), fmt_num(a.tail_quota),
               fmt_num(a.tail_slots), style="italic")
     s = Table(show_header=False, title="summary", title_justify="left")
@@ -249,7 +267,8 @@ def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     head.add_row("distinct items M", fmt_num(res.n_items))
     head.add_row("accesses" if res.ranking == "counts" else "ranked listings", fmt_num(res.n_accesses))
     head.add_row("core K / budget B", f"{res.core} / {res.budget:,}")
-    head.add_row("top-K items by count", ", ".join(f"{i} ({c:,})" for i, c in zip(res.core_items, res.core_item_counts, strict=True)))
+    top = zip(res.core_items, res.core_item_counts, strict=True)
+    head.add_row("top-K items by count", ", ".join(f"{i} ({c:,})" for i, c in top))
     if res.ranking == "step":
         head.add_row("steps", fmt_num(res.steps))
         head.add_row("mean list length", fmt_num(res.mean_list_length))
@@ -261,7 +280,8 @@ def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     acc = ("tau", "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped")
     if res.ranking == "counts":
         acc = (*acc, "tv_distance")
-    t = Table(title="per τ: items (in prompt = core items with >= 1 slot; summarised = tail items behind a summary with >= 1 slot)", title_justify="left", box=box.SIMPLE_HEAD)
+    t = Table(title="per τ: items (in prompt = core items with >= 1 slot; summarised = tail items behind a summary "
+        "with >= 1 slot)", title_justify="left", box=box.SIMPLE_HEAD)
     _fill(t, cols, rows, rename=_TRACE_HEADERS.get)
     a = Table(title="per τ: share of accesses served", title_justify="left", box=box.SIMPLE_HEAD)
     _fill(a, acc, rows, rename=_TRACE_HEADERS.get)
