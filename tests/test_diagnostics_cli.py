@@ -39,13 +39,16 @@ def test_concentration_json_table_csv(trace, run_cli):
     assert "sigma_top10" in doc["definitions"]
     (row,) = doc["rows"]
     ref = concentration(_counts(rows)).to_dict()
-    for key in ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share", "sigma_top10", "singleton_fraction"):
+    for key in ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
+                "singleton_fraction"):
         assert row[key] == pytest.approx(ref[key])
     res = run_cli(["concentration", path, "--item-col", "memory_id"])
     assert res.code == 0
     for text in ("Gini", "σ_top10", "max/median", "trace.jsonl", "bias-corrected"):
         assert text in res.out
-    res = run_cli(["concentration", path, "--col", "item=memory_id", "--col", "run=agent", "--group-by", "run", "-f", "csv"])
+    res = run_cli(
+        ["concentration", path, "--col", "item=memory_id", "--col", "run=agent", "--group-by", "run", "-f", "csv"]
+    )
     assert res.code == 0, res.err
     got = list(csv.DictReader(io.StringIO(res.out)))
     assert [g["group"] for g in got] == ["a", "b"]

@@ -118,7 +118,8 @@ def _trace(tmp_path, per_step_core, per_step_tail, *, step0=0, name="t.jsonl", r
         for _ in range(int(nt)):
             row = {"item": f"t{rng.integers(90)}", "step": step, "event": "retrieve"}
             lines.append(row if run is None else {**row, "run": run})
-        lines.append({"item": "note", "step": step, "event": "write"} if run is None else {"item": "note", "step": step, "event": "write", "run": run})
+        row = {"item": "note", "step": step, "event": "write"}
+        lines.append(row if run is None else {**row, "run": run})
     path = tmp_path / name
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     return path, lines

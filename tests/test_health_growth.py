@@ -32,14 +32,18 @@ def test_linear_growth_is_linear():
 def test_saturating_growth_is_converging():
     t = steps()
     fits = [classify_growth(t, bernoulli_store(0.8 * np.exp(-t / 500), seed)) for seed in range(40)]
-    assert all(g.classification == "converging" for g in fits), [g.reason for g in fits if g.classification != "converging"]
+    assert all(g.classification == "converging" for g in fits), [
+        g.reason for g in fits if g.classification != "converging"
+    ]
     assert all(g.rate_trend_ci[1] < 0 and g.final_rate < g.initial_rate for g in fits)
 
 
 def test_accelerating_growth_is_accelerating():
     t = steps()
     fits = [classify_growth(t, bernoulli_store(0.05 + 0.9 * t / T, seed)) for seed in range(40)]
-    assert all(g.classification == "accelerating" for g in fits), [g.reason for g in fits if g.classification != "accelerating"]
+    assert all(g.classification == "accelerating" for g in fits), [
+        g.reason for g in fits if g.classification != "accelerating"
+    ]
     assert all(g.rate_trend_ci[0] > 0 and g.rate_change > 1 for g in fits)
 
 
@@ -62,7 +66,10 @@ def test_irregular_times_and_the_slope():
 def test_linear_growth_false_alarm_rate_is_small():
     """Under constant-rate growth the 95% interval excludes 0 about 5% of the time; with the 25%
     effect-size floor the misclassification rate must stay at or below that."""
-    wrong = sum(classify_growth(steps(1000), bernoulli_store(np.full(1000, 0.3), s)).classification != "linear" for s in range(300))
+    wrong = sum(
+        classify_growth(steps(1000), bernoulli_store(np.full(1000, 0.3), s)).classification != "linear"
+        for s in range(300)
+    )
     assert wrong / 300 <= 0.05
 
 

@@ -46,7 +46,8 @@ OTEL_EXPECTED = [
 
 def _tuples(rows):
     return [
-        (r["event"], r["item"], r["step"], r.get("task"), r.get("rank"), r.get("score"), r.get("tokens"), r.get("outcome"))
+        (r["event"], r["item"], r["step"], r.get("task"), r.get("rank"), r.get("score"), r.get("tokens"),
+         r.get("outcome"))
         for r in rows
     ]
 
@@ -76,7 +77,8 @@ def test_mem0_example_imports_to_the_expected_events():
 def test_any_value_decodes_typed_otlp_values():
     v = {"kvlistValue": {"values": [
         {"key": "n", "value": {"intValue": "12345678901234"}},
-        {"key": "xs", "value": {"arrayValue": {"values": [{"doubleValue": 0.5}, {"boolValue": True}, {"stringValue": "s"}]}}},
+        {"key": "xs", "value": {"arrayValue": {"values": [
+            {"doubleValue": 0.5}, {"boolValue": True}, {"stringValue": "s"}]}}},
     ]}}
     assert any_value(v) == {"n": 12345678901234, "xs": [0.5, True, "s"]}
 
@@ -86,9 +88,12 @@ def test_open_trace_sniffs_telemetry_and_the_audit_counts_see_it():
     reader = open_trace(OTEL)
     assert reader.format == "otel"
     scan = scan_trace(reader)
-    assert scan.events == {"archive": 1, "context": 4, "retrieve": 4, "search": 4, "task_outcome": 2, "update": 2, "write": 2}
+    assert scan.events == {
+        "archive": 1, "context": 4, "retrieve": 4, "search": 4, "task_outcome": 2, "update": 2, "write": 2
+    }
     (counts,) = item_counts(scan)
-    assert dict(zip(counts.items.to_pylist(), counts.counts.tolist(), strict=True)) == {"mem_b": 2, "doc_1": 1, "mem_a": 1}
+    got = dict(zip(counts.items.to_pylist(), counts.counts.tolist(), strict=True))
+    assert got == {"mem_b": 2, "doc_1": 1, "mem_a": 1}
     assert scan_trace(open_trace(MEM0)).events == {"archive": 1, "update": 1, "write": 3}
 
 
@@ -137,7 +142,10 @@ def test_import_rejects_a_non_parquet_output(tmp_path, run_cli):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}', "spans\\[0\\]: missing or malformed startTimeUnixNano"),
+        (
+            '{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]}',
+            "spans\\[0\\]: missing or malformed startTimeUnixNano",
+        ),
         ('{"resourceSpans": []}', "no spans found"),
     ],
 )
@@ -152,7 +160,10 @@ def test_otel_errors_name_the_span(tmp_path, text, match):
     ("rows", "match"),
     [
         ([{"event": "ADD"}], "history row 1: missing memory_id"),
-        ([{"memory_id": "m", "event": "ADD"}, {"memory_id": "m", "event": "MERGE"}], "history row 2: event must be ADD"),
+        (
+            [{"memory_id": "m", "event": "ADD"}, {"memory_id": "m", "event": "MERGE"}],
+            "history row 2: event must be ADD",
+        ),
         ([{"memory_id": "m", "event": "NONE"}], "no ADD/UPDATE/DELETE rows"),
     ],
 )

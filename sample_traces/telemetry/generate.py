@@ -93,7 +93,8 @@ def otel_document() -> dict:
         # Records recorded as a JSON string (allowed on spans when structured values are not supported).
         _span(a, "a000000000000007", "a000000000000001", "update_memory", 6, 6,
               {"gen_ai.operation.name": "update_memory", **mem, "gen_ai.memory.record.count": 1,
-               "gen_ai.memory.records": json.dumps([{"id": "mem_a", "content": "Read-only account: use the rw role"}])}),
+               "gen_ai.memory.records": json.dumps(
+                   [{"id": "mem_a", "content": "Read-only account: use the rw role"}])}),
         # Task B (fails): retrieval, chat, upsert (one known id, one new), delete, search hits the deleted entry.
         _span(b, "b000000000000001", None, "invoke_agent planner", 100, 110,
               {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner", **c}, status=2, kind=1),
@@ -101,16 +102,19 @@ def otel_document() -> dict:
               {"gen_ai.operation.name": "retrieval", "gen_ai.data_source.id": "docs", **c,
                "gen_ai.retrieval.documents": [{"id": "doc_1", "score": 0.8}]}),
         _span(b, "b000000000000003", "b000000000000001", "chat gpt-4o", 102, 103,
-              {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 900, **c}),
+              {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+               "gen_ai.usage.input_tokens": 900, **c}),
         _span(b, "b000000000000004", "b000000000000001", "upsert_memory", 103, 103,
               {"gen_ai.operation.name": "upsert_memory", **mem, "gen_ai.memory.record.count": 2,
                "gen_ai.memory.records": [{"id": "mem_c", "content": "x"}, {"id": "mem_d", "content": "y"}]}),
         _span(b, "b000000000000005", "b000000000000001", "delete_memory", 104, 104,
               {"gen_ai.operation.name": "delete_memory", **mem, "gen_ai.memory.record.id": "mem_b"}),
         _span(b, "b000000000000006", "b000000000000001", "search_memory", 105, 105,
-              {"gen_ai.operation.name": "search_memory", **mem, "gen_ai.memory.records": [{"id": "mem_b", "content": "Task T-2291 is already done", "score": 0.7}]}),
+              {"gen_ai.operation.name": "search_memory", **mem,
+               "gen_ai.memory.records": [{"id": "mem_b", "content": "Task T-2291 is already done", "score": 0.7}]}),
         _span(b, "b000000000000007", "b000000000000001", "chat gpt-4o", 106, 107,
-              {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 1000, **c}),
+              {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+               "gen_ai.usage.input_tokens": 1000, **c}),
         _span(b, "b000000000000008", "b000000000000001", "execute_tool run_sql", 107, 108,
               {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "run_sql", **c}),
     ]
@@ -135,7 +139,8 @@ def mem0_history() -> list[dict]:
     return [
         row(1, "m1", None, "Likes green tea", "ADD", "2026-01-01T10:00:00+00:00"),
         row(2, "m2", None, "Lives in Lyon", "ADD", "2026-01-01T10:00:00+00:00"),
-        row(3, "m1", "Likes green tea", "Likes oolong tea", "UPDATE", "2026-01-01T10:00:00+00:00", "2026-01-02T09:00:00+00:00"),
+        row(3, "m1", "Likes green tea", "Likes oolong tea", "UPDATE",
+            "2026-01-01T10:00:00+00:00", "2026-01-02T09:00:00+00:00"),
         row(4, "m3", None, "Works on the billing service", "ADD", "2026-01-03T08:00:00+00:00"),
         row(5, "m2", "Lives in Lyon", None, "DELETE", "2026-01-01T10:00:00+00:00", "2026-01-04T12:00:00+00:00", 1),
     ]
@@ -175,10 +180,13 @@ def synthetic(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
                 for rank, it in enumerate(rng.choice(pool, size=min(3, len(pool)), replace=False), 1):
                     it = str(it)
                     tok = int(rng.integers(40, 121))
-                    rows.append({"item": it, "step": step, "run": "agent-1", "event": "retrieve", "rank": rank, "task": task})
-                    rows.append({"item": it, "step": step, "run": "agent-1", "event": "inject", "tokens": tok, "task": task})
+                    rows.append({"item": it, "step": step, "run": "agent-1", "event": "retrieve", "rank": rank,
+                                 "task": task})
+                    rows.append({"item": it, "step": step, "run": "agent-1", "event": "inject", "tokens": tok,
+                                 "task": task})
                     injected += tok
-                    used_revoked |= it in revoked or (objs[it]["valid_until"] is not None and step > objs[it]["valid_until"])
+                    used_revoked |= it in revoked or (
+                        objs[it]["valid_until"] is not None and step > objs[it]["valid_until"])
                     objs[it]["hit_count"] += 1
                     objs[it]["last_hit_at"] = step
             rows.append({"item": "model:demo", "step": step, "run": "agent-1", "event": "context",
@@ -200,7 +208,8 @@ def synthetic(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
                 same = [x for x in live if objs[x]["subject"] == objs[it]["subject"]]
                 if same and rng.random() < 0.3:
                     old = same[0]
-                    rows.append({"item": old, "step": step, "run": "agent-1", "event": "supersede", "by": it, "task": task})
+                    rows.append({"item": old, "step": step, "run": "agent-1", "event": "supersede", "by": it,
+                                 "task": task})
                     objs[it]["supersedes"].append(old)
                     live.remove(old)
                     revoked.add(old)
