@@ -124,7 +124,8 @@ def audit(
       ctwm audit trace.parquet --calibrate 200 --expect tpl-compatible --expect-rule calibrated
       ctwm audit trace.parquet --fail-on 'n_tail<100' --fail-on 'gini>0.9' --format github
     """
-    from ..gates import evaluate_checks, expect_outcome, parse_checks
+    # Long only by its option declarations (Typer reads the signature); the body validates, calls audit_many, renders.
+    from ..gates import parse_checks
     from ..tail import audit_many
     from ..tail.audit import new_seed, validate
     from ..distributed import check_scheduler, using_scheduler
@@ -164,16 +165,31 @@ def audit(
                 progress=progress, calibration_progress=cal_progress,
             )
     if plot:
-        from ..plots import save_figure
-        from ..plots.ccdf import plot_audit
-
-        for r, c, path in zip(results, counts, _plot_paths(plot, results), strict=True):
-            message(f"figure: {save_figure(plot_audit(r, c.counts), path)}")
-        if len(results) > 1:  # the groups side by side (paper Fig. 4) at the path itself
-            from ..plots.audit_groups import plot_audit_groups
-
-            message(f"figure: {save_figure(plot_audit_groups(results), plot)}")
+        _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
+    checks = _checks(results, rows, gates, expect, expect_rule)
+    payload = {"audits": [r.to_dict() for r in results]}
+    emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details)
+    conclude("audit", checks, junit)
+
+
+def _save_plots(plot: str, results, counts) -> None:
+    from ..plots import save_figure
+    from ..plots.ccdf import plot_audit
+
+    for r, c, path in zip(results, counts, _plot_paths(plot, results), strict=True):
+        message(f"figure: {save_figure(plot_audit(r, c.counts), path)}")
+    if len(results) > 1:  # the groups side by side (paper Fig. 4) at the path itself
+        from ..plots.audit_groups import plot_audit_groups
+
+        message(f"figure: {save_figure(plot_audit_groups(results), plot)}")
+
+
+def _checks(results, rows: list[dict], gates, expect: str | None, expect_rule: str) -> list:
+    """The --expect outcome (paper or calibrated verdict) and the --fail-on gates of every audit."""
+    from ..gates import evaluate_checks, expect_outcome
+
     checks = []
     for r, row in zip(results, rows, strict=True):
         if expect is not None:
@@ -183,10 +199,7 @@ def audit(
             chosen = r.verdict if expect_rule == "paper" else r.calibration.verdict
             checks.append(expect_outcome(r.label, f"{expect_rule}_verdict", chosen.verdict, expect))
         checks += evaluate_checks(gates, gate_metrics(r, row), subject=r.label)
-    payload = {"audits": [r.to_dict() for r in results]}
-    emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details)
-    conclude("audit", checks, junit)
+    return checks
 
 
 #: the names --fail-on accepts for an audit: the summary row's numbers and the concentration measures

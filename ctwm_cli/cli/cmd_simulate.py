@@ -112,6 +112,8 @@ def simulate(
       ctwm simulate --sweep 0.25:2:7 --plot sweep.png
       ctwm simulate --trace sample_traces/tpl_events.parquet --sweep 0.5:2:4 --fail-on 'access_share_dropped>0.2'
     """
+    # Long only by its option declarations (Typer reads the signature); the body validates, calls one library
+    # function per mode (allocate, tau_sweep or simulate_trace) and renders through the _emit_* helpers.
     from ..allocation import allocate, parse_sweep, simulate_trace, tau_sweep
     from ..gates import evaluate_checks, parse_checks
 
