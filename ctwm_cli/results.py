@@ -25,6 +25,15 @@ _TEXT_CHARS = 80  # a text value inside a repr
 result = dataclasses.dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 
 
+def timing(default: Any = dataclasses.MISSING) -> Any:
+    """A wall-clock field (seconds, steps per second): kept on the object, left out of ``to_dict()``.
+
+    Machine output is a contract: the same input and seed give byte-identical JSON, so timings go
+    to stderr only (the CLI prints them there).
+    """
+    return dataclasses.field(default=default, metadata={"timing": True})
+
+
 def jsonable(value: Any) -> Any:
     """Convert ``value`` into JSON-safe built-ins (NaN and infinities become ``None``)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -113,7 +122,9 @@ class ToDict:
     __slots__ = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {f.name: jsonable(getattr(self, f.name))
+                for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                if not f.metadata.get("timing")}
 
     def frame_rows(self) -> list[dict[str, Any]]:
         """The rows of :meth:`to_frame`: the result's ``summary_row()`` if it has one, else the scalar

@@ -118,3 +118,17 @@ def test_seeded_replay_compare_json_is_byte_identical(run_cli):
             "--json"]
     first, second = run_cli(args).out, run_cli(args).out
     assert first == second and '"seed": 3' in first
+
+
+def test_seeded_world_json_is_byte_identical_and_timings_go_to_stderr(run_cli, tmp_path):
+    """Wall-clock fields (steps/s, grid seconds) stay on the objects but out of the JSON."""
+    run = ["world", "run", "--size", "100", "--steps", "300", "--seed", "5", "--out", tmp_path / "r", "--json"]
+    grid = ["world", "grid", "--family", "uniform", "--size", "100", "--steps", "300", "--seed", "5", "--jobs", "1",
+            "--out", tmp_path / "g", "--json"]
+    for args in (run, grid):
+        first = run_cli(args)
+        second = run_cli([*args, "--overwrite"])
+        assert first.code == second.code == 0, second.err
+        assert first.out == second.out and '"seed": 5' in first.out
+        assert "seconds" not in first.out and "steps_per_second" not in first.out
+        assert "time:" in first.err

@@ -157,6 +157,7 @@ def run(
                  else ", ".join(f"{a}: {fmt_num(b)}" for a, b in value.items()))
         t.add_row(key, shown or "–")
     emit("world run", row, [row], fmt, seed=seed, tables=[t])
+    message(f"time: {res.steps_per_second:,.0f} steps/s")  # stderr only: results hold no wall-clock values
 
 
 @world_app.command("grid")
@@ -212,13 +213,13 @@ def grid(
         res = run_grid(out, families=fams, sizes=sizes or list(PAPER_SIZES), seeds=seeds, base=base, jobs=jobs,
                        overwrite=overwrite, resume=resume, progress=progress)
     rows = [c.to_dict() for c in res.cells]
-    t = Table(title=f"world grid -> {res.out} ({len(rows)} cells, {res.seconds:.1f} s; manifest {res.manifest})",
-              title_justify="left")
+    t = Table(title=f"world grid -> {res.out} ({len(rows)} cells; manifest {res.manifest})", title_justify="left")
     for col in ("family", "size", "seed", "rows", "gini"):
         t.add_column(col, justify="left" if col == "family" else "right")
     for c in res.cells:
         t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini))
     emit("world grid", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+    message(f"time: {res.seconds:.1f} s")  # stderr only: results hold no wall-clock values
 
 
 @world_app.command("ladder")

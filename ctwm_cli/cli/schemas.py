@@ -105,7 +105,7 @@ def _object_schema(cls: type, seen: set[type]) -> dict[str, Any]:
         return {"type": "object"}
     seen = seen | {cls}
     hints = typing.get_type_hints(cls)
-    fields = [f for f in dataclasses.fields(cls) if not f.name.startswith("_")]
+    fields = [f for f in dataclasses.fields(cls) if not f.name.startswith("_") and not f.metadata.get("timing")]
     own_to_dict = "to_dict" in vars(cls)
     props = {f.name: _type_schema(hints.get(f.name, Any), seen) for f in fields}
     if own_to_dict:  # its to_dict() may summarise arrays and nested parts: only plain scalars are pinned

@@ -28,7 +28,7 @@ from ..files import prepare_dir, remove_temp_files, sha256, write_json
 from ..limits import check_memory
 from ..parallel import resolve_jobs, run_tasks
 from ..progress import ProgressCallback
-from ..results import ToDict, jsonable, result
+from ..results import ToDict, jsonable, result, timing
 from .config import WorldConfig
 from .graphs import DEFAULT_PARAMS, FAMILIES, PAPER_SIZES
 from .run import summarise
@@ -51,7 +51,7 @@ class GridCell(ToDict):
     gini: float | None
     file: str  # relative to the grid directory
     sha256: str
-    seconds: float
+    seconds: float = timing()
     reused: bool = False  # resume: kept after its SHA-256 matched the manifest
 
 
@@ -62,7 +62,7 @@ class WorldGrid(ToDict):
     out: str
     manifest: str
     cells: tuple[GridCell, ...]
-    seconds: float
+    seconds: float = timing()
 
 
 def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[int],

@@ -17,7 +17,7 @@ import numpy as np
 from ..diagnostics.measures import concentration as _measure
 from ..files import check_output_dir, prepare_dir, write_json, write_parquet
 from ..memory.retrievers import RETRIEVER_EVICTION
-from ..results import ToDict, result
+from ..results import ToDict, result, timing
 from .config import WorldConfig
 from .simulation import Simulation, simulate
 from .trace import MANIFEST_FILE, TRACE_FILE, manifest, trace_table
@@ -59,11 +59,11 @@ class WorldRun(ToDict):
     gini: float | None
     gini_retrieve: float | None
     policy_stats: dict[str, Any]
-    steps_per_second: float
     trace: str | None
     manifest: str | None
     sha256: str | None
     repeat: str
+    steps_per_second: float = timing()
 
 
 def concentration(counts: np.ndarray) -> Concentration:

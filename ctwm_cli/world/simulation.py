@@ -49,7 +49,7 @@ class Simulation(ToDict):
 
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "steps": int(self.transitions.size),
-                "retrieve_events": int(self.retrieved.size), "seconds": self.seconds}
+                "retrieve_events": int(self.retrieved.size)}  # no wall-clock time: same seed, same JSON
 
 
 def simulate(config: WorldConfig, *, world: World | None = None, policy_backoff: float | None = None) -> Simulation:
