@@ -132,3 +132,11 @@ def test_seeded_world_json_is_byte_identical_and_timings_go_to_stderr(run_cli, t
         assert first.out == second.out and '"seed": 5' in first.out
         assert "seconds" not in first.out and "steps_per_second" not in first.out
         assert "time:" in first.err
+
+
+def test_seeded_bench_longmemeval_json_is_byte_identical(run_cli):
+    fixture = str(Path(__file__).resolve().parents[1] / "sample_traces" / "longmemeval" / "longmemeval_synthetic.json")
+    args = ["bench", "longmemeval", fixture, "--seed", "4", "--bootstrap", "50", "--json"]
+    first, second = run_cli(args), run_cli(args)
+    assert first.code == second.code == 0, first.err
+    assert first.out == second.out and '"seed": 4' in first.out
