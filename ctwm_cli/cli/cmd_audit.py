@@ -15,10 +15,9 @@ from ..errors import InputError, UsageError
 from ..plots import check_plot_path
 from .choices import Verdict, choice
 from .options import (
-    ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JobsOpt, JsonOpt, JunitOpt,
-    PlotOpt, RunColOpt, SeedOpt, StepColOpt, at_most, resolve_format,
+    TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt,
+    at_most, read_flags, resolve_format,
 )
-from .options import TRACES_HELP, EngineOpt, MemoryLimitOpt, SchedulerOpt, WhereOpt, read_options
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
@@ -29,6 +28,7 @@ SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdic
 VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold cyan", "inconclusive": "bold yellow"}
 
 
+@read_flags(engine=True, scheduler=True)
 def audit(
     traces: Annotated[list[str], typer.Argument(
         metavar="TRACE...", help=TRACES_HELP + " One audit per trace (or per group).")],
@@ -94,16 +94,8 @@ def audit(
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
     plot: PlotOpt = None,
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
-    engine: EngineOpt = "duckdb",
-    scheduler: SchedulerOpt = None,
+    *,
+    opts: ReadFlags,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -148,10 +140,10 @@ def audit(
              xmin_range=scan_range, uncertainty=uncertainty,
              cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
              xmax=xmax)
-    read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
-                        memory_limit=memory_limit, engine=engine, scheduler=check_scheduler(scheduler))
+    check_scheduler(opts.scheduler)
+    read = opts.read_options()
     seed = new_seed() if seed is None else seed
-    with using_scheduler(scheduler):
+    with using_scheduler(opts.scheduler):
         with progress_bar("reading traces") as progress:
             counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress)
         announce_seed(seed)

@@ -12,10 +12,9 @@ from rich.text import Text
 from ..plots import check_plot_path, series_label
 from .choices import BETA_BAND, choice
 from .options import (
-    ColOpt, CountColOpt, DetailsOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt,
-    RunColOpt, SeedOpt, StepColOpt, at_most, resolve_format,
+    DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt, at_most, read_flags,
+    resolve_format,
 )
-from .options import EngineOpt, MemoryLimitOpt, WhereOpt, read_options
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 Detrend = choice("Detrend", ("constant", "linear"))
@@ -33,21 +32,15 @@ EventOpt = Annotated[
 ]
 
 
+@read_flags(engine=True)
 def concentration(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACE_HELP)],
     event: EventOpt = None,
     group_by: Annotated[str | None, typer.Option(
         "--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
     plot: PlotOpt = None,
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
-    engine: EngineOpt = "duckdb",
+    *,
+    opts: ReadFlags,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
@@ -71,8 +64,7 @@ def concentration(
     from ..gates import evaluate_checks, parse_checks
 
     fmt = resolve_format(fmt, as_json)
-    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
-                        memory_limit=memory_limit, engine=engine)
+    cmap = opts.read_options()
     gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
@@ -112,6 +104,7 @@ def _concentration_table(report) -> Table:
     return t
 
 
+@read_flags()
 def psd(
     trace: Annotated[str, typer.Argument(metavar="TRACE", help=TRACE_HELP + " Needs a step column.")],
     series: Annotated[
@@ -141,14 +134,8 @@ def psd(
         "--run", help="Use only this run (required when the trace holds several).")] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
+    *,
+    opts: ReadFlags,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     fmt: FormatOpt = Format.table,
@@ -170,7 +157,7 @@ def psd(
     from ..gates import evaluate_checks, parse_checks
 
     fmt = resolve_format(fmt, as_json)
-    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where, memory_limit=memory_limit)
+    cmap = opts.read_options()
     gates = parse_checks(fail_on, PSD_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     band_v = parse_band(band, "--band") if band is not None else None
@@ -215,6 +202,7 @@ def _psd_table(res) -> Table:
     return t
 
 
+@read_flags()
 def finite_size(
     traces: Annotated[
         list[str],
@@ -247,14 +235,8 @@ def finite_size(
     ] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
+    *,
+    opts: ReadFlags,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -272,7 +254,7 @@ def finite_size(
 
     from ..diagnostics import finite_size_of_traces
     fmt = resolve_format(fmt, as_json)
-    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where, memory_limit=memory_limit)
+    cmap = opts.read_options()
     check_plot_path(plot)
     if null_draws and seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])

@@ -11,10 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError, UsageError
-from .options import (
-    ColOpt, CountColOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, RunColOpt, SeedOpt, StepColOpt,
-    column_map, resolve_format,
-)
+from .options import Format, FormatOpt, JsonOpt, JunitOpt, ReadFlags, SeedOpt, column_flags, resolve_format
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
 
 
@@ -43,6 +40,7 @@ def _tolerances(specs: list[str] | None) -> dict[str, float]:
     return out
 
 
+@column_flags
 def diff(
     base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
     head: Annotated[str, typer.Argument(metavar="HEAD", help="The run to compare: the same command's saved result, or a trace.")],  # noqa: E501
@@ -51,12 +49,8 @@ def diff(
     level: Annotated[float, typer.Option("--level", help="Traces: confidence level of the intervals.")] = 0.95,
     seed: SeedOpt = None,
     event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Traces: event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,  # noqa: E501
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
+    *,
+    opts: ReadFlags,
     junit_xml: JunitOpt = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
@@ -87,7 +81,7 @@ def diff(
     elif any(d is not None for d in saved):
         raise InputError("compare two saved results or two traces, not one of each")
     else:
-        cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
+        cmap = opts.columns()
         with progress_bar("reading traces") as progress:
             counts = [read_counts([p], cmap, events=event, progress=progress) for p in (base, head)]
         if any(len(c) != 1 for c in counts):

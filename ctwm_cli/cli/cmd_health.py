@@ -10,11 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path
-from .options import (
-    ColOpt, CountColOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt, RunColOpt,
-    StepColOpt, resolve_format,
-)
-from .options import MemoryLimitOpt, WhereOpt, read_options
+from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
 from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
@@ -95,6 +91,7 @@ Examples:
 """
 
 
+@read_flags()
 def health(
     trace: Annotated[str, typer.Argument(
         metavar="TRACE", help="Event trace (.jsonl, .parquet, a Parquet directory, OTLP JSON, Mem0 history export).")],
@@ -116,19 +113,13 @@ def health(
         "--outcome-col", help="Source column holding a task's outcome [default: outcome].")] = None,
     by_col: Annotated[str | None, typer.Option(
         "--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
+    *,
+    opts: ReadFlags,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
     fmt = resolve_format(fmt, as_json)
-    cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where, memory_limit=memory_limit)
+    cmap = opts.read_options()
     from ..gates import parse_checks
     from ..health import METRICS, health_of_trace
 

@@ -8,24 +8,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .options import (
-    TRACES_HELP, ColOpt, CountColOpt, EngineOpt, EventColOpt, Format, FormatOpt, ItemColOpt, JsonOpt, MemoryLimitOpt,
-    RunColOpt, StepColOpt, WhereOpt, read_options, resolve_format,
-)
+from .options import TRACES_HELP, Format, FormatOpt, JsonOpt, ReadFlags, read_flags, resolve_format
 from .output import emit, fmt_num, progress_bar
 
 
+@read_flags(engine=True)
 def inspect(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP)],
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
-    engine: EngineOpt = "duckdb",
+    *,
+    opts: ReadFlags,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -41,8 +32,7 @@ def inspect(
     from ..traces import paths
 
     fmt = resolve_format(fmt, as_json)
-    read = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
-                        memory_limit=memory_limit, engine=engine)
+    read = opts.read_options()
     with progress_bar("reading traces") as progress:
         scans = paths.scan_paths(traces, read, progress=progress)
     rows = [s.to_dict() for s in scans]

@@ -12,11 +12,7 @@ from rich.table import Table
 
 from ..errors import UsageError
 from ..plots import check_plot_path
-from .options import (
-    ColOpt, CountColOpt, EventColOpt, FailOnOpt, Format, FormatOpt, ItemColOpt, JsonOpt, JunitOpt, PlotOpt, RunColOpt,
-    StepColOpt, resolve_format,
-)
-from .options import MemoryLimitOpt, WhereOpt, read_options
+from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
 from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -41,6 +37,7 @@ class Ranking(StrEnum):
     step = "step"
 
 
+@read_flags()
 def simulate(
     tau: Annotated[
         list[float] | None,
@@ -84,14 +81,8 @@ def simulate(
             "--event", help="With --trace: event kinds to count (repeatable). Default: retrieve, else inject."),
     ] = None,
     show: Annotated[int, typer.Option("--show", help="Core ranks listed in the allocation table and JSON.")] = 20,
-    item_col: ItemColOpt = None,
-    step_col: StepColOpt = None,
-    run_col: RunColOpt = None,
-    event_col: EventColOpt = None,
-    count_col: CountColOpt = None,
-    col: ColOpt = None,
-    where: WhereOpt = None,
-    memory_limit: MemoryLimitOpt = "50%",
+    *,
+    opts: ReadFlags,
     plot: PlotOpt = None,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
@@ -135,8 +126,7 @@ def simulate(
     if trace is not None:
         if items is not None:
             raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
-        cmap = read_options(item_col, step_col, run_col, event_col, count_col, col, where=where,
-                            memory_limit=memory_limit)
+        cmap = opts.read_options()
         with progress_bar("reading trace") as progress:
             res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
                                  ranking=ranking.value, progress=progress)

@@ -1,10 +1,11 @@
 """Option groups: options several commands share, declared once and added to each command's signature.
 
 A group is a list of :class:`inspect.Parameter` (each an ``Annotated[T, typer.Option(...)]`` with its
-default) and a dataclass with one field per parameter. :func:`option_group` returns a decorator that
-appends the group's parameters to a command's own and calls the command with ``opts=<dataclass>``;
-a parameter of the command with a group option's name replaces that option (``opts`` then holds the
-group's default). Typer reads the rebuilt signature (only its public API is used).
+default) and a dataclass with a field per parameter (fields the group lacks need defaults).
+:func:`option_group` returns a decorator that puts the group's parameters where the command declares its
+keyword-only ``opts`` (so ``--help`` lists them there; at the end without one) and calls the command with
+``opts=<dataclass>``; a parameter of the command with a group option's name replaces that option (``opts``
+then holds the group's default). Typer reads the rebuilt signature (only its public API is used).
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ def option_group(shared: Sequence[inspect.Parameter], cls: type) -> Callable[[Ca
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn, eval_str=True)
+        names = list(sig.parameters)
+        at = names.index("opts") if "opts" in names else len(names)
         own = [p for p in sig.parameters.values() if p.name != "opts"]
         own_names = {p.name for p in own}
         kept = [p for p in shared if p.name not in own_names]
         kept_names = {p.name for p in kept}
-        params = [*own, *kept]
+        params = [*own[:at], *kept, *own[at:]]
 
         @functools.wraps(fn)
         def wrapper(**kw: Any) -> Any:

@@ -1,17 +1,22 @@
-"""Option aliases shared by every command, so signatures read plainly."""
+"""Option aliases shared by every command, so signatures read plainly; and the trace-reading options, declared
+once as an option group (:class:`ReadFlags`, :func:`read_flags`, :func:`column_flags`)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ..errors import UsageError
 from ..limits import check_limit
 from .choices import ENGINES, MEMORY_LIMIT, choice
+from .option_groups import opt, option_group
 
 if TYPE_CHECKING:
+    from ..traces.engine import ReadOptions
     from ..traces.schema import ColumnMap
 
 
@@ -63,49 +68,11 @@ PlotOpt = Annotated[
     str | None,
     typer.Option("--plot", help="Also write a figure to this file (.png, .svg or .pdf)."),
 ]
-ItemColOpt = Annotated[
-    str | None, typer.Option("--item-col", help="Source column holding the item id [default: item].")
-]
-StepColOpt = Annotated[
-    str | None, typer.Option("--step-col", help="Source column holding the agent step [default: step].")
-]
-RunColOpt = Annotated[str | None, typer.Option("--run-col", help="Source column holding the run id [default: run].")]
-EventColOpt = Annotated[
-    str | None, typer.Option("--event-col", help="Source column holding the event kind [default: event].")
-]
-CountColOpt = Annotated[
-    str | None,
-    typer.Option("--count-col", help="Source column holding per-item counts (counts tables) [default: count]."),
-]
-ColOpt = Annotated[
-    list[str] | None,
-    typer.Option("--col", help="Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position). Repeatable."),
-]
 #: Help text of a TRACE argument, shared by every command that reads traces.
 TRACES_HELP = (
     "Traces: .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, a directory (hive partitions become "
     "columns), a quoted glob ('logs/*.parquet'), an s3:// URL (s3 extra), or - for JSONL on stdin."
 )
-WhereOpt = Annotated[
-    str | None,
-    typer.Option("--where", metavar="SQL", help="Count only rows matching this SQL predicate over the trace's columns, "
-                 "e.g. \"run LIKE 'prod-%' AND step > 1000\"."),
-]
-MemoryLimitOpt = Annotated[
-    str, typer.Option("--memory-limit", help="Memory DuckDB may use while reading and counting (e.g. 1GB, 512MiB, "
-                      "50%); beyond it, it spills to a temporary directory."),
-]
-EngineChoice = choice("EngineChoice", ENGINES)
-EngineOpt = Annotated[
-    EngineChoice,  # type: ignore[valid-type]
-    typer.Option("--engine", help="Counting engine: duckdb (embedded) or dask (dask.dataframe on --scheduler; "
-                      "needs the dask extra)."),
-]
-SchedulerOpt = Annotated[
-    str | None,
-    typer.Option("--scheduler", envvar="CTWM_SCHEDULER", help="Dask scheduler: tcp://HOST:PORT of a running cluster, "
-                 "or local (a LocalCluster on this machine). Needs the dask extra."),
-]
 
 
 def at_most(name: str):
@@ -126,51 +93,76 @@ def resolve_format(fmt: Format, as_json: bool) -> Format:
     return Format.json if as_json else fmt
 
 
-def column_map(
-    item_col: str | None = None,
-    step_col: str | None = None,
-    run_col: str | None = None,
-    event_col: str | None = None,
-    count_col: str | None = None,
-    col: list[str] | None = None,
-) -> ColumnMap:
-    """Build the :class:`ColumnMap` from the remapping options."""
-    overrides: dict[str, str | None] = {
-        "item": item_col,
-        "step": step_col,
-        "run": run_col,
-        "event": event_col,
-        "count": count_col,
-    }
-    for spec in col or []:
-        field, sep, source = spec.partition("=")
-        if not sep or not field or not source:
-            raise UsageError(f"--col expects FIELD=SOURCE, got {spec!r}")
-        overrides[field.strip()] = source.strip()
-    from ..traces.schema import ColumnMap  # the trace layer (pyarrow) loads when a command runs, not for --help
-
-    return ColumnMap.from_overrides(overrides)
+EngineChoice = choice("EngineChoice", ENGINES)
 
 
-def read_options(
-    item_col: str | None = None,
-    step_col: str | None = None,
-    run_col: str | None = None,
-    event_col: str | None = None,
-    count_col: str | None = None,
-    col: list[str] | None = None,
-    *,
-    where: str | None = None,
-    memory_limit: str = MEMORY_LIMIT,
-    engine: str = "duckdb",
-    scheduler: str | None = None,
-    input_format: str = "auto",
-):
-    """The library's ReadOptions from the shared reading options (column map, --where, engine)."""
-    from ..traces.engine import EngineOptions
-    from ..traces.paths import ReadOptions
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ReadFlags:
+    """The trace-reading options as parsed: the column remapping, --where, --memory-limit and the engine."""
 
-    cmap = column_map(item_col, step_col, run_col, event_col, count_col, col)
-    engine = getattr(engine, "value", engine)  # the --engine choice
-    return ReadOptions(columns=cmap, where=where, input_format=input_format,
-                       engine=EngineOptions(engine=engine, memory_limit=memory_limit, scheduler=scheduler))
+    item_col: str | None = None
+    step_col: str | None = None
+    run_col: str | None = None
+    event_col: str | None = None
+    count_col: str | None = None
+    col: list[str] | None = None
+    where: str | None = None
+    memory_limit: str = MEMORY_LIMIT
+    engine: Any = "duckdb"  # an EngineChoice once parsed
+    scheduler: str | None = None
+
+    def columns(self) -> ColumnMap:
+        """The :class:`ColumnMap` of the remapping options (--item-col ... --count-col, --col FIELD=SOURCE)."""
+        overrides: dict[str, str | None] = {"item": self.item_col, "step": self.step_col, "run": self.run_col,
+                                            "event": self.event_col, "count": self.count_col}
+        for spec in self.col or []:
+            field, sep, source = spec.partition("=")
+            if not sep or not field or not source:
+                raise UsageError(f"--col expects FIELD=SOURCE, got {spec!r}")
+            overrides[field.strip()] = source.strip()
+        from ..traces.schema import ColumnMap  # the trace layer (pyarrow) loads when a command runs, not for --help
+
+        return ColumnMap.from_overrides(overrides)
+
+    def read_options(self) -> ReadOptions:
+        """The library's :class:`ReadOptions`: column map, --where and the engine settings."""
+        from ..traces.engine import EngineOptions
+        from ..traces.engine import ReadOptions
+
+        engine = EngineOptions(engine=getattr(self.engine, "value", self.engine), memory_limit=self.memory_limit,
+                               scheduler=self.scheduler)
+        return ReadOptions(columns=self.columns(), where=self.where, engine=engine)
+
+
+COLUMN_FLAGS = [
+    opt("item_col", str | None, ("--item-col",), "Source column holding the item id [default: item].", None),
+    opt("step_col", str | None, ("--step-col",), "Source column holding the agent step [default: step].", None),
+    opt("run_col", str | None, ("--run-col",), "Source column holding the run id [default: run].", None),
+    opt("event_col", str | None, ("--event-col",), "Source column holding the event kind [default: event].", None),
+    opt("count_col", str | None, ("--count-col",),
+        "Source column holding per-item counts (counts tables) [default: count].", None),
+    opt("col", list[str] | None, ("--col",),
+        "Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position). Repeatable.", None),
+]
+READ_FLAGS = [
+    *COLUMN_FLAGS,
+    opt("where", str | None, ("--where",), "Count only rows matching this SQL predicate over the trace's columns, "
+        "e.g. \"run LIKE 'prod-%' AND step > 1000\".", None, metavar="SQL"),
+    opt("memory_limit", str, ("--memory-limit",), "Memory DuckDB may use while reading and counting (e.g. 1GB, "
+        "512MiB, 50%); beyond it, it spills to a temporary directory.", MEMORY_LIMIT),
+]
+ENGINE_FLAG = opt("engine", EngineChoice, ("--engine",), "Counting engine: duckdb (embedded) or dask "
+                  "(dask.dataframe on --scheduler; needs the dask extra).", "duckdb")
+SCHEDULER_FLAG = opt("scheduler", str | None, ("--scheduler",), "Dask scheduler: tcp://HOST:PORT of a running "
+                     "cluster, or local (a LocalCluster on this machine). Needs the dask extra.", None,
+                     envvar="CTWM_SCHEDULER")
+
+#: adds the column remapping options to a command, which receives them as ``opts: ReadFlags`` (``opts.columns()``)
+column_flags = option_group(COLUMN_FLAGS, ReadFlags)
+
+
+def read_flags(*, engine: bool = False, scheduler: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The decorator that adds the reading options (:data:`READ_FLAGS`, and --engine, --scheduler when asked) to a
+    command, in place of its keyword-only ``opts: ReadFlags``; the body calls ``opts.read_options()``."""
+    extra = ([ENGINE_FLAG] if engine else []) + ([SCHEDULER_FLAG] if scheduler else [])
+    return option_group([*READ_FLAGS, *extra], ReadFlags)
