@@ -14,9 +14,18 @@ EXIT_UNEXPECTED = 4
 
 
 class CtwmError(Exception):
-    """Base of every error the library raises on purpose. The message is one line."""
+    """Base of every error the library raises on purpose. The message is one line.
+
+    ``params`` names the library parameters the message is about, spelled as the library spells them
+    (``input_format``, ``base_url``); a front end may rewrite them into its own vocabulary (the CLI
+    turns them into its flags, ``--input-format``) while a notebook user reads the parameter names.
+    """
 
     exit_code = EXIT_UNEXPECTED
+
+    def __init__(self, *args: object, params: tuple[str, ...] = ()) -> None:
+        super().__init__(*args)
+        self.params = tuple(params)
 
 
 class UsageError(CtwmError, ValueError):

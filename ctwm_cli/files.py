@@ -39,21 +39,22 @@ def _probe(directory: Path, param: str, path: str | Path) -> None:
         probe.touch(exist_ok=False)
         probe.unlink()
     except OSError as exc:
-        raise InputError(f"{param} {path}: cannot write in {str(directory)!r} ({exc.strerror})") from None
+        raise InputError(f"{param} {path}: cannot write in {str(directory)!r} ({exc.strerror})",
+                         params=(param,)) from None
 
 
 def check_output_file(path: str | Path, *, param: str = "output", suffixes: Sequence[str] = ()) -> Path:
     """Check that ``path`` can be written as a file, before any work; create nothing."""
     p = Path(path)
     if suffixes and not p.name.lower().endswith(tuple(suffixes)):
-        raise UsageError(f"{param} {str(path)!r}: file must end in {' or '.join(suffixes)}")
+        raise UsageError(f"{param} {str(path)!r}: file must end in {' or '.join(suffixes)}", params=(param,))
     if p.is_dir():
-        raise UsageError(f"{param} {str(path)!r}: is a directory, expected a file")
+        raise UsageError(f"{param} {str(path)!r}: is a directory, expected a file", params=(param,))
     parent = _parent(p)
     if not parent.is_dir():
-        raise UsageError(f"{param} {str(path)!r}: directory {str(parent)!r} does not exist")
+        raise UsageError(f"{param} {str(path)!r}: directory {str(parent)!r} does not exist", params=(param,))
     if p.exists() and not os.access(p, os.W_OK):
-        raise InputError(f"{param} {str(path)!r}: file is not writable")
+        raise InputError(f"{param} {str(path)!r}: file is not writable", params=(param,))
     _probe(parent, param, path)
     return p
 
@@ -71,20 +72,21 @@ def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = 
     """
     p = Path(out)
     if overwrite and resume:
-        raise UsageError("overwrite and resume exclude each other")
+        raise UsageError("overwrite and resume exclude each other", params=("overwrite", "resume"))
     if p.exists() and not p.is_dir():
-        raise UsageError(f"--{param} {out}: exists and is not a directory")
+        raise UsageError(f"{param} {out}: exists and is not a directory", params=(param,))
     existing = _owned(p, ours) if p.is_dir() else []
     if existing and not (overwrite or resume):
         more = f" and {len(existing) - 1} more files" if len(existing) > 1 else ""
-        hint = "pass --overwrite to replace it" + (" or --resume to complete it" if resumable else "")
-        raise UsageError(f"--{param} {out}: already holds {existing[0].relative_to(p)}{more} of another run; {hint}")
+        hint = "pass overwrite to replace it" + (" or resume to complete it" if resumable else "")
+        raise UsageError(f"{param} {out}: already holds {existing[0].relative_to(p)}{more} of another run; {hint}",
+                         params=(param, "overwrite", "resume"))
     ancestor = p
     while not ancestor.exists():
         ancestor = _parent(ancestor) if ancestor != _parent(ancestor) else Path(".")
     if not ancestor.is_dir():
-        raise UsageError(f"--{param} {out}: {str(ancestor)!r} is not a directory")
-    _probe(ancestor, f"--{param}", out)
+        raise UsageError(f"{param} {out}: {str(ancestor)!r} is not a directory", params=(param,))
+    _probe(ancestor, param, out)
     return p
 
 
@@ -96,7 +98,7 @@ def prepare_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"--{param} {out}: cannot create directory ({exc.strerror})") from None
+        raise InputError(f"{param} {out}: cannot create directory ({exc.strerror})", params=(param,)) from None
     if overwrite:
         for f in _owned(p, ours):
             f.unlink()

@@ -45,7 +45,7 @@ def check_limit(name: str, value: int) -> int:
     """``value`` if it is at most ``LIMITS[name].maximum``; else a usage error with the limit and why."""
     limit = LIMITS[name]
     if value > limit.maximum:
-        raise UsageError(f"{name} = {value:,} is above the limit of {limit.maximum:,}: {limit.why}")
+        raise UsageError(f"{name} = {value:,} is above the limit of {limit.maximum:,}: {limit.why}", params=(name,))
     return value
 
 

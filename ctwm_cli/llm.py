@@ -66,10 +66,10 @@ class Asked(Generic[T]):
 def check_base_url(base_url: Any, name: str = "base_url") -> str:
     """``base_url`` without a trailing slash, if it is an ``http``/``https`` URL with a host."""
     if not isinstance(base_url, str) or not base_url.strip():
-        raise UsageError(f"{name} must be an http:// or https:// URL, got {base_url!r}")
+        raise UsageError(f"{name} must be an http:// or https:// URL, got {base_url!r}", params=(name,))
     parsed = urllib.parse.urlsplit(base_url.strip())
     if parsed.scheme.lower() not in ("http", "https") or not parsed.netloc:
-        raise UsageError(f"{name} must be an http:// or https:// URL with a host, got {base_url!r}")
+        raise UsageError(f"{name} must be an http:// or https:// URL with a host, got {base_url!r}", params=(name,))
     return base_url.strip().rstrip("/")
 
 
@@ -78,15 +78,15 @@ def check_timeout(timeout: Any, name: str = "timeout") -> float:
     try:
         t = float(timeout)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a number of seconds > 0, got {timeout!r}") from None
+        raise UsageError(f"{name} must be a number of seconds > 0, got {timeout!r}", params=(name,)) from None
     if not math.isfinite(t) or t <= 0:
-        raise UsageError(f"{name} must be a finite number of seconds > 0, got {timeout!r}")
+        raise UsageError(f"{name} must be a finite number of seconds > 0, got {timeout!r}", params=(name,))
     return t
 
 
 def check_retries(retries: Any, name: str = "retries") -> int:
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise UsageError(f"{name} must be an integer >= 0, got {retries!r}")
+        raise UsageError(f"{name} must be an integer >= 0, got {retries!r}", params=(name,))
     return retries
 
 

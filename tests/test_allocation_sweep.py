@@ -25,7 +25,7 @@ def test_parse_sweep_inclusive_linspace():
 def test_parse_sweep_errors(spec, match):
     with pytest.raises(UsageError, match=match) as exc:
         parse_sweep(spec)
-    assert "--sweep" in str(exc.value)
+    assert str(exc.value).startswith("sweep") and exc.value.params == ("sweep",)
 
 
 def test_paper_sweep_all_metrics_increase():

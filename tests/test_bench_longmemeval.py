@@ -297,9 +297,9 @@ def test_relaxation_recovers_multi_session_recall_on_the_fixture():
 def test_bad_parameters():
     with pytest.raises(UsageError, match="unknown memory policy 'full'"):
         run_longmemeval(FIXTURE, memories="graph,full")
-    with pytest.raises(UsageError, match="--tau must be a finite number > 0"):
+    with pytest.raises(UsageError, match="tau must be a finite number > 0"):
         run_longmemeval(FIXTURE, tau=0)
-    with pytest.raises(UsageError, match="accuracy needs both --base-url and --model"):
+    with pytest.raises(UsageError, match="accuracy needs both base_url and model"):
         run_longmemeval(FIXTURE, base_url="http://127.0.0.1:1")
 
 

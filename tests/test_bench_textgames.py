@@ -99,7 +99,7 @@ def test_discover_games_walks_a_directory_like_alfworld(games, tmp_path):
 def test_bad_arguments(games):
     with pytest.raises(UsageError, match="unknown agent"):
         play_game(games[0], agent="oracle")
-    with pytest.raises(UsageError, match="--block must be >= 1"):
+    with pytest.raises(UsageError, match="block must be >= 1"):
         run_textgames(games, block=0)
 
 

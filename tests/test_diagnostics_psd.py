@@ -188,7 +188,7 @@ def test_runs_must_be_chosen(tmp_path):
     b, _ = _trace(tmp_path, rng.integers(1, 4, 300), np.ones(300, dtype=int), name="b.jsonl", run="B")
     both = tmp_path / "ab.jsonl"
     both.write_text(a.read_text() + b.read_text())
-    with pytest.raises(UsageError, match="2 runs; choose one with --run"):
+    with pytest.raises(UsageError, match="2 runs; choose one with run"):
         psd_of_trace(str(both))
     with pytest.raises(UsageError, match="2 runs"):
         psd_of_trace(str(both), series="total")

@@ -218,7 +218,7 @@ def test_timestamp_objects_need_timestamps_in_the_trace(tmp_path):
 
 def test_argument_and_data_errors(tmp_path):
     p = write(tmp_path, [R(0, "retrieve", "a")])
-    with pytest.raises(UsageError, match="--budget must be a positive integer"):
+    with pytest.raises(UsageError, match="budget must be a positive integer"):
         health_of_trace(p, budget=0)
     with pytest.raises(InputError, match="no rows of run 'zz'"):
         health_of_trace(p, run="zz")

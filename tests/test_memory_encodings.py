@@ -156,7 +156,7 @@ def test_parse_answer_and_predictor_names():
     got = parse_answer("next-state=s42; confidence=high; evidence-rank=1")
     assert (got.state, got.confidence, got.evidence) == (42, "high", "1")
     assert parse_answer("Next-State = 7") is not None and parse_answer("I think 7") is None
-    with pytest.raises(UsageError, match="needs --base-url"):
+    with pytest.raises(UsageError, match="needs base_url"):
         make_predictor("endpoint", {})
     with pytest.raises(UsageError, match="unknown predictor"):
         make_predictor("oracle")

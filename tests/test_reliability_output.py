@@ -132,7 +132,7 @@ def test_repeated_family_counts_once(tmp_path):
 
 def test_resume_refuses_another_configuration_and_keeps_verified_cells(tmp_path):
     run_grid(tmp_path / "g", families=["uniform"], **GRID)
-    with pytest.raises(UsageError, match="--overwrite"):
+    with pytest.raises(UsageError, match="pass overwrite to replace"):
         run_grid(tmp_path / "g", families=["uniform"], **GRID)
     with pytest.raises(UsageError, match="another configuration"):
         run_grid(tmp_path / "g", families=["uniform"], resume=True, **{**GRID, "base": WorldConfig(steps=301)})

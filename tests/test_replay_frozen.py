@@ -63,7 +63,7 @@ def test_frozen_replay_errors(recorded, tmp_path):
         frozen_replay(tmp_path, "compact")
     with pytest.raises(UsageError, match="unknown encoding"):
         frozen_replay(recorded, "tiny")
-    with pytest.raises(UsageError, match="--run 'nope' is not in"):
+    with pytest.raises(UsageError, match="run 'nope' is not in"):
         frozen_replay(recorded, "compact", runs=["nope"])
     with pytest.raises(UsageError, match="must not be the recorded run directory"):
         frozen_replay(recorded, "compact", out=recorded, overwrite=True)

@@ -184,7 +184,7 @@ def test_mem0_accepts_results_wrapper_and_json_lines(tmp_path):
 
 
 def test_forced_input_format_checks(tmp_path):
-    with pytest.raises(UsageError, match="--input-format must be one of"):
+    with pytest.raises(UsageError, match=r"^input_format must be one of"):
         open_trace(OTEL, input_format="zipkin")
     with pytest.raises(UsageError, match="needs a file"):
         open_trace("-", input_format="otel")

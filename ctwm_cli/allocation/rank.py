@@ -24,9 +24,9 @@ def check_tau(tau: float, name: str = "tau") -> float:
     try:
         t = float(tau)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a number > 0, got {tau!r}") from None
+        raise UsageError(f"{name} must be a number > 0, got {tau!r}", params=(name,)) from None
     if not math.isfinite(t) or t <= 0:
-        raise UsageError(f"{name} must be a finite number > 0, got {tau!r}")
+        raise UsageError(f"{name} must be a finite number > 0, got {tau!r}", params=(name,))
     return t
 
 
@@ -41,11 +41,12 @@ MAX_SWEEP_CELLS = 200_000_000
 
 def check_int(value: int, name: str, *, minimum: int, maximum: int | None = None, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise UsageError(f"{name} must be an integer, got {value!r}")
+        raise UsageError(f"{name} must be an integer, got {value!r}", params=(name,))
     if value < minimum:
-        raise UsageError(f"{name} must be >= {minimum}, got {value}")
+        raise UsageError(f"{name} must be >= {minimum}, got {value}", params=(name,))
     if maximum is not None and value > maximum:
-        raise UsageError(f"{name} = {value:,} is above the limit of {maximum:,}" + (f": {why}" if why else ""))
+        raise UsageError(f"{name} = {value:,} is above the limit of {maximum:,}" + (f": {why}" if why else ""),
+                         params=(name,))
     return int(value)
 
 
@@ -62,7 +63,7 @@ def check_core(core: int, n_items: int, name: str = "core") -> int:
     """1 <= K < M (Theorem A.4 needs a non-empty tail)."""
     k = check_int(core, name, minimum=1)
     if k >= n_items:
-        raise UsageError(f"{name} must be smaller than the number of items ({n_items}), got {k}")
+        raise UsageError(f"{name} must be smaller than the number of items ({n_items}), got {k}", params=(name,))
     return k
 
 

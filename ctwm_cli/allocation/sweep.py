@@ -85,25 +85,26 @@ class TauSweep(ToDict):
         return all(c.increasing for c in self.checks if c.basis.startswith("guaranteed"))
 
 
-def parse_sweep(spec: str, name: str = "--sweep") -> tuple[float, ...]:
+def parse_sweep(spec: str, name: str = "sweep") -> tuple[float, ...]:
     """``START:STOP:N`` -> N evenly spaced τ from START to STOP inclusive (N >= 2, 0 < START < STOP)."""
     parts = str(spec).split(":")
     if len(parts) != 3:
-        raise UsageError(f"{name} expects START:STOP:N (e.g. 0.25:2.0:7), got {spec!r}")
+        raise UsageError(f"{name} expects START:STOP:N (e.g. 0.25:2.0:7), got {spec!r}", params=(name,))
     try:
         lo, hi = float(parts[0]), float(parts[1])
         n = int(parts[2])
     except ValueError:
-        raise UsageError(f"{name} expects START:STOP:N with numbers and an integer N, got {spec!r}") from None
+        raise UsageError(f"{name} expects START:STOP:N with numbers and an integer N, got {spec!r}",
+                         params=(name,)) from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0:
-        raise UsageError(f"{name}: START must be a finite number > 0, got {parts[0]!r}")
+        raise UsageError(f"{name}: START must be a finite number > 0, got {parts[0]!r}", params=(name,))
     if hi <= lo:
-        raise UsageError(f"{name}: STOP must be larger than START, got {spec!r}")
+        raise UsageError(f"{name}: STOP must be larger than START, got {spec!r}", params=(name,))
     if n < 2:
-        raise UsageError(f"{name}: N must be >= 2, got {n}")
+        raise UsageError(f"{name}: N must be >= 2, got {n}", params=(name,))
     if n > MAX_SWEEP_TAUS:
         raise UsageError(f"{name}: N = {n:,} is above the limit of {MAX_SWEEP_TAUS:,} τ values (each is a full "
-                         "allocation and a table row; 10,000 already resolve τ to 1e-4 of the range)")
+                         "allocation and a table row; 10,000 already resolve τ to 1e-4 of the range)", params=(name,))
     return tuple(float(t) for t in np.linspace(lo, hi, n))
 
 
@@ -122,7 +123,7 @@ def check_sweep_size(n_items: int, n_taus: int) -> None:
 def check_taus(taus: Sequence[float], name: str = "taus") -> tuple[float, ...]:
     """Validated, sorted, de-duplicated τ values."""
     if isinstance(taus, (str, bytes)) or len(taus) == 0:
-        raise UsageError(f"{name} must be a non-empty sequence of numbers > 0")
+        raise UsageError(f"{name} must be a non-empty sequence of numbers > 0", params=(name,))
     return tuple(sorted({check_tau(t, name) for t in taus}))
 
 

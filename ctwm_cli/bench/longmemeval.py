@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 from ..llm import ChatClient, check_timeout
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
@@ -264,7 +265,7 @@ class LongMemEvalResult(ToDict):
 def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:
     names = [x.strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if x.strip()]
     if not names:
-        raise UsageError("--memory needs at least one policy")
+        raise UsageError("memories needs at least one policy", params=("memories",))
     for n in names:
         if n not in BENCH_POLICIES:
             raise UsageError(f"unknown memory policy {n!r} for benchmark episodes "
@@ -280,15 +281,12 @@ def check_bench_args(*, budget: int, k: int, core: int, tau: float, max_candidat
     check_pack_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
     rc = 2 * core if relax_core is None else relax_core
     rt = tau / 2 if relax_tau is None else relax_tau
-    if rc < 1:
-        raise UsageError(f"--relax-core must be >= 1, got {rc}")
-    check_tau(rt, "--relax-tau")
+    check_range("relax_core", rc, lo=1)
+    check_tau(rt, "relax_tau")
     if tokenizer not in TOKENIZERS:
         raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap must be >= 0, got {bootstrap}")
-    if not 0 < level < 1:
-        raise UsageError(f"--level must be in (0, 1), got {level}")
+    check_range("bootstrap", bootstrap, lo=0)
+    check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     return rc, float(rt)
 
 
@@ -314,10 +312,10 @@ def run_longmemeval(data: str | Path | Sequence[Question], *, memories: Sequence
     rc, rt = check_bench_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates,
                               relax_core=relax_core, relax_tau=relax_tau, tokenizer=tokenizer, bootstrap=bootstrap,
                               level=level)
-    if limit is not None and limit < 1:
-        raise UsageError(f"--limit must be >= 1, got {limit}")
+    if limit is not None:
+        check_range("limit", limit, lo=1)
     if (base_url is None) != (model is None):
-        raise UsageError("accuracy needs both --base-url and --model")
+        raise UsageError("accuracy needs both base_url and model", params=("base_url", "model"))
     check_timeout(timeout)
     if isinstance(data, (str, Path)):
         source = str(data)

@@ -122,7 +122,8 @@ def pack_graph(texts: Sequence[str], order: Sequence[int], head: Sequence[str], 
     fixed = counter.lines(list(head)) + counter.lines(list(foot))
     room = budget - fixed
     if room < 0:
-        raise UsageError(f"budget {budget} is smaller than the prompt's fixed lines ({fixed} tokens); raise --budget")
+        raise UsageError(f"budget {budget} is smaller than the prompt's fixed lines ({fixed} tokens); raise budget",
+                         params=("budget",))
     lines = list(head)
     inc, ranks = [], []
     for r, i in enumerate(order[:k], 1):
@@ -162,7 +163,7 @@ def pack_ctwm(texts: Sequence[str], groups: Sequence[str], order: Sequence[int],
         left = budget - fixed - extra
         if left < 0:
             raise UsageError(f"budget {budget} is smaller than the prompt's fixed lines ({fixed + extra} tokens, with "
-                             "the minimal tail summary when there is a tail); raise --budget")
+                             "the minimal tail summary when there is a tail); raise budget", params=("budget",))
         return left
 
     if m > core:
@@ -223,5 +224,5 @@ def _pack(texts, cand, core, tau, room, counter):
 
 
 def check_pack_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:
-    """Parameter checks shared by the benchmark commands (names as on the command line)."""
-    check_policy_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates, cli=True)
+    """Parameter checks shared by the benchmark commands (errors name the parameters)."""
+    check_policy_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)

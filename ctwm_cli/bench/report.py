@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..checks import check_range
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..replay import ReplayConfig, replay_compare
@@ -115,7 +116,8 @@ def _tw_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
 def rows_from_document(doc: Any, source: str, label: str | None = None) -> list[ReportRow]:
     """Report rows from one saved JSON document (see the module docstring)."""
     if not isinstance(doc, dict) or "command" not in doc:
-        raise InputError(f"{source}: not a ctwm JSON result (no 'command' field); save one with --json")
+        raise InputError(f"{source}: not a ctwm JSON result (no 'command' field); "
+                         "save one with the command's JSON output")
     cmd = doc["command"]
     if cmd == "bench longmemeval":
         return _lme_rows(doc, label or "LongMemEval", source)
@@ -142,12 +144,10 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
     """Collect paired comparisons: ``synthetic`` Synthetic Graph World replications run here (seeds
     ``seed``, ``seed + 1``, ...) plus the rows of every saved JSON in ``inputs`` (``FILE`` or
     ``LABEL=FILE``)."""
-    if synthetic < 0:
-        raise UsageError(f"--synthetic must be >= 0, got {synthetic}")
-    if synthetic > len(string.ascii_uppercase):
-        raise UsageError(f"--synthetic must be <= {len(string.ascii_uppercase)}, got {synthetic}")
+    check_range("synthetic", synthetic, lo=0)
+    check_range("synthetic", synthetic, hi=len(string.ascii_uppercase))
     if not inputs and not synthetic:
-        raise UsageError("nothing to report: give saved JSON results and/or --synthetic N")
+        raise UsageError("nothing to report: give saved JSON results and/or synthetic N", params=("synthetic",))
     rows: list[ReportRow] = []
     base = 0 if seed is None else seed
     for i in range(synthetic):

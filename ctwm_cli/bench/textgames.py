@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import InputError, UsageError
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
 from ..progress import ProgressCallback
@@ -89,8 +90,7 @@ def make_games(out_dir: str | Path, *, n: int = 1, seed: int | None = None, room
     from textworld.generator import compile_game, make_game
 
     for name, v in (("n", n), ("rooms", rooms), ("objects", objects), ("quest_length", quest_length)):
-        if v < 1:
-            raise UsageError(f"{name} must be >= 1, got {v}")
+        check_range(name, v, lo=1)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seeds = np.random.SeedSequence(seed).spawn(n)
@@ -190,7 +190,8 @@ def play_game(game: str | Path, *, agent: str = "walkthrough", max_steps: int = 
     try:
         plan = list(gs.get("policy_commands") or [])
         if agent == "walkthrough" and not plan:
-            raise InputError(f"{game}: the game has no walkthrough (policy_commands); use --agent random")
+            raise InputError(f"{game}: the game has no walkthrough (policy_commands); use agent random",
+                             params=("agent",))
         observation = _clean(gs.get("feedback") or gs.get("description"))
         steps: list[GameStep] = []
         done = False
@@ -312,14 +313,11 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
     check_pack_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
     if tokenizer not in TOKENIZERS:
         raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap must be >= 0, got {bootstrap}")
-    if block < 1:
-        raise UsageError(f"--block must be >= 1, got {block}")
-    if not 0 < level < 1:
-        raise UsageError(f"--level must be in (0, 1), got {level}")
-    if limit is not None and limit < 1:
-        raise UsageError(f"--limit must be >= 1, got {limit}")
+    check_range("bootstrap", bootstrap, lo=0)
+    check_range("block", block, lo=1)
+    check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
+    if limit is not None:
+        check_range("limit", limit, lo=1)
     textworld_module()
     if isinstance(games, (str, Path)):
         source = str(games)

@@ -18,6 +18,7 @@ from .._version import __version__
 from ..errors import EXIT_UNEXPECTED, CtwmError
 from ..interrupts import exit_code as interrupt_exit_code
 from ..interrupts import interrupt_cause, signals_raise
+from .flags import flag_message  # the library names parameters; the user reads flags
 
 
 def __getattr__(name: str) -> Any:
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtwmError as exc:
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
-        print(f"ctwm: error: {exc}", file=sys.stderr)
+        print(f"ctwm: error: {flag_message(exc)}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt as exc:
         print(f"ctwm: {exc or 'interrupted'}", file=sys.stderr)

@@ -241,13 +241,16 @@ def finite_size_of_traces(
     if isinstance(events, str):
         raise UsageError("events must be a sequence of event kinds, not a string")
     if family is not None and group_by is not None:
-        raise UsageError("--family and --group-by exclude each other: families come from one or the other")
+        raise UsageError("family and group_by exclude each other: families come from one or the other",
+                         params=("family", "group_by"))
     specs = [parse_sized_trace(t) for t in traces]
     for text, (_path, size) in zip(traces, specs, strict=True):
         if size_col is None and size is None:
-            raise UsageError(f"trace {text!r} has no size: write it as PATH:SIZE, or give --size-col")
+            raise UsageError(f"trace {text!r} has no size: write it as PATH:SIZE, or give size_col",
+                             params=("size_col",))
         if size_col is not None and size is not None:
-            raise UsageError(f"trace {text!r} has a size but --size-col is given: use one or the other")
+            raise UsageError(f"trace {text!r} has a size but size_col is given: use one or the other",
+                             params=("size_col",))
     tables = []
     for path, size in specs:
         tables.append(aggregate_sized(path, columns, size=size, family=family, size_col=size_col, group_by=group_by,

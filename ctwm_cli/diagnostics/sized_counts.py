@@ -72,7 +72,8 @@ def resolve_events(table: pa.Table, events: Sequence[str] | None, source: str) -
             return (ev,)
     raise InputError(
         f"{source}: no retrieve or inject events to count (kinds found: {', '.join(sorted(present))}); "
-        "choose with --event"
+        "choose with events",
+        params=("events",),
     )
 
 

@@ -98,9 +98,9 @@ def parse_band(text: str, name: str) -> tuple[float, float]:
             raise ValueError
         out = (float(lo), float(hi))
     except ValueError:
-        raise UsageError(f"{name} expects LO:HI (two numbers), got {text!r}") from None
+        raise UsageError(f"{name} expects LO:HI (two numbers), got {text!r}", params=(name,)) from None
     if not all(math.isfinite(v) for v in out) or out[0] >= out[1]:
-        raise UsageError(f"{name} expects LO < HI, got {text!r}")
+        raise UsageError(f"{name} expects LO < HI, got {text!r}", params=(name,))
     return out
 
 
@@ -165,7 +165,7 @@ def psd_of_series(
         where = f"{source}: " if source else ""
         raise InputError(
             f"{where}{label} series: only {k} Welch bins in the band {band[0]:.4g}:{band[1]:.4g} "
-            f"(need {MIN_FIT_BINS}); widen --band or use a longer trace"
+            f"(need {MIN_FIT_BINS}); widen band or use a longer trace", params=("band",)
         )
     lx, ly = np.log10(f[mask]), np.log10(p[mask])
     fit = ols(lx, ly)
@@ -227,7 +227,7 @@ def parse_series(spec: str) -> tuple[str, str | None]:
         return spec, None
     if spec.startswith("item:") and len(spec) > 5:
         return "item", spec[5:]
-    raise UsageError(f"--series must be core, total or item:ID, got {spec!r}")
+    raise UsageError(f"series must be core, total or item:ID, got {spec!r}", params=("series",))
 
 
 def psd_of_trace(
@@ -254,7 +254,8 @@ def psd_of_trace(
     if isinstance(events, str):
         raise UsageError("events must be a sequence of event kinds, not a string")
     if str(path) == "-" and kind == "core":
-        raise UsageError("--series core reads the trace twice and cannot read standard input; save it to a file")
+        raise UsageError("series core reads the trace twice and cannot read standard input; save it to a file",
+                         params=("series",))
     core: pa.Array | None = None
     chosen: tuple[str, ...] | None = None
     if kind == "core":
@@ -285,7 +286,7 @@ def _core_items(path: str, columns: ColumnMap | None, run: str | None, events: S
     reader = open_trace(path, columns)
     scan = scan_trace(reader, group_by="run" if run is not None else None, progress=progress)
     if run is None and (scan.runs or 0) > 1:
-        raise UsageError(f"{reader.source}: trace holds {scan.runs} runs; choose one with --run")
+        raise UsageError(f"{reader.source}: trace holds {scan.runs} runs; choose one with run", params=("run",))
     groups = item_counts(scan, events)
     if run is not None:
         groups = [g for g in groups if g.group == run]
@@ -330,11 +331,13 @@ class _StepScan:
     def _select_run(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         cols = batch.column_names
         if "step" not in cols:
-            raise InputError(f"{self.source}: no step column (remap with --step-col); a PSD needs steps")
+            raise InputError(f"{self.source}: no step column (remap with step_col); a PSD needs steps",
+                             params=("step_col",))
         if batch.column("step").null_count:
             raise InputError(f"{self.source}: missing value in column {self.columns.step!r}")
         if self.run is not None and "run" not in cols:
-            raise InputError(f"{self.source}: --run given but the trace has no run column (remap with --run-col)")
+            raise InputError(f"{self.source}: run given but the trace has no run column (remap with run_col)",
+                             params=("run", "run_col"))
         if "run" not in cols:
             return batch
         if self.run is not None:
@@ -344,7 +347,8 @@ class _StepScan:
 
     def step_range(self) -> tuple[int, int]:
         if self.run is None and len(self.runs) > 1:
-            raise UsageError(f"{self.source}: trace holds {len(self.runs)} runs; choose one with --run")
+            raise UsageError(f"{self.source}: trace holds {len(self.runs)} runs; choose one with run",
+                             params=("run",))
         if self.lo is None or self.hi is None:
             which = f" of run {self.run!r}" if self.run is not None else ""
             raise InputError(f"{self.source}: no rows{which}")
@@ -384,5 +388,6 @@ def _resolve(per_event: dict[str, _StepSeries], events, source: str, kind: str, 
     if kind == "item" and not per_event:
         raise InputError(f"{source}: item {item!r} never occurs in the trace")
     raise InputError(
-        f"{source}: no retrieve or inject events to count (kinds found: {', '.join(present)}); choose with --event"
+        f"{source}: no retrieve or inject events to count (kinds found: {', '.join(present)}); choose with events",
+        params=("events",),
     )

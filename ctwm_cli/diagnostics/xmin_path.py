@@ -110,7 +110,7 @@ def _checked(taus: Sequence[float], n_items: int, n_events: int, replicates: int
     for name, v, lo, hi in (("n_events", n_events, 1, MAX_EVENTS), ("replicates", replicates, 1, MAX_RUNS),
                             ("min_tail", min_tail, 2, MAX_EVENTS)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise UsageError(f"{name} must be an integer in [{lo:,}, {hi:,}], got {v!r}")
+            raise UsageError(f"{name} must be an integer in [{lo:,}, {hi:,}], got {v!r}", params=(name,))
     if len(ts) * replicates > MAX_RUNS:
         raise UsageError(f"{len(ts)} taus x {replicates} replicates = {len(ts) * replicates:,} runs, "
                          f"above the limit of {MAX_RUNS:,}")

@@ -191,7 +191,7 @@ def health_of_trace(
 ) -> HealthReport:
     """Every memory-health metric of the trace at ``path`` (see the module docstring)."""
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-        raise UsageError(f"--budget must be a positive integer (tokens), got {budget!r}")
+        raise UsageError(f"budget must be a positive integer (tokens), got {budget!r}", params=("budget",))
     objs = read_objects(objects) if isinstance(objects, str) else objects
     log = load_events(
         path, columns, time_kind=objs.time_kind if objs is not None else None, run=run,

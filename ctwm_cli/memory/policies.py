@@ -53,6 +53,7 @@ import numpy as np
 
 from ..allocation import allocate, largest_remainder, rank_shares
 from ..allocation.rank import check_tau
+from ..checks import check_range
 from ..errors import UsageError
 from .base import (
     DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, EpisodicMemory, MemoryPolicy, Prompt,
@@ -371,12 +372,8 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
     raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
 
 
-def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int, cli: bool = False) -> None:
-    """Shared parameter checks; ``cli=True`` names the parameters as command-line options."""
-    def name(n: str) -> str:
-        return "--" + n.replace("_", "-") if cli else n
-
+def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:
+    """Shared parameter checks; errors name the parameters (``exc.params``)."""
     for n, v in (("budget", budget), ("k", k), ("core", core), ("max_candidates", max_candidates)):
-        if v < 1:
-            raise UsageError(f"{name(n)} must be >= 1, got {v}")
-    check_tau(tau, name("tau"))
+        check_range(n, v, lo=1)
+    check_tau(tau, "tau")

@@ -136,9 +136,10 @@ class EndpointPredictor(Predictor):
     def __init__(self, *, base_url: str | None = None, model: str | None = None, timeout: float = 30.0,
                  retries: int = 2, api_key_env: str | None = None, backoff: float = 0.5):
         if not base_url:
-            raise UsageError("the endpoint predictor needs --base-url (an OpenAI-compatible server)")
+            raise UsageError("the endpoint predictor needs base_url (an OpenAI-compatible server)",
+                             params=("base_url",))
         if not model:
-            raise UsageError("the endpoint predictor needs --model")
+            raise UsageError("the endpoint predictor needs model", params=("model",))
         self.client = ChatClient(base_url=base_url, model=model, timeout=timeout, retries=retries,
                                  api_key_env=api_key_env, backoff=backoff, max_tokens=ANSWER_MAX_TOKENS)
         self.retries = int(retries)

@@ -598,7 +598,7 @@ class TieredMemory(MemoryPolicy):
         if fixed > self.working_cap:
             raise UsageError(
                 f"budget {self.budget}: the working share ({self.working_cap} tokens) is smaller than the prompt's "
-                f"fixed lines ({fixed} tokens); raise --budget or the working share"
+                f"fixed lines ({fixed} tokens); raise budget or the working share", params=("budget",)
             )
         work = fixed
         trail: list[str] = []

@@ -66,15 +66,16 @@ def parse_taus(spec: str | Sequence[float] | None) -> tuple[float, ...]:
     if spec is None:
         return (1.0,)
     if not isinstance(spec, str):
-        return check_taus(list(spec), "--tau")
+        return check_taus(list(spec), "tau")
     text = spec.strip()
     if ":" in text:
-        return parse_sweep(text, "--tau")
+        return parse_sweep(text, "tau")
     try:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UsageError(f"--tau expects a number, a comma list or START:STOP:N, got {spec!r}") from None
-    return check_taus(values, "--tau")
+        raise UsageError(f"tau expects a number, a comma list or START:STOP:N, got {spec!r}",
+                         params=("tau",)) from None
+    return check_taus(values, "tau")
 
 
 def check_arms(cfg: ReplayConfig, arms: Sequence[Arm]) -> list[Arm]:
@@ -214,12 +215,13 @@ def replay_compare(cfg: ReplayConfig, *, memories: Sequence[str] = MEMORY_POLICI
     what Graph Memory spent on it (so it never spends more; see :func:`run_episode`)."""
     mems = list(dict.fromkeys(memories))
     if not mems:
-        raise UsageError("--memory needs at least one policy")
+        raise UsageError("memories needs at least one policy", params=("memories",))
     for m in mems:
         if m not in MEMORY_POLICIES:
             raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)})")
     if baseline is not None and baseline not in mems:
-        raise UsageError(f"--baseline {baseline} is not among --memory {','.join(mems)}")
+        raise UsageError(f"baseline {baseline} is not among memories {','.join(mems)}",
+                         params=("baseline", "memories"))
     if match_tokens is not None and ("ctwm" not in mems or match_tokens not in mems):
         raise UsageError(f"match_tokens={match_tokens} needs both ctwm and {match_tokens} among the memories")
     arms: list[Arm] = []

@@ -91,7 +91,8 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], Any]:
 
     mpath = run_dir / MANIFEST_FILE
     if not mpath.is_file():
-        raise InputError(f"{run_dir}: no {MANIFEST_FILE} (not a replay run directory; write one with --out)")
+        raise InputError(f"{run_dir}: no {MANIFEST_FILE} "
+                         "(not a replay run directory; replay writes one into its output directory)")
     try:
         manifest = json.loads(mpath.read_text())
         manifest["config"]  # a replay manifest has one
@@ -146,7 +147,7 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
     manifest, steps = _load(rd)
     cfg = _config(manifest["config"], predictor, predictor_params)
     if out is not None and Path(out).resolve() == rd.resolve():  # before prepare_dir clears its files
-        raise UsageError("--out must not be the recorded run directory")
+        raise UsageError("out must not be the recorded run directory", params=("out",))
     outdir = prepare_dir(out, overwrite) if out is not None else None
     counter = token_counter(cfg.tokenizer)
     pred = make_predictor(cfg.predictor, cfg.predictor_params)
@@ -158,7 +159,8 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
     if runs:
         unknown = [r for r in runs if r not in by_run]
         if unknown:
-            raise UsageError(f"--run {unknown[0]!r} is not in {rd / STEPS_FILE} (runs: {', '.join(names)})")
+            raise UsageError(f"run {unknown[0]!r} is not in {rd / STEPS_FILE} (runs: {', '.join(names)})",
+                             params=("run",))
         names = list(dict.fromkeys(runs))
     worlds: dict[int, Any] = {}
     rows: list[FrozenRow] = []

@@ -313,7 +313,8 @@ def choose_events(source: str, fmt: str, present: dict[str, int], events: Sequen
         raise InputError(f"{source}: no retrieve or inject events to count (kinds found: {have}): the search rows "
                          f"carry no record ids, so no retrieved item is known")
     raise InputError(
-        f"{source}: no retrieve or inject events to count (kinds found: {have}); choose with --event"
+        f"{source}: no retrieve or inject events to count (kinds found: {have}); choose with events",
+        params=("events",),
     )
 
 

@@ -218,7 +218,8 @@ class TraceReader(ABC):
             found = ", ".join(names) if names else "none"
             raise InputError(
                 f"{self.source}: missing column {missing[0]!r} (columns found: {found}); "
-                f"remap with --item-col or the matching --*-col option"
+                "remap with item_col or the matching *_col option",
+                params=("item_col",),
             )
 
     def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:

@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 
+from ..checks import check_choice
 from ..errors import UsageError
 from .schema import ColumnMap
 
@@ -48,8 +49,7 @@ class EngineOptions:
     scheduler: str | None = None
 
     def __post_init__(self) -> None:
-        if self.engine not in ENGINES:
-            raise UsageError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        check_choice("engine", self.engine, ENGINES)
         if not isinstance(self.memory_limit, str) or not _SIZE.match(self.memory_limit):
             raise UsageError(
                 f"memory_limit must be a size such as 1GB, 512MiB or 50%, got {self.memory_limit!r}"
@@ -87,8 +87,7 @@ class ReadOptions:
 
     def __post_init__(self) -> None:
         check_where(self.where)
-        if self.input_format not in INPUT_FORMATS:
-            raise UsageError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, got {self.input_format!r}")
+        check_choice("input_format", self.input_format, INPUT_FORMATS)
 
 
 

@@ -70,7 +70,7 @@ def _check_line(raw: bytes, where: str, wanted: dict, columns: ColumnMap, found:
             missing = [c for c in (columns.item, *required) if c not in found]
             if missing:
                 return InputError(f"{name}: missing column {missing[0]!r} (columns found: {', '.join(found)}); "
-                                  f"remap with --item-col or the matching --*-col option")
+                                  "remap with item_col or the matching *_col option", params=("item_col",))
         return InputError(f"{where}: missing value in column {columns.item!r}")
     if columns.count in found and obj.get(columns.count) is None:
         return InputError(f"{where}: missing value in column {columns.count!r}")

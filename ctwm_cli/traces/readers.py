@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..checks import check_choice
 from ..errors import InputError, UsageError
 from . import jsonl
 from .base import Check, TraceReader, engine_message
@@ -209,13 +210,12 @@ def open_trace(
         columns, where, engine = read.columns, where or read.where, engine or read.engine
         input_format = read.input_format if input_format == "auto" else input_format
     columns = columns or ColumnMap()
-    if input_format not in INPUT_FORMATS:
-        raise UsageError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
+    check_choice("input_format", input_format, INPUT_FORMATS)
     where = check_where(where)
     text = str(path)
     if text == "-":
         if input_format != "auto":
-            raise UsageError(f"--input-format {input_format} needs a file, not standard input")
+            raise UsageError(f"input_format {input_format} needs a file, not standard input", params=("input_format",))
         holder = _StdinHolder()
         reader = FileReader(spool_stdin(holder), columns, keep, optional, where=where, engine=engine)
         reader._stdin = holder  # type: ignore[attr-defined]  # the spooled file lives as long as the reader
@@ -226,7 +226,8 @@ def open_trace(
         input_format = sniff_format(layout.files[0], columns) or "auto"
     if input_format != "auto":
         if Path(text).is_dir():
-            raise InputError(f"{text}: --input-format {input_format} reads a file, not a directory")
+            raise InputError(f"{text}: input_format {input_format} reads a file, not a directory",
+                             params=("input_format",))
         return TelemetryReader(text, input_format, keep, optional, where=where, engine=engine)
     return FileReader(layout, columns, keep, optional, where=where, engine=engine)
 

@@ -50,7 +50,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
+from ..checks import check_choice
+from ..errors import InputError
 from ..files import atomic_write, check_output_file
 from ..results import ToDict, result
 from .base import ArrowReader
@@ -135,8 +136,7 @@ def sniff_format(path: str | Path, columns: ColumnMap | None = None) -> str | No
 
 
 def telemetry_rows(path: str | Path, fmt: str) -> tuple[list[dict], int, int]:
-    if fmt not in ROW_READERS:
-        raise UsageError(f"telemetry format must be one of {', '.join(ROW_READERS)}, got {fmt!r}")
+    check_choice("telemetry format", fmt, ROW_READERS)
     return ROW_READERS[fmt](path)
 
 
@@ -153,21 +153,19 @@ class TelemetryReader(ArrowReader):
 
     def __init__(self, source: str, fmt: str, keep: Sequence[str] = (), optional: Sequence[str] = (),
                  *, where: str | None = None, engine: EngineOptions | None = None):
-        if fmt not in ROW_READERS:
-            raise UsageError(f"telemetry format must be one of {', '.join(ROW_READERS)}, got {fmt!r}")
+        check_choice("telemetry format", fmt, ROW_READERS)
         rows, _, _ = telemetry_rows(source, fmt)
         super().__init__(rows_table(rows), source, fmt, ColumnMap(), keep, optional, where=where, engine=engine)
 
 
 def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None) -> ImportResult:
     """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace."""
-    if fmt not in ROW_READERS:
-        raise UsageError(f"format must be one of {', '.join(ROW_READERS)}, got {fmt!r}")
+    check_choice("format", fmt, ROW_READERS)
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
     if output is not None:
-        check_output_file(output, param="-o/--output", suffixes=(".parquet", ".pq"))
+        check_output_file(output, param="output", suffixes=(".parquet", ".pq"))
     rows, records, mapped = telemetry_rows(p, fmt)
     notes = import_notes(path, fmt, rows, records)
     table = rows_table(rows)

@@ -286,7 +286,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise UsageError(f"{name} must be an integer, got {value!r}")
+        raise UsageError(f"{name} must be an integer, got {value!r}", params=(name,))
     if value != int(value):
-        raise UsageError(f"{name} must be an integer, got {value!r}")
+        raise UsageError(f"{name} must be an integer, got {value!r}", params=(name,))
     return int(value)

@@ -181,11 +181,12 @@ def _verified_cells(root: Path, header: dict[str, Any],
     try:
         old = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise UsageError(f"resume: {path} cannot be read ({exc}); pass --overwrite to replace the grid") from None
+        raise UsageError(f"resume: {path} cannot be read ({exc}); pass overwrite to replace the grid",
+                         params=("overwrite",)) from None
     differ = [k for k in header if jsonable(old.get(k)) != jsonable(header[k])]
     if differ:
         raise UsageError(f"resume: {root} holds a grid of another configuration ({', '.join(differ)} differ); "
-                         "pass --overwrite to replace it")
+                         "pass overwrite to replace it", params=("overwrite",))
     wanted = {_key(c) for c in configs}
     out = {}
     for e in old.get("cells", []):

@@ -44,9 +44,9 @@ def policy_params(name: str, params: dict[str, Any] | None = None) -> dict[str, 
         raise UsageError(f"max_task_steps must be >= 1, got {out['max_task_steps']}")
     if name == "endpoint":
         if not out["base_url"]:
-            raise UsageError("the endpoint policy needs --base-url (an OpenAI-compatible server)")
+            raise UsageError("the endpoint policy needs base_url (an OpenAI-compatible server)", params=("base_url",))
         if not out["model"]:
-            raise UsageError("the endpoint policy needs --model")
+            raise UsageError("the endpoint policy needs model", params=("model",))
         out["base_url"] = check_base_url(out["base_url"])
         out["timeout"] = check_timeout(out["timeout"])
         out["retries"] = check_retries(out["retries"])

@@ -1,0 +1,70 @@
+"""The one place that maps the library's parameter names to the CLI's flags.
+
+Library errors name parameters as the library spells them (``input_format must be one of …``) and list
+them in ``exc.params``; :func:`flag_message` rewrites those names into the flags the user typed
+(``--input-format must be one of …``) before :func:`ctwm_cli.cli.main` prints the one-line error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import CtwmError
+
+FLAGS: dict[str, str] = {
+    "input_format": "--input-format",
+    "base_url": "--base-url",
+    "model": "--model",
+    "out": "--out",
+    "run": "--run",
+    "runs": "--run",
+    "tau": "--tau",
+    "memory": "--memory",
+    "baseline": "--baseline",
+    "budget": "--budget",
+    "family": "--family",
+    "group_by": "--group-by",
+    "size_col": "--size-col",
+    "item_col": "--item-col",
+    "series": "--series",
+    "step_col": "--step-col",
+    "run_col": "--run-col",
+    "events": "--event",
+    "band": "--band",
+    "beta_band": "--beta-band",
+    "sweep": "--sweep",
+    "relax_tau": "--relax-tau",
+    "memories": "--memory",
+    "synthetic": "--synthetic",
+    "bootstrap": "--bootstrap",
+    "block": "--block",
+    "level": "--level",
+    "limit": "--limit",
+    "relax_core": "--relax-core",
+    "agent": "--agent",
+    "overwrite": "--overwrite",
+    "resume": "--resume",
+    "output": "-o/--output",
+    "retriever": "--retriever",
+    "policy": "--policy",
+    "steps": "--steps",
+    "k": "--k",
+    "capacity": "--capacity",
+    "core": "--core",
+    "max_candidates": "--max-candidates",
+    "engine": "--engine",
+    "ranking": "--ranking",
+    "seed": "--seed",
+    "jobs": "--jobs",
+    "json": "--json",
+}
+
+
+def flag_message(exc: CtwmError) -> str:
+    """``str(exc)`` with each of ``exc.params`` (whole word, not inside a path) replaced by its flag."""
+    text = str(exc)
+    for param in getattr(exc, "params", ()):
+        flag = FLAGS.get(param)
+        if flag is not None:
+            text = re.sub(rf"(?<![\w./-]){re.escape(param)}(?![\w/-]|\.\w)", flag, text)
+    return text
