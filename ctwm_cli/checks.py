@@ -24,14 +24,22 @@ def check_choice(name: str, value: T, choices: Iterable[T]) -> T:
     return value
 
 
+def _num(x: float) -> str:
+    """A bound as written: integers in full, floats short (``0.5``, ``1e-12``) unless that loses digits."""
+    if isinstance(x, Integral):
+        return str(int(x))
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
+
+
 def _bound(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
     """The accepted range in words: ``>= 1``, ``> 0``, ``<= 26``, ``in (0, 1)``, ``in [0, 0.5)``."""
     if lo is not None and hi is not None:
-        return f"in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        return f"in {'(' if lo_open else '['}{_num(lo)}, {_num(hi)}{')' if hi_open else ']'}"
     if lo is not None:
-        return f"{'>' if lo_open else '>='} {lo:g}"
+        return f"{'>' if lo_open else '>='} {_num(lo)}"
     if hi is not None:
-        return f"{'<' if hi_open else '<='} {hi:g}"
+        return f"{'<' if hi_open else '<='} {_num(hi)}"
     return "a finite number"
 
 

@@ -40,6 +40,8 @@ def test_check_choice_returns_the_value_or_names_the_parameter():
     ({"lo": 1, "integer": True}, 2.5, "k must be an integer >= 1, got 2.5"),
     ({"lo": 1, "integer": True}, True, "k must be an integer >= 1, got True"),
     ({"lo": 1}, "3", "k must be a number >= 1, got '3'"),
+    ({"lo": 1_000_000}, 999_999, "k must be >= 1000000, got 999999"),
+    ({"lo": 1e-12, "lo_open": True}, 0.0, "k must be > 1e-12, got 0.0"),
 ])
 def test_check_range_messages(kw, value, message):
     with pytest.raises(UsageError) as exc:
@@ -95,6 +97,8 @@ def test_library_errors_name_parameters_not_flags():
     (["bench", "longmemeval", LME, "--relax-core", "0"], None, "error: --relax-core must be >= 1, got 0"),
     (["bench", "longmemeval", LME, "--k", "0"], None, "error: --k must be >= 1, got 0"),
     (["bench", "report"], None, "error: nothing to report: give saved JSON results and/or --synthetic N"),
+    # tail: the audit's settings
+    (["audit", AGENT_LOG, "--p-star", "1.5"], None, "error: --p-star must be in (0, 1), got 1.5"),
     # replay experiments
     (["replay", "compare", "--memory", "flat,ctwm", "--seed", "1"], None,
      "error: --baseline graph is not among --memory"),
@@ -103,6 +107,11 @@ def test_cli_shows_flags_for_parameters(run_cli, args, stdin, message):
     res = run_cli(args, stdin=stdin)
     assert res.code == 2, res.err
     assert message in res.err
+
+
+def test_cli_world_config_names_the_flag(run_cli, tmp_path):
+    res = run_cli(["world", "run", "-o", tmp_path / "w", "--size", "30", "--steps", "0", "--seed", "1"])
+    assert res.code == 2 and "error: --steps must be >= 1, got 0" in res.err
 
 
 def test_cli_output_directory_errors_name_the_flag(run_cli, tmp_path):

@@ -194,7 +194,7 @@ def test_task_popularity_is_zipf():
 
 
 def test_config_validation():
-    with pytest.raises(UsageError, match="unknown family"):
+    with pytest.raises(UsageError, match=r"^family must be one of .*, got 'ring'$"):
         WorldConfig(family="ring").resolved()
     with pytest.raises(UsageError, match="policy parameter"):
         WorldConfig(policy="semantic", policy_params={"temperature": 1}).resolved()

@@ -26,6 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 
 
@@ -41,8 +42,7 @@ def largest_remainder(quotas: np.ndarray, total: int) -> np.ndarray:
         raise UsageError("quotas must be a non-empty vector")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
         raise UsageError("quotas must be finite and >= 0")
-    if total < 0:
-        raise UsageError(f"total must be >= 0, got {total}")
+    check_range("total", total, lo=0)
     floors = np.floor(q)
     rem = q - floors
     slots = floors.astype(np.int64)

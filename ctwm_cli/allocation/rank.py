@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 
 
@@ -42,8 +43,7 @@ MAX_SWEEP_CELLS = 200_000_000
 def check_int(value: int, name: str, *, minimum: int, maximum: int | None = None, why: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise UsageError(f"{name} must be an integer, got {value!r}", params=(name,))
-    if value < minimum:
-        raise UsageError(f"{name} must be >= {minimum}, got {value}", params=(name,))
+    check_range(name, value, lo=minimum)
     if maximum is not None and value > maximum:
         raise UsageError(f"{name} = {value:,} is above the limit of {maximum:,}" + (f": {why}" if why else ""),
                          params=(name,))

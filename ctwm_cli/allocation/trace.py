@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..checks import check_choice
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -133,8 +134,7 @@ def simulate_trace(
     ts = check_taus(taus)
     k = check_int(core, "core", minimum=1)
     b = check_budget(budget)
-    if ranking not in RANKINGS:
-        raise UsageError(f"ranking must be one of {', '.join(RANKINGS)}, got {ranking!r}")
+    check_choice("ranking", ranking, RANKINGS)
     if ranking == "step" and str(path) == "-":
         raise UsageError("ranking='step' needs a trace file: standard input can be read only once")
     reader = open_trace(path, columns)

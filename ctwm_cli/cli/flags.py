@@ -56,6 +56,17 @@ FLAGS: dict[str, str] = {
     "ranking": "--ranking",
     "seed": "--seed",
     "jobs": "--jobs",
+    "xmin": "--xmin",
+    "xmax": "--xmax",
+    "xmin_range": "--xmin-range",
+    "min_tail": "--min-tail",
+    "scan_floor": "--scan-floor",
+    "p_star": "--p-star",
+    "z_star": "--z-star",
+    "calibrate": "--calibrate",
+    "power": "--power",
+    "uncertainty": "--uncertainty",
+    "cross_check": "--cross-check",
     "json": "--json",
 }
 

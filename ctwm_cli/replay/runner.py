@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 from ..allocation.rank import check_tau
 from ..memory.encodings import ENCODINGS, Encoding, make_encoding
@@ -83,8 +84,7 @@ class ReplayConfig(ToDict):
     def checked(self) -> ReplayConfig:
         if self.agent not in AGENTS:
             raise UsageError(f"unknown agent {self.agent!r} (choose from: {', '.join(AGENTS)})")
-        if self.steps < 2:
-            raise UsageError(f"steps must be >= 2, got {self.steps}")
+        check_range("steps", self.steps, lo=2)
         if not self.seeds:
             raise UsageError("at least one seed is needed")
         for s in self.seeds:
@@ -96,12 +96,9 @@ class ReplayConfig(ToDict):
             raise UsageError(f"unknown tokenizer {self.tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
         if self.predictor not in PREDICTORS:
             raise UsageError(f"unknown predictor {self.predictor!r} (choose from: {', '.join(PREDICTORS)})")
-        if self.bootstrap < 0:
-            raise UsageError(f"bootstrap must be >= 0, got {self.bootstrap}")
-        if self.block < 1:
-            raise UsageError(f"block must be >= 1, got {self.block}")
-        if not 0 < self.level < 1:
-            raise UsageError(f"level must be in (0, 1), got {self.level}")
+        check_range("bootstrap", self.bootstrap, lo=0)
+        check_range("block", self.block, lo=1)
+        check_range("level", self.level, lo=0, hi=1, lo_open=True, hi_open=True)
         check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
         check_tiered_args(self.tiered)
         return dataclasses.replace(self, seeds=tuple(int(s) for s in self.seeds))

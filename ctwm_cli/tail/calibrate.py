@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..errors import UsageError
+from ..checks import check_range
 from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
 from .compare import vuong
@@ -158,10 +158,8 @@ def calibrate(
 ) -> Calibration | None:
     """Calibrate the verdict of ``audit_result`` (computed on ``hist``). ``None`` when the audit
     had no tail fit to simulate from."""
-    if replicates < 1:
-        raise UsageError(f"calibrate replicates must be >= 1, got {replicates}")
-    if not 0 < level < 0.5:
-        raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
+    check_range("calibrate replicates", replicates, lo=1)
+    check_range("calibration level", level, lo=0, hi=0.5, lo_open=True, hi_open=True)
     r = audit_result
     pl = r.power_law
     s = r.settings

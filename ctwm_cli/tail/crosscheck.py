@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import UsageError
+from ..checks import check_choice
 from ..results import ToDict, result
 
 PACKAGES = ("powerlaw",)
@@ -70,8 +70,7 @@ def _powerlaw_fits(x: np.ndarray, discrete: bool, our_xmin: float):
 def cross_check(x: np.ndarray, audit_result, *, package: str = "powerlaw") -> CrossCheck | None:
     """Run ``package`` on the counts ``x`` of ``audit_result`` and flag every disagreement with its cause.
     ``None`` when the audit found no power-law tail to compare."""
-    if package not in PACKAGES:
-        raise UsageError(f"cross_check must be one of {', '.join(PACKAGES)}, got {package!r}")
+    check_choice("cross_check", package, PACKAGES)
     pl = audit_result.power_law
     if pl is None:
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..checks import check_choice, check_range
 from ..errors import UsageError
 from ..results import ToDict, result
 from .crosscheck import PACKAGES as CROSS_CHECK_PACKAGES
@@ -45,22 +46,17 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
     if discrete and xmin is not None and xmin != math.floor(xmin):
         raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} "
                          "(set discrete=False, a continuous fit, for real-valued cutoffs)")
-    if seed is not None and seed < 0:
-        raise UsageError(f"seed must be >= 0, got {seed}")
-    if calibrate < 0:
-        raise UsageError(f"calibrate must be >= 0, got {calibrate}")
-    if not 0 < level < 0.5:
-        raise UsageError(f"calibration level must be in (0, 0.5), got {level}")
-    if cross_check is not None and cross_check not in CROSS_CHECK_PACKAGES:
-        raise UsageError(f"cross_check must be one of {', '.join(CROSS_CHECK_PACKAGES)}, got {cross_check!r}")
+    if seed is not None:
+        check_range("seed", seed, lo=0)
+    check_range("calibrate", calibrate, lo=0)
+    check_range("calibration level", level, lo=0, hi=0.5, lo_open=True, hi_open=True)
+    if cross_check is not None:
+        check_choice("cross_check", cross_check, CROSS_CHECK_PACKAGES)
     if xmax is not None:
         _check_xmax(xmax, xmin, calibrate=calibrate, uncertainty=uncertainty, power=power, cross_check=cross_check)
-    if power < 0:
-        raise UsageError(f"power must be >= 0, got {power}")
-    if uncertainty < 0:
-        raise UsageError(f"uncertainty must be >= 0, got {uncertainty}")
-    if scan_floor < 2:
-        raise UsageError(f"scan_floor must be >= 2, got {scan_floor}")
+    check_range("power", power, lo=0)
+    check_range("uncertainty", uncertainty, lo=0)
+    check_range("scan_floor", scan_floor, lo=2)
     if xmin_range is not None:
         lo, hi = xmin_range
         if not (0 < lo <= hi):
@@ -71,18 +67,14 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
 
 def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None,
               xmin: float | None) -> None:
-    if bootstrap < 0:
-        raise UsageError(f"bootstrap must be >= 0, got {bootstrap}")
-    if min_tail < 1:
-        raise UsageError(f"min_tail must be >= 1, got {min_tail}")
-    if not 0 < p_star < 1:
-        raise UsageError(f"p_star must be in (0, 1), got {p_star}")
-    if not z_star > 0:
-        raise UsageError(f"z_star must be > 0, got {z_star}")
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"jobs must be >= 1, got {jobs}")
-    if xmin is not None and not xmin > 0:
-        raise UsageError(f"xmin must be > 0, got {xmin}")
+    check_range("bootstrap", bootstrap, lo=0)
+    check_range("min_tail", min_tail, lo=1)
+    check_range("p_star", p_star, lo=0, hi=1, lo_open=True, hi_open=True)
+    check_range("z_star", z_star, lo=0, lo_open=True)
+    if jobs is not None:
+        check_range("jobs", jobs, lo=1)
+    if xmin is not None:
+        check_range("xmin", xmin, lo=0, lo_open=True)
 
 
 def _check_xmax(xmax: float, xmin: float | None, **unsupported) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_choice, check_range
 from ..errors import UsageError
 from ..limits import check_memory
 from ..memory.retrievers import RETRIEVERS
@@ -51,18 +52,11 @@ class WorldConfig(ToDict):
 
     def resolved(self) -> WorldConfig:
         """Validated copy with every default filled in (what the manifest records)."""
-        if self.family not in FAMILIES:
-            raise UsageError(f"unknown family {self.family!r} (choose from: {', '.join(FAMILIES)})")
-        if self.retriever not in RETRIEVERS:
-            raise UsageError(f"unknown retriever {self.retriever!r} (choose from: {', '.join(RETRIEVERS)})")
-        if self.policy not in POLICIES:
-            raise UsageError(f"unknown policy {self.policy!r} (choose from: {', '.join(POLICIES)})")
-        if self.steps < 1:
-            raise UsageError(f"steps must be >= 1, got {self.steps}")
-        if self.k < 1:
-            raise UsageError(f"k must be >= 1, got {self.k}")
-        if self.capacity < 1:
-            raise UsageError(f"capacity must be >= 1, got {self.capacity}")
+        check_choice("family", self.family, FAMILIES)
+        check_choice("retriever", self.retriever, RETRIEVERS)
+        check_choice("policy", self.policy, POLICIES)
+        for name in ("steps", "k", "capacity"):
+            check_range(name, getattr(self, name), lo=1)
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise UsageError(f"seed must be a non-negative integer, got {self.seed!r}")
         unknown = sorted(set(self.world_params) - set(DEFAULT_WORLD))

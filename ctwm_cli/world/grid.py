@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..checks import check_choice
 from ..errors import UsageError
 from ..files import prepare_dir, remove_temp_files, sha256, write_json
 from ..limits import check_memory
@@ -72,8 +73,7 @@ def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[
     if not families or not sizes or not seeds:
         raise UsageError("the grid needs at least one family, one size and one seed")
     for f in families:
-        if f not in FAMILIES:
-            raise UsageError(f"unknown family {f!r} (choose from: {', '.join(FAMILIES)})")
+        check_choice("family", f, FAMILIES)
     known = {k for f in families for k in DEFAULT_PARAMS[f]}
     stray = sorted(set(base.graph_params) - known)
     if stray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..errors import UsageError
+from ..checks import check_choice
 from ..memory.retrievers import RETRIEVERS
 from ..parallel import resolve_jobs, run_tasks
 from ..progress import ProgressCallback
@@ -79,8 +79,7 @@ def run_ladder(*, families: Sequence[str] = FAMILIES, retrievers: Sequence[str] 
     base = base or WorldConfig()
     retrievers = tuple(dict.fromkeys(retrievers))  # a repeated retriever counts once
     for r in retrievers:
-        if r not in RETRIEVERS:
-            raise UsageError(f"unknown retriever {r!r} (choose from: {', '.join(RETRIEVERS)})")
+        check_choice("retriever", r, RETRIEVERS)
     configs = grid_configs(families, [base.size], [base.seed], base)
     tasks = [(c, retrievers) for c in configs]
     results = run_tasks(_ladder_family, tasks, jobs=resolve_jobs(jobs), progress=progress)
