@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .diagnostics.measures import concentration
+from .checks import check_range
 from .errors import InputError, UsageError
 from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
 from .results import ToDict, result
@@ -154,8 +155,7 @@ def diff_counts(
     check_tolerances(tolerances, list(TRACE_METRICS))
     if not (isinstance(replicates, int) and 2 <= replicates <= 100_000):
         raise UsageError(f"replicates must be an integer in [2, 100000], got {replicates!r}")
-    if not 0 < level < 1:
-        raise UsageError(f"level must be in (0, 1), got {level}")
+    check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     base, head = np.asarray(base, dtype=np.int64), np.asarray(head, dtype=np.int64)
     if base.size < 2 or head.size < 2:
         raise InputError("each trace needs at least two items to compare")

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .checks import check_range
 from .errors import InputError, UsageError
 
 KEY_ENV_VARS = ("CTWM_API_KEY", "OPENAI_API_KEY")
@@ -106,8 +107,7 @@ class ChatClient:
         self.retries = check_retries(retries)
         self.api_key_env = api_key_env
         self.backoff = float(backoff)
-        if max_response_bytes < 1:
-            raise UsageError(f"max_response_bytes must be >= 1, got {max_response_bytes}")
+        check_range("max_response_bytes", max_response_bytes, lo=1)
         self.max_response_bytes = int(max_response_bytes)
         self.temperature = float(temperature)
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)

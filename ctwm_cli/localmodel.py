@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from .checks import check_range
 from .errors import InputError, UsageError
 from .results import ToDict, result
 
@@ -105,10 +106,9 @@ def server_command(model_path: Path, *, port: int, alias: str = MODEL_ALIAS, n_c
 def _check(port: int, n_ctx: int, threads: int | None, timeout: float) -> None:
     if not 0 <= port <= 65535:
         raise UsageError(f"port must be in 0..65535 (0: a free one), got {port}")
-    if n_ctx < 256:
-        raise UsageError(f"n_ctx must be >= 256, got {n_ctx}")
-    if threads is not None and threads < 1:
-        raise UsageError(f"threads must be >= 1, got {threads}")
+    check_range("n_ctx", n_ctx, lo=256)
+    if threads is not None:
+        check_range("threads", threads, lo=1)
     if not timeout > 0:
         raise UsageError(f"timeout must be > 0 seconds, got {timeout}")
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
+from .checks import check_range
 from .errors import UsageError
 from .interrupts import signals_raise, worker_signals
 from .progress import ProgressCallback
@@ -56,8 +57,7 @@ def resolve_jobs(jobs: int | None) -> int:
     """``jobs`` workers (``None``: one per core); ``jobs < 1`` is a usage error."""
     if jobs is None:
         return max(1, os.cpu_count() or 1)
-    if jobs < 1:
-        raise UsageError(f"jobs must be >= 1, got {jobs}")
+    check_range("jobs", jobs, lo=1)
     return int(jobs)
 
 

@@ -173,8 +173,7 @@ def play_game(game: str | Path, *, agent: str = "walkthrough", max_steps: int = 
     tw = textworld_module()
     if agent not in AGENTS:
         raise UsageError(f"unknown agent {agent!r} (choose from: {', '.join(AGENTS)})")
-    if max_steps < 1:
-        raise UsageError(f"max_steps must be >= 1, got {max_steps}")
+    check_range("max_steps", max_steps, lo=1)
     rng = np.random.default_rng(seed)
     infos = tw.EnvInfos(admissible_commands=True, policy_commands=True, facts=True, won=True, lost=True,
                         objective=True, score=True, max_score=True, feedback=True)

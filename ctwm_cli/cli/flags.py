@@ -17,7 +17,6 @@ FLAGS: dict[str, str] = {
     "model": "--model",
     "out": "--out",
     "run": "--run",
-    "runs": "--run",
     "tau": "--tau",
     "memory": "--memory",
     "baseline": "--baseline",
@@ -41,6 +40,9 @@ FLAGS: dict[str, str] = {
     "level": "--level",
     "limit": "--limit",
     "relax_core": "--relax-core",
+    "max_steps": "--max-steps",
+    "n_ctx": "--n-ctx",
+    "threads": "--threads",
     "agent": "--agent",
     "overwrite": "--overwrite",
     "resume": "--resume",
@@ -67,7 +69,6 @@ FLAGS: dict[str, str] = {
     "power": "--power",
     "uncertainty": "--uncertainty",
     "cross_check": "--cross-check",
-    "json": "--json",
 }
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..checks import check_choice
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -127,8 +128,7 @@ def parse_sized_trace(text: str) -> tuple[str, float | None]:
 
 
 def _check_log_base(log_base: str) -> float:
-    if log_base not in LOG_BASES:
-        raise UsageError(f"log base must be one of {', '.join(LOG_BASES)}, got {log_base!r}")
+    check_choice("log base", log_base, LOG_BASES)
     return LOG_BASES[log_base]
 
 

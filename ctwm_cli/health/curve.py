@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
 
@@ -50,8 +51,7 @@ def success_volume_curve(volumes, outcomes, *, max_bins: int = MAX_BINS, min_tas
     y = np.asarray(outcomes, dtype=float)
     if v.shape != y.shape or v.ndim != 1:
         raise UsageError("volumes and outcomes must be 1-d sequences of the same length")
-    if max_bins < 1:
-        raise UsageError(f"max_bins must be >= 1, got {max_bins}")
+    check_range("max_bins", max_bins, lo=1)
     if y.size and not np.all((y == 0) | (y == 1)):
         raise UsageError("outcomes must be 0 (failure) or 1 (success)")
     order = np.lexsort((y, v))  # a canonical order: the fit does not depend on the order of tasks

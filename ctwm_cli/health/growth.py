@@ -27,6 +27,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
 
@@ -118,12 +119,10 @@ def _checked(times, sizes, bins: int | None, level: float, min_change: float) ->
     s = np.asarray(sizes, dtype=float)
     if t.shape != s.shape or t.ndim != 1:
         raise UsageError("times and sizes must be 1-d sequences of the same length")
-    if not 0 < level < 1:
-        raise UsageError(f"level must be in (0, 1), got {level}")
-    if min_change < 0:
-        raise UsageError(f"min_change must be >= 0, got {min_change}")
-    if bins is not None and bins < MIN_BINS:
-        raise UsageError(f"bins must be >= {MIN_BINS}, got {bins}")
+    check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
+    check_range("min_change", min_change, lo=0)
+    if bins is not None:
+        check_range("bins", bins, lo=MIN_BINS)
     return t, s
 
 

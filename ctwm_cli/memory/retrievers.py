@@ -28,6 +28,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 from .store import TransitionStore, UniformStream
 
@@ -46,8 +47,7 @@ class Retriever(ABC):
     name = "none"
 
     def __init__(self, k: int = 3):
-        if k < 1:
-            raise UsageError(f"k must be >= 1, got {k}")
+        check_range("k", k, lo=1)
         self.k = int(k)
 
     @property

@@ -28,6 +28,7 @@ import heapq
 
 import numpy as np
 
+from ..checks import check_choice, check_range
 from ..errors import UsageError
 
 EVICTION_RULES = ("lfu", "random")
@@ -57,10 +58,8 @@ class TransitionStore:
 
     def __init__(self, capacity: int, n_items: int, n_states: int, *, eviction: str = "lfu",
                  seed: int | None = None, rng: np.random.Generator | None = None):
-        if capacity < 1:
-            raise UsageError(f"capacity must be >= 1, got {capacity}")
-        if eviction not in EVICTION_RULES:
-            raise UsageError(f"eviction must be one of {', '.join(EVICTION_RULES)}, got {eviction!r}")
+        check_range("capacity", capacity, lo=1)
+        check_choice("eviction", eviction, EVICTION_RULES)
         self.capacity = int(capacity)
         self.eviction = eviction
         self.uniform = UniformStream(rng if rng is not None else np.random.default_rng(seed))

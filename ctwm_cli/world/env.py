@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
 from .graphs import Graph
@@ -99,8 +100,7 @@ class World:
                  concentration: float = 2.0, regions: int = 0):
         if not 1 <= actions_min <= actions_max:
             raise UsageError(f"actions_min/actions_max must satisfy 1 <= min <= max, got {actions_min}, {actions_max}")
-        if not concentration > 0:
-            raise UsageError(f"concentration must be > 0, got {concentration}")
+        check_range("concentration", concentration, lo=0, lo_open=True)
         if regions < 0:
             raise UsageError(f"regions must be >= 0 (0 = about sqrt(size)), got {regions}")
         gen = rng if rng is not None else np.random.default_rng(seed)

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
 
@@ -137,8 +138,8 @@ def _validate(family: str, size: int, p: dict[str, float]) -> None:
         raise UsageError(f"m must be in [1, {part - 2}] for size {size}, got {p['m']}")
     if "blocks" in p and not 1 <= p["blocks"] <= (size - size // 2 if family == "mixed" else size) // 3:
         raise UsageError(f"blocks must be between 1 and a third of the (modular part of the) size, got {p['blocks']}")
-    if "bridges" in p and p["bridges"] < 1:
-        raise UsageError(f"bridges must be >= 1, got {p['bridges']}")
+    if "bridges" in p:
+        check_range("bridges", p["bridges"], lo=1)
 
 
 def make_graph(
