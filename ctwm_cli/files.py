@@ -39,7 +39,7 @@ def _probe(directory: Path, param: str, path: str | Path) -> None:
         probe.touch(exist_ok=False)
         probe.unlink()
     except OSError as exc:
-        raise InputError(f"{param} {path}: cannot write in {str(directory)!r} ({exc.strerror})",
+        raise InputError(f"{param} {str(path)!r}: cannot write in {str(directory)!r} ({exc.strerror})",
                          params=(param,)) from None
 
 
@@ -74,18 +74,18 @@ def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = 
     if overwrite and resume:
         raise UsageError("overwrite and resume exclude each other", params=("overwrite", "resume"))
     if p.exists() and not p.is_dir():
-        raise UsageError(f"{param} {out}: exists and is not a directory", params=(param,))
+        raise UsageError(f"{param} {str(out)!r}: exists and is not a directory", params=(param,))
     existing = _owned(p, ours) if p.is_dir() else []
     if existing and not (overwrite or resume):
         more = f" and {len(existing) - 1} more files" if len(existing) > 1 else ""
         hint = "pass overwrite to replace it" + (" or resume to complete it" if resumable else "")
-        raise UsageError(f"{param} {out}: already holds {existing[0].relative_to(p)}{more} of another run; {hint}",
-                         params=(param, "overwrite", "resume"))
+        raise UsageError(f"{param} {str(out)!r}: already holds {existing[0].relative_to(p)}{more} of another run; "
+                         f"{hint}", params=(param, "overwrite", "resume"))
     ancestor = p
     while not ancestor.exists():
         ancestor = _parent(ancestor) if ancestor != _parent(ancestor) else Path(".")
     if not ancestor.is_dir():
-        raise UsageError(f"{param} {out}: {str(ancestor)!r} is not a directory", params=(param,))
+        raise UsageError(f"{param} {str(out)!r}: {str(ancestor)!r} is not a directory", params=(param,))
     _probe(ancestor, param, out)
     return p
 
@@ -98,7 +98,8 @@ def prepare_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"{param} {out}: cannot create directory ({exc.strerror})", params=(param,)) from None
+        raise InputError(f"{param} {str(out)!r}: cannot create directory ({exc.strerror})",
+                         params=(param,)) from None
     if overwrite:
         for f in _owned(p, ours):
             f.unlink()

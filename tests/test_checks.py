@@ -64,6 +64,8 @@ def test_check_range_accepts_the_bounds_it_states():
 def test_flag_message_rewrites_only_the_named_parameters_as_whole_words():
     exc = UsageError("run 'r1' is not in /data/run/steps.parquet (runs: r2, run.parquet)", params=("run",))
     assert flag_message(exc) == "--run 'r1' is not in /data/run/steps.parquet (runs: r2, run.parquet)"
+    named = UsageError("out 'out': already holds x; pass overwrite to replace it", params=("out", "overwrite"))
+    assert flag_message(named) == "--out 'out': already holds x; pass --overwrite to replace it"
     both = UsageError("baseline graph is not among memories flat,ctwm", params=("baseline", "memories"))
     assert flag_message(both) == "--baseline graph is not among --memory flat,ctwm"
     assert flag_message(UsageError("budget must be >= 1, got 0")) == "budget must be >= 1, got 0"  # no params
@@ -120,5 +122,5 @@ def test_cli_output_directory_errors_name_the_flag(run_cli, tmp_path):
             "--replicates", "1", "--seed", "1"]
     assert run_cli(base).code == 0
     res = run_cli(base)
-    assert res.code == 2 and f"error: --out {out}: already holds" in res.err
+    assert res.code == 2 and f"error: --out {str(out)!r}: already holds" in res.err
     assert "pass --overwrite to replace it or --resume to complete it" in res.err

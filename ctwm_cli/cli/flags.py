@@ -73,10 +73,11 @@ FLAGS: dict[str, str] = {
 
 
 def flag_message(exc: CtwmError) -> str:
-    """``str(exc)`` with each of ``exc.params`` (whole word, not inside a path) replaced by its flag."""
+    """``str(exc)`` with each of ``exc.params`` replaced by its flag: whole words only, never inside a path
+    or a quoted value (``out 'out': …`` -> ``--out 'out': …``)."""
     text = str(exc)
     for param in getattr(exc, "params", ()):
         flag = FLAGS.get(param)
         if flag is not None:
-            text = re.sub(rf"(?<![\w./-]){re.escape(param)}(?![\w/-]|\.\w)", flag, text)
+            text = re.sub(rf"(?<![\w./\x27\x22-]){re.escape(param)}(?![\w/\x27\x22-]|\.\w)", flag, text)
     return text
