@@ -4,6 +4,7 @@ mapping from parameter names to flags (``ctwm_cli.cli.flags``)."""
 from __future__ import annotations
 
 import math
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,13 @@ def test_flag_message_rewrites_only_the_named_parameters_as_whole_words():
     assert flag_message(InputError("a: no step column (remap with step_col)", params=("step_col",))).endswith(
         "(remap with --step-col)")
     assert all(flag.startswith("-") for flag in FLAGS.values())
+
+
+def test_params_survive_a_process_boundary():
+    """Workers (world grid, tail bootstrap) send errors back pickled: the CLI still sees the parameters."""
+    back = pickle.loads(pickle.dumps(UsageError("run 'x' is not in a", params=("run",))))
+    assert type(back) is UsageError and back.params == ("run",) and flag_message(back) == "--run 'x' is not in a"
+    assert InputError("plain").params == ()
 
 
 def test_library_errors_name_parameters_not_flags():
