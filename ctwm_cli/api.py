@@ -95,7 +95,7 @@ class AuditResults(ToDict):
         return [a.summary_row() for a in self.audits]
 
     def _repr_html_(self) -> str:
-        keep = ("trace", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
+        keep = ("label", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
         rows = [{k: v for k, v in jsonable(r).items() if k in keep} for r in self.frame_rows()]
         return html_table(rows, f"{len(self.audits)} audits of {self.source} (seed {self.seed})")
 

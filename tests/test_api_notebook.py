@@ -111,7 +111,9 @@ def test_short_repr_html_and_summary(events):
     assert f"verdict: {res.verdict.verdict}" in res.summary() and f"reason: {res.verdict.reason}" in res.summary()
     many = audit_trace(str(d), item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
     assert len(repr(many)) < 1000 and "audits=2" in repr(many)
-    assert many._repr_html_().count("<tr>") == 3  # header + one row per group
+    many_html = many._repr_html_()
+    assert many_html.count("<tr>") == 3  # header + one row per group
+    assert ">label<" in many_html and f"{d}[r1]" in many_html  # each row says which group it is
     # nested results are short too (no dataclass-generated repr with every replicate)
     assert len(repr(res.gof)) < 1000
 
