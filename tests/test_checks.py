@@ -132,3 +132,11 @@ def test_cli_output_directory_errors_name_the_flag(run_cli, tmp_path):
     res = run_cli(base)
     assert res.code == 2 and f"error: --out {str(out)!r}: already holds" in res.err
     assert "pass --overwrite to replace it or --resume to complete it" in res.err
+
+
+def test_where_and_pareto_budget_errors_name_their_flags(run_cli):
+    sample = str(Path(__file__).resolve().parents[1] / "sample_traces" / "tpl_events.parquet")
+    res = run_cli(["audit", sample, "--where", "nosuchcol > 1"])
+    assert res.code == 2 and res.err.startswith("ctwm: error: --where: ") and "nosuchcol" in res.err
+    res = run_cli(["replay", "pareto", "--budget", "abc", "--seed", "1"])
+    assert res.code == 2 and "--budget expects START:STOP:N" in res.err

@@ -55,6 +55,7 @@ FLAGS: dict[str, str] = {
     "core": "--core",
     "max_candidates": "--max-candidates",
     "engine": "--engine",
+    "where": "--where",
     "ranking": "--ranking",
     "seed": "--seed",
     "jobs": "--jobs",

@@ -90,7 +90,8 @@ def parse_budgets(spec: str | Sequence[int]) -> tuple[int, ...]:
             else:
                 values = [int(x) for x in text.split(",") if x.strip()]
         except ValueError:
-            raise UsageError(f"budget expects START:STOP:N or a comma list of integers, got {spec!r}") from None
+            raise UsageError(f"budget expects START:STOP:N or a comma list of integers, got {spec!r}",
+                             params=("budget",)) from None
     else:
         values = [int(x) for x in spec]
     out = tuple(sorted(set(values)))

@@ -267,7 +267,7 @@ class TraceReader(ABC):
             raise KeyboardInterrupt from None
         if self.where and isinstance(exc, (duckdb.BinderException, duckdb.ParserException)):
             found = ", ".join(self.columns_found)
-            raise UsageError(f"where: {engine_message(exc)} (columns: {found})") from None
+            raise UsageError(f"where: {engine_message(exc)} (columns: {found})", params=("where",)) from None
         if isinstance(exc, duckdb.OutOfMemoryException):
             return InputError(f"{self.source}: out of memory under memory_limit {self.options.memory_limit!r} "
                               f"({engine_message(exc)})")

@@ -65,14 +65,14 @@ def check_where(where: str | None) -> str | None:
     if where is None:
         return None
     if not isinstance(where, str) or not where.strip():
-        raise UsageError("where must be a non-empty SQL predicate")
+        raise UsageError("where must be a non-empty SQL predicate", params=("where",))
     import duckdb
 
     try:
         duckdb.SQLExpression(where)
     except (duckdb.Error, ValueError) as exc:
         first = (str(exc).strip().splitlines() or ["syntax error"])[0]
-        raise UsageError(f"where: not a SQL predicate: {where!r} ({first})") from None
+        raise UsageError(f"where: not a SQL predicate: {where!r} ({first})", params=("where",)) from None
     return where
 
 
