@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
@@ -125,10 +126,9 @@ def _run_processes(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int, de
                 deliver(index[fut], fut.result())
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        for _ in range(3):  # the pool's manager thread may still be reaping: end whatever is left
-            left = set(multiprocessing.active_children()) - before
-            if not left:
-                break
+        deadline = time.monotonic() + 20 * TERMINATE_GRACE
+        # The pool's manager thread may still be reaping: end whatever is left, until none is.
+        while (left := set(multiprocessing.active_children()) - before) and time.monotonic() < deadline:
             _end_workers(left)
         raise
     pool.shutdown(wait=True)
