@@ -12,23 +12,14 @@ interval. The README quotes its output.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 
+from ctwm_cli.intervals import wilson_interval
+
 from ctwm_cli.tail import LOGNORMAL, TPL, audit
 from ctwm_cli.tail.samplers import sample_tpl_tail
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    if n == 0:
-        return (math.nan, math.nan)
-    z = 1.96
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main() -> None:
@@ -67,7 +58,7 @@ def main() -> None:
 
         def cell(v, calls):
             k = calls.count(v)
-            lo, hi = wilson(k, len(calls))
+            lo, hi = wilson_interval(k, len(calls))
             return f"{k / len(calls):.0%} [{lo:.0%},{hi:.0%}]"
 
         print(f"{label:<34} {cell(TPL, paper):>14} {cell(LOGNORMAL, paper):>10} {cell(TPL, cal):>16} "

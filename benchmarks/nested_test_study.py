@@ -15,20 +15,13 @@ an exact 1-in-20 event under exchangeability; 10% needs B >= 9.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 
+from ctwm_cli.intervals import wilson_interval
+
 from ctwm_cli.tail import audit, sample_power_law
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
 
 
 def nested(alpha: float, n: int, seed: int, bootstrap: int, jobs: int | None):
@@ -56,7 +49,7 @@ def main() -> None:
 
         def cell(ps, a):
             k = sum(p <= a for p in ps)
-            lo, hi = wilson(k, len(ps))
+            lo, hi = wilson_interval(k, len(ps))
             return f"{k / len(ps):.1%} [{lo:.1%}, {hi:.1%}]"
 
         asym = [c.pvalue_asymptotic for c in cmps]

@@ -16,21 +16,14 @@
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 
+from ctwm_cli.intervals import wilson_interval
+
 from ctwm_cli.tail import LOGNORMAL, Histogram, audit
 from ctwm_cli.tail.families import REGISTRY
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
 
 
 def from_fit(hist: Histogram, r, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -75,7 +68,7 @@ def main() -> None:
         for k in range(args.fresh):
             y = draw(np.random.default_rng(10_000 + k), m * args.n)
             calls.append(audit(y, seed=k, **opts).calibration.verdict.verdict == LOGNORMAL)
-        lo, hi = wilson(sum(calls), len(calls))
+        lo, hi = wilson_interval(sum(calls), len(calls))
         print(f"calibrated rule at {m}x n = {m * args.n}: predicted power {predicted:.0%}; fresh samples from the "
               f"{name}: {np.mean(calls):.0%} [{lo:.0%}, {hi:.0%}] of {len(calls)} "
               f"({(time.perf_counter() - t0) / len(calls):.1f} s/audit)")

@@ -11,7 +11,7 @@ import pytest
 
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.health import health_of_trace
-from ctwm_cli.health.accumulators import newcombe_difference
+from ctwm_cli.intervals import newcombe_difference
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces" / "telemetry"
 

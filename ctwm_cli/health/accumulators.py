@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from statistics import NormalDist
 
 import numpy as np
 
 from ..errors import InputError
+from ..intervals import newcombe_difference
 from ..traces.objects import MemoryObjects
 from .results import (
     ATTRIBUTION_SCOPE, ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn,
@@ -32,26 +32,6 @@ USES = frozenset({"retrieve", "inject"})
 SUCCESS = frozenset({"success", "succeeded", "successful", "pass", "passed", "ok", "true", "1", "1.0", "yes"})
 FAILURE = frozenset({"failure", "failed", "fail", "error", "false", "0", "0.0", "no"})
 _NAN = float("nan")
-
-
-def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion k/n (n >= 1)."""
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z / den * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def newcombe_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95) -> tuple[float, float]:
-    """Newcombe's hybrid score interval (1998, method 10) for p1 - p2 from two Wilson intervals;
-    sound at small counts and at 0 or 1, where the Wald interval collapses to zero width."""
-    z = float(NormalDist().inv_cdf(0.5 + level / 2))
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson_interval(k1, n1, z)
-    l2, u2 = wilson_interval(k2, n2, z)
-    d = p1 - p2
-    return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
 
 
 def parse_outcome(value: str, source: str) -> bool:

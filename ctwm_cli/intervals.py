@@ -1,0 +1,32 @@
+"""Score intervals of binomial proportions, shared by the health metrics and the calibration studies.
+
+Score intervals, not Wald: at small counts and at 0 or 1 successes the Wald interval collapses to zero
+width, which would be printed as if it were a confidence interval.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+
+def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion k/n; ``(nan, nan)`` when n = 0 (nothing observed)."""
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z / den * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe_difference(k1: int, n1: int, k2: int, n2: int, level: float = 0.95) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (1998, method 10) for p1 - p2 from two Wilson intervals;
+    sound at small counts and at 0 or 1, where the Wald interval collapses to zero width."""
+    z = float(NormalDist().inv_cdf(0.5 + level / 2))
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson_interval(k1, n1, z)
+    l2, u2 = wilson_interval(k2, n2, z)
+    d = p1 - p2
+    return d - math.hypot(p1 - l1, u2 - p2), d + math.hypot(u1 - p1, p2 - l2)
