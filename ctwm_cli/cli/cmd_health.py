@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..plots import check_plot_path
 from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
-from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
 class InputFormat(StrEnum):
@@ -126,6 +126,7 @@ def health(
     checks = parse_checks(fail_on, list(METRICS), parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
+    check_outputs([trace, *([objects] if objects else [])], junit_xml=junit_xml, plot=plot)
     with progress_bar(f"reading {trace}") as progress:
         report = health_of_trace(
             trace, cmap, objects=objects, budget=budget, run=run, input_format=input_format.value, checks=checks,
@@ -216,6 +217,7 @@ import_app = typer.Typer(
 OutOpt = Annotated[str, typer.Option(
     "--out", "--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, "
     "task, outcome, by).")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the --out file if it exists.")]
 
 
 @import_app.command("otel")
@@ -223,6 +225,7 @@ def import_otel(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
     output: OutOpt,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -240,7 +243,7 @@ def import_otel(
       ctwm import otel spans.otlp.json -o trace.parquet
       ctwm import otel spans.jsonl -o trace.parquet --json
     """
-    _import(file, "otel", output, resolve_format(fmt, as_json))
+    _import(file, "otel", output, resolve_format(fmt, as_json), overwrite)
 
 
 @import_app.command("mem0")
@@ -248,6 +251,7 @@ def import_mem0(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="Mem0 history export: JSON array, {\"results\": [...]} or JSON lines.")],
     output: OutOpt,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -261,7 +265,7 @@ def import_mem0(
       ctwm import mem0 mem0_history.json -o trace.parquet
       ctwm import mem0 history.jsonl -o trace.parquet && ctwm health trace.parquet
     """
-    _import(file, "mem0", output, resolve_format(fmt, as_json))
+    _import(file, "mem0", output, resolve_format(fmt, as_json), overwrite)
 
 
 @import_app.command("openinference")
@@ -271,6 +275,7 @@ def import_openinference_cmd(
             "instrumentations).",
     )],
     output: OutOpt,
+    overwrite: OverwriteOpt = False,
     id_key: Annotated[str, typer.Option(
         "--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.",
     )] = "id",
@@ -292,7 +297,8 @@ def import_openinference_cmd(
     """
     from ..traces.openinference import import_openinference
 
-    res = import_openinference(file, output, id_key=id_key)
+    check_outputs([file], output=output)
+    res = import_openinference(file, output, id_key=id_key, overwrite=overwrite)
     d = res.to_dict()
     t = Table(title=f"{res.source} (openinference) -> {res.output}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")
@@ -305,10 +311,11 @@ def import_openinference_cmd(
     emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
 
 
-def _import(file: str, kind: str, output: str, fmt: Format) -> None:
+def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool) -> None:
     from ..traces.telemetry import import_telemetry
 
-    res = import_telemetry(file, kind, output)
+    check_outputs([file], output=output)
+    res = import_telemetry(file, kind, output, overwrite=overwrite)
     d = res.to_dict()
     t = Table(title=f"{res.source} ({kind}) -> {res.output}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")

@@ -18,7 +18,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .base import TraceReader
-from .engine import Engine, quote_ident, quote_literal
+from .engine import quote_ident, quote_literal
 from .mem0 import MEM0_NOTE
 from .schema import DEFAULT_EVENT
 

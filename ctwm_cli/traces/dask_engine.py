@@ -16,7 +16,7 @@ from ..distributed import dask_client
 from ..errors import InputError, UsageError
 from .aggregate import TraceScan, aggregate_sql, scan_trace
 from .base import ArrowReader, TraceReader
-from .engine import Engine, EngineOptions
+from .engine import EngineOptions
 from .readers import FileReader
 from .schema import ColumnMap
 

@@ -135,9 +135,9 @@ def _check_expression(expr: Any, where: str) -> None:
     if cls is not None:
         _check_node(expr, cls, where)
     for key, value in expr.items():
-        if key in ("order_bys", "filter") and value:
-            if key == "filter" or (value.get("orders") if isinstance(value, dict) else value):
-                raise _refuse(where, "an aggregate's FILTER or ORDER BY")
+        ordered = value.get("orders") if isinstance(value, dict) else value
+        if (key == "filter" and value) or (key == "order_bys" and ordered):
+            raise _refuse(where, "an aggregate's FILTER or ORDER BY")
         if isinstance(value, (dict, list)):
             _check_expression(value, where)
 

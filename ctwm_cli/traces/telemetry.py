@@ -158,14 +158,16 @@ class TelemetryReader(ArrowReader):
         super().__init__(rows_table(rows), source, fmt, ColumnMap(), keep, optional, where=where, engine=engine)
 
 
-def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None) -> ImportResult:
-    """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace."""
+def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None, *,
+                     overwrite: bool = False) -> ImportResult:
+    """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace
+    (an existing ``output`` only with ``overwrite``)."""
     check_choice("format", fmt, ROW_READERS)
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
     if output is not None:
-        check_output_file(output, param="output", suffixes=(".parquet", ".pq"))
+        check_output_file(output, param="output", suffixes=(".parquet", ".pq"), overwrite=overwrite)
     rows, records, mapped = telemetry_rows(p, fmt)
     notes = import_notes(path, fmt, rows, records)
     table = rows_table(rows)
