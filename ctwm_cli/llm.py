@@ -234,32 +234,42 @@ def _request_once(url: str, body: bytes, headers: dict[str, str], timeout: float
     cls = http.client.HTTPSConnection if parts.scheme.lower() == "https" else http.client.HTTPConnection
     conn = cls(parts.hostname, parts.port, timeout=timeout)
     fired = threading.Event()
+    held: list[socket.socket] = []  # the connection's socket (http.client drops its own reference early)
 
     def abort() -> None:
         fired.set()
-        sock = conn.sock
-        if sock is not None:
+        for sock in held:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
     timer = threading.Timer(timeout, abort)
     timer.daemon = True
     timer.start()
+    resp = None
     try:
+        conn.connect()
+        held.append(conn.sock)
+        if fired.is_set():
+            abort()
         path = parts.path or "/"
         conn.request("POST", path + (f"?{parts.query}" if parts.query else ""), body=body, headers=headers)
         resp = conn.getresponse()
         raw = resp.read(limit + 1)
-        return resp.status, resp.getheader("Location"), raw
+        status, location = resp.status, resp.getheader("Location")
     except (OSError, http.client.HTTPException):
         if fired.is_set():
             raise _DeadlineError from None
         raise
     finally:
         timer.cancel()
+        if resp is not None:
+            resp.close()
         conn.close()
-        if fired.is_set():
-            raise _DeadlineError
+        for sock in held:
+            sock.close()
+    if fired.is_set():
+        raise _DeadlineError
+    return status, location, raw
 
 
 def _first_line(text: str) -> str:
