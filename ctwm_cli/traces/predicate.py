@@ -18,6 +18,7 @@ is the second wall: a predicate that got through could still read no file but th
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -70,9 +71,25 @@ def check_where(where: str | None) -> str | None:
         return None
     if not isinstance(where, str) or not where.strip():
         raise UsageError("where must be a non-empty predicate over the trace's columns", params=("where",))
+    return _checked(where)
+
+
+@functools.lru_cache(maxsize=64)
+def _checked(where: str) -> str:
+    """One parse per distinct predicate (options and every reader of a run check the same string)."""
     tree = _parse(where)
     _check_statement(tree, where)
     return where
+
+
+@functools.lru_cache(maxsize=1)
+def _parser():
+    """An empty, sealed DuckDB connection that only ever parses (opening one costs ~40 ms)."""
+    import duckdb
+
+    con = duckdb.connect(config={"enable_external_access": False, "autoload_known_extensions": False,
+                                 "autoinstall_known_extensions": False, "lock_configuration": True})
+    return con
 
 
 def _parse(where: str) -> dict[str, Any]:
@@ -80,8 +97,8 @@ def _parse(where: str) -> dict[str, Any]:
 
     sql = f"SELECT * FROM {_PLACEHOLDER} WHERE ({where})"
     try:
-        with duckdb.connect() as con:
-            text = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
+        with _parser().cursor() as cur:  # a cursor per call: safe from any thread
+            text = cur.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0]
     except (duckdb.Error, ValueError) as exc:  # a NUL byte or the like, before any parse
         first = (str(exc).strip().splitlines() or ["syntax error"])[0]
         raise UsageError(f"where: not a SQL predicate: {where!r} ({first})", params=("where",)) from None
