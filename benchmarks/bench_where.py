@@ -36,8 +36,8 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "events": int(sum(c.n_eve
 
 def _run(checkout: Path, path: Path, where: str | None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(path), json.dumps(where)], env=env, check=True, cwd=checkout,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(path), json.dumps(where)], env=env, check=True,
+                         cwd=checkout, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

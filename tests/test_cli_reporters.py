@@ -117,6 +117,13 @@ def test_ctwm_check_runs_the_config_and_junit_parses(run_cli, grouped, tmp_path)
     assert sum(c["failed"] for c in doc["checks"]) == 1
     suite = junitparser.JUnitXml.fromfile(str(data / "junit.xml"))
     assert (suite.tests, suite.failures, suite.errors) == (3 * 2 + 3, 1, 0)
+    md = subprocess.run([sys.executable, "-m", "ctwm_cli", "check", "--format", "markdown"], cwd=data,
+                        capture_output=True, text=True, timeout=300).stdout
+    head = next(line for line in md.splitlines() if line.startswith("| check "))
+    rows = [line for line in md.splitlines() if line.startswith("| tails ") or line.startswith("| concentration ")]
+    col = [c.strip() for c in head.split("|")].index("checks")
+    # each entry's row counts its checks as in table/CSV/JSON (it read "none" in every row)
+    assert [[c.strip() for c in r.split("|")][col] for r in rows] == ["6", "3"]
 
 
 def test_ctwm_check_entry_errors_keep_their_exit_code(tmp_path):

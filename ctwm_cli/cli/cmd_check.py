@@ -288,7 +288,8 @@ def check(
         if all_checks:
             stdout_console().print(checks_table(all_checks))
     else:
-        emit("check", payload, rows, fmt, checks=all_checks, subject_field="check")
+        # no subject_field: an entry's outcomes are named "entry / subject", and its row already counts them
+        emit("check", payload, rows, fmt, checks=all_checks)
     if worst:
         bad = sum(r["error"] is not None for r in rows)
         raise _EntryError(worst, f"{bad} of {len(rows)} check entries could not run")
