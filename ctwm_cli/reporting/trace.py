@@ -67,7 +67,8 @@ def trace_section(
         stage(f"{path}: CTWM allocation over {len(taus)} τ")
         blocks.append(_simulate_block(path, read, events, taus, core, slots, key, notes))
     return Section(kind="trace", source=path, title=f"Trace {Path(path).name or path}",
-                   card=_card(audits, counts, scan, seed), blocks=tuple(b for b in blocks if b is not None), notes=tuple(notes))
+                   card=_card(audits, counts, scan, seed), blocks=tuple(b for b in blocks if b is not None),
+                   notes=tuple(notes))
 
 
 def _card(audits, counts, scan, seed: int) -> Card:
