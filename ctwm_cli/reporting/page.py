@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .model import Block, Card, Figure, Report, Section, Table
+from .svg import FIGURE_CSS
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -138,7 +139,7 @@ def render(report: Report) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         "img-src data:\">"
         f'<meta name="generator" content="ctwm {text(report.version)}">'
-        f"<title>{text(report.title)}</title><style>{CSS}</style></head>"
+        f"<title>{text(report.title)}</title><style>{CSS}{FIGURE_CSS}</style></head>"
         f"<body><header><h1>{text(report.title)}</h1>"
         f'<p class="meta">ctwm {text(report.version)}; {text(seed)}. Every number on this page is one a ctwm '
         "command prints; each figure's numbers are in the table under it.</p>"

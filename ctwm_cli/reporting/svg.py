@@ -7,7 +7,8 @@
   into one, escaped) and the metadata block.
 * One page holds many figures: every ``id`` and every ``#ref`` is prefixed with the figure's key, so no two
   figures share an id (the HTML standard requires unique ids; a clip path found in the wrong figure would clip
-  the wrong drawing).
+  the wrong drawing). matplotlib's ``<style>`` element is dropped too: inline, its ``*`` rule would restyle the
+  whole page; :data:`FIGURE_CSS` is the same rule scoped to the figures.
 * Accessible: ``role="img"``, ``aria-label`` and a ``<title>`` carrying the figure's finding (escaped).
 * Colours: the Okabe–Ito palette (distinguishable under the common colour-vision deficiencies) as the colour
   cycle, so the shared figures' ``C0``, ``C1`` ... resolve to it; the figures also differ by line style and
@@ -47,6 +48,9 @@ _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(href=")#([^"]+)"')
 _URL = re.compile(r"url\(#([^)]+)\)")
 _COMMENT = re.compile(r"<!--.*?-->\s*", re.S)
+_STYLE = re.compile(r"<style[^>]*>.*?</style>\s*", re.S)
+#: what matplotlib's own <style> says, scoped to the figures (see :func:`inline_svg`)
+FIGURE_CSS = "svg.figure-svg *{stroke-linejoin:round;stroke-linecap:butt}"
 
 
 def draw_svg(draw: Callable[[], Any], *, key: str, alt: str) -> str:
@@ -65,6 +69,7 @@ def inline_svg(text: str, *, key: str, alt: str) -> str:
     start = text.index("<svg")
     body = _COMMENT.sub("", text[start:])
     body = re.sub(r"<metadata>.*?</metadata>\s*", "", body, flags=re.S)
+    body = _STYLE.sub("", body)  # inline, a <style> would apply to the whole page: the page's CSS carries it
     body = _ID.sub(lambda m: f'id="{key}-{m.group(1)}"', body)
     body = _REF.sub(lambda m: f'{m.group(1)}#{key}-{m.group(2)}"', body)
     body = _URL.sub(lambda m: f"url(#{key}-{m.group(1)})", body)
