@@ -49,8 +49,6 @@ __all__ = sorted(["CheckFailed", "CtwmError", "InputError", "UsageError", "__ver
 if TYPE_CHECKING:  # static checkers and IDEs see the real names
     from .allocation import allocate as allocate
     from .diagnostics import concentration as concentration
-    from .reporting import Report as Report
-    from .reporting import report as report
     from .tail import AuditResult as AuditResult
     from .tail import audit as audit
     from .tail import audit_many as audit_many
