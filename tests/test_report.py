@@ -138,7 +138,6 @@ def test_cli_writes_the_page_and_json_prints_what_it_shows(run_cli, tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["-o", "r.txt"], "must end in .html"),
-    (["-o", "r.html", "--format", "csv"], "--format"),
     (["-o", "r.html", "--sweep", "2:1:3"], "--sweep"),
 ])
 def test_cli_usage_errors(run_cli, tmp_path, args, message):

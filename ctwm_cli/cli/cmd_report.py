@@ -62,14 +62,12 @@ def report(
     Examples:
       ctwm report sample_traces/tpl_events.parquet -o report.html --seed 1
       ctwm report grid_out/ -o grid.html --bootstrap 200 --seed 1
-      ctwm report run_dir/ -o replay.html          # run_dir/result.json: ctwm replay compare ... --json
+      ctwm report run_dir/ -o replay.html    # holding result.json: ctwm replay compare -o run_dir/ --json
       ctwm report trace.parquet --group-by run --budget 8000 -o report.html --json > report.json
     """
     from ..reporting import report as build
 
     fmt = resolve_format(fmt, as_json)
-    if fmt not in (Format.table, Format.json):
-        raise UsageError("--format: a report prints table (a summary) or json (what the page shows)")
     out = check_output_path(output, "--output")
     if out is not None and not out.name.lower().endswith((".html", ".htm")):
         raise UsageError(f"--output {output!r}: the page must end in .html")

@@ -17,7 +17,7 @@ from .svg import FIGURE_CSS
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-#: verdict -> CSS class (colour *and* an icon-free border style, so print and greyscale keep them apart)
+#: verdict -> CSS class (the card's border colour; the verdict itself is always written out, for greyscale)
 VERDICT_CLASS = {"tpl-compatible": "v-tpl", "lognormal-compatible": "v-ln", "inconclusive": "v-inc"}
 
 CSS = """
@@ -31,8 +31,7 @@ p.meta,p.note{color:var(--muted);font-size:.9rem;margin:.2rem 0}
 nav ol{margin:.3rem 0 1rem;padding-left:1.4rem}
 .card{background:var(--card);border-left:6px solid var(--rule);padding:.8rem 1rem;margin:.6rem 0 1rem}
 .card .headline{font-size:1.15rem;font-weight:600;margin:0 0 .4rem}
-.card.v-tpl{border-left-color:var(--tpl)}.card.v-ln{border-left-color:var(--ln);border-left-style:double;
-border-left-width:8px}.card.v-inc{border-left-color:var(--inc);border-left-style:dashed}
+.card.v-tpl{border-left-color:var(--tpl)}.card.v-ln{border-left-color:var(--ln)}.card.v-inc{border-left-color:var(--inc)}
 .card dl{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:0}
 .card dt{font-weight:600}.card dd{margin:0;overflow-wrap:anywhere}
 figure{margin:1rem 0 1.4rem;break-inside:avoid}
@@ -51,11 +50,11 @@ body{max-width:none;padding:0;font-size:10.5pt;color:#000}
 nav{display:none}
 h2{break-before:page}section:first-of-type h2{break-before:auto}
 .card{border:1px solid #000;border-left-width:6px;background:none}
-details>summary{display:none}details{display:block}
-details:not([open])>*{display:block}
+details>summary{display:none}
 figure,table{break-inside:avoid}
 .scroll{overflow:visible}
 }
+@media print{details::details-content{content-visibility:visible;display:block}}
 """
 
 

@@ -3,9 +3,9 @@
 
 A replay directory holds the trace, the step log and the manifest, not the metrics; the metrics, the reference
 rows and the paired deltas are what the command printed, so the page reads them from that output (the command's
-own JSON, saved: ``ctwm replay compare ... -o run/ --json > run/result.json``) rather than re-running the
-episodes. The figures are the command's own ``--plot`` figures (``plots.replay``, ``plots.pareto``), drawn from
-a read-only view of that JSON.
+own JSON, saved: ``ctwm replay compare ... -o run/ --json > result.json && mv result.json run/``) rather than
+re-running the episodes. The figures are the command's own ``--plot`` figures (``plots.replay``,
+``plots.pareto``), drawn from a read-only view of that JSON.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def find_result(directory: str | Path) -> Path:
     if len(found) != 1:
         what = "no" if not found else f"{len(found)}"
         raise InputError(f"{directory}: {what} saved replay result found beside {MANIFEST_FILE}; the directory holds "
-                         "the trace, not the metrics. Save the command's JSON there, e.g. `ctwm replay compare ... "
-                         f"-o {directory} --json > {Path(directory) / 'result.json'}`, or pass that file")
+                         "the trace, not the metrics. Save the command's --json output there (`ctwm replay compare ... "
+                         f"-o {directory} --json > result.json && mv result.json {directory}`) or pass that file")
     return found[0]
 
 
