@@ -268,3 +268,14 @@ def test_a_broken_replay_json_is_an_input_error(run_cli, tmp_path):
     bad.write_text(json.dumps({"command": "replay compare", "config": {"family": "<x>"}}), encoding="utf-8")
     res = run_cli(["report", bad, "-o", tmp_path / "r.html"])
     assert res.code == 3 and "not a complete replay result" in res.err
+
+
+def test_hostile_strings_reach_no_terminal_as_control_characters(run_cli, tmp_path):
+    trace = tmp_path / "evil\x1b[2J.parquet"
+    _hostile_trace(trace)
+    for fmt in ("table", "json"):
+        res = run_cli(["report", trace, "-o", tmp_path / "r.html", "-b", "5", "--seed", "1", "--sweep", "none",
+                       "--format", fmt])
+        assert res.code == 0, res.err
+        assert "\x1b" not in res.out and "\x1b" not in res.err
+        assert "\\x1b[2J" in res.err  # the name is still shown, as the characters it is made of

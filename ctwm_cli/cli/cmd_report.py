@@ -66,6 +66,7 @@ def report(
       ctwm report trace.parquet --group-by run --budget 8000 -o report.html --json > report.json
     """
     from ..reporting import report as build
+    from ..reporting.page import visible
 
     fmt = resolve_format(fmt, as_json)
     out = check_output_path(output, "--output")
@@ -75,14 +76,14 @@ def report(
         raise UsageError(f"--output {output!r} is one of the sources: a report never overwrites its input")
     res = build(sources, read=opts.read_options(), group_by=group_by, events=event, objects=objects, budget=budget,
                 bootstrap=bootstrap, seed=seed, jobs=jobs, sweep=None if sweep.strip().lower() == "none" else sweep,
-                core=core, slots=slots, psd_run=psd_run, title=title, stage=lambda line: message(Text(line)))
+                core=core, slots=slots, psd_run=psd_run, title=title, stage=lambda line: message(Text(visible(line))))
     write_atomic(out, res.html)
-    message(Text(f"wrote {out} ({len(res.html.encode('utf-8')):,} bytes, {len(res.figures())} figures)"))
-    t = Table(title=Text(f"Report {out}"), title_justify="left")
+    message(Text(visible(f"wrote {out} ({len(res.html.encode('utf-8')):,} bytes, {len(res.figures())} figures)")))
+    t = Table(title=Text(visible(f"Report {out}")), title_justify="left")
     for col in ("section", "kind", "headline", "figures"):
         t.add_column(col)
     for s in res.sections:
-        t.add_row(Text(s.title), s.kind, Text(s.card.headline if s.card else ""),
+        t.add_row(Text(visible(s.title)), s.kind, Text(visible(s.card.headline if s.card else "")),
                   str(sum(len(b.figures) for b in s.blocks)))
     rows = [{"section": s.title, "kind": s.kind, "headline": s.card.headline if s.card else None}
             for s in res.sections]

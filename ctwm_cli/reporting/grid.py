@@ -4,6 +4,7 @@ tail audit of every run side by side (paper Fig. 4), from ``finite_size_of_trace
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from ..traces.paths import scan_paths
 from ..world.trace import GRID_MANIFEST_FILE
 from .model import Block, Card, Figure, Section, Table
 from .svg import draw_svg
-from .trace import audit_block, concentration_block
+from .trace import audit_block, concentration_block, shown
 
 
 def grid_manifest(path: str | Path) -> dict[str, Any] | None:
@@ -73,7 +74,8 @@ def grid_section(path: str, read: ReadOptions, manifest: dict[str, Any], *, key:
            + ", ".join(f"{f.family} {f.slope:.3f}" for f in fs.families) + ".")
     finite = Block(title="Finite-size trend (paper Table 1)", text=fs.statistic + ".", figures=(Figure(
         key=f"{key}-finite", title="σ_top10 against system size per family", alt=alt, table=_finite_table(fs),
-        svg=draw_svg(lambda: plot_finite_size(fs), key=f"{key}-finite", alt=alt)),))
+        svg=draw_svg(lambda: plot_finite_size(dataclasses.replace(
+            fs, families=tuple(shown(f, "family") for f in fs.families))), key=f"{key}-finite", alt=alt)),))
     tally: dict[str, int] = {}
     for a in audits:
         tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1

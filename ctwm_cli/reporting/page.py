@@ -58,10 +58,16 @@ figure,table{break-inside:avoid}
 """
 
 
-def text(value: Any) -> str:
-    """A string for the page: HTML-escaped, control characters shown as ``\\xNN`` (never passed through)."""
+def visible(value: Any) -> str:
+    """``value`` as text with its control characters shown as ``\\xNN`` (an ANSI escape from a trace must not
+    reach a terminal or a page as one)."""
     s = "" if value is None else str(value)
-    return html.escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", s), quote=True)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", s)
+
+
+def text(value: Any) -> str:
+    """A string for the page: control characters made :func:`visible`, then HTML-escaped."""
+    return html.escape(visible(value), quote=True)
 
 
 def fmt(value: Any) -> str:

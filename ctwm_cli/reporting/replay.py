@@ -20,6 +20,7 @@ from ..plots.pareto import plot_pareto
 from ..plots.replay import plot_replay
 from ..replay.output import MANIFEST_FILE
 from .model import Block, Card, Figure, Section, Table
+from .page import visible
 from .svg import draw_svg
 
 ARM_COLUMNS = ("arm", "tokens_mean", "tokens_p95", "state_coverage", "transition_coverage", "tail_error",
@@ -75,12 +76,13 @@ def load_result(path: str | Path) -> dict[str, Any]:
 
 
 def view(value: Any) -> Any:
-    """A read-only attribute view of a JSON value (what the figures read off a result object)."""
+    """A read-only attribute view of a JSON value (what the figures read off a result object); its strings made
+    :func:`visible` (a saved result may come from a pull request)."""
     if isinstance(value, dict):
         return SimpleNamespace(**{str(k): view(v) for k, v in value.items()})
     if isinstance(value, list):
         return tuple(view(v) for v in value)
-    return value
+    return visible(value) if isinstance(value, str) else value
 
 
 def _rows(items: list[dict], columns: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:

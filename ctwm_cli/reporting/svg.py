@@ -21,6 +21,7 @@ import contextlib
 import html
 import io
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,7 +56,9 @@ FIGURE_CSS = "svg.figure-svg *{stroke-linejoin:round;stroke-linecap:butt}"
 
 def draw_svg(draw: Callable[[], Any], *, key: str, alt: str) -> str:
     """Call ``draw()`` (returns a matplotlib Figure) in :func:`report_style` and return it as inline SVG."""
-    with report_style():
+    with report_style(), warnings.catch_warnings():
+        # a label the fonts cannot draw (CJK, emoji) is drawn as a box; the page's text shows it as it is
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font", category=UserWarning)
         fig = draw()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata=dict(_NO_METADATA))

@@ -4,6 +4,7 @@ allocation would do, each from the library function the matching command calls (
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
 from .model import Block, Card, Figure, Section, Table
+from .page import visible
 from .svg import draw_svg
 
 #: event kinds that only memory-health telemetry carries: with any of them the section shows ``health``
@@ -69,6 +71,11 @@ def trace_section(
     return Section(kind="trace", source=path, title=f"Trace {Path(path).name or path}",
                    card=_card(audits, counts, scan, seed), blocks=tuple(b for b in blocks if b is not None),
                    notes=tuple(notes))
+
+
+def shown(obj: Any, *fields: str) -> Any:
+    """``obj`` with the text ``fields`` (labels from the trace) made :func:`visible` for a figure's text."""
+    return dataclasses.replace(obj, **{f: visible(getattr(obj, f)) for f in fields if getattr(obj, f) is not None})
 
 
 def _card(audits, counts, scan, seed: int) -> Card:
@@ -128,12 +135,12 @@ def _ccdf_alt(a) -> str:
 def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGURES) -> Block:
     """The CCDF of each audit (the first ``ccdf_figures``) and, for several, the groups side by side."""
     figures = []
-    shown = list(zip(audits, counts, strict=True))[:ccdf_figures]
-    for i, (a, c) in enumerate(shown):
+    pairs = list(zip(audits, counts, strict=True))[:ccdf_figures]
+    for i, (a, c) in enumerate(pairs):
         alt = _ccdf_alt(a)
+        svg = draw_svg(lambda a=a, c=c: plot_audit(shown(a, "label"), c.counts), key=f"{key}-ccdf-{i}", alt=alt)
         figures.append(Figure(key=f"{key}-ccdf-{i}", title=f"CCDF with the fitted tails: {a.label}", alt=alt,
-                              table=_fits_table(a), svg=draw_svg(lambda a=a, c=c: plot_audit(a, c.counts),
-                                                                 key=f"{key}-ccdf-{i}", alt=alt)))
+                              table=_fits_table(a), svg=svg))
     tables = ()
     if len(audits) > 1:
         rows = tuple(tuple(a.summary_row()[k] for k in SUMMARY_COLUMNS) for a in audits)
@@ -143,9 +150,9 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
             tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
         alt = (f"{len(audits)} groups side by side: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
                + "; α̂ with its standard error, bootstrap p_gof against p*, Vuong z against ±z*.")
+        svg = draw_svg(lambda: plot_audit_groups([shown(a, "label") for a in audits]), key=f"{key}-groups", alt=alt)
         figures.insert(0, Figure(key=f"{key}-groups", title="Tail audit per group (paper Fig. 4 layout)", alt=alt,
-                                 table=summary, svg=draw_svg(lambda: plot_audit_groups(audits), key=f"{key}-groups",
-                                                             alt=alt)))
+                                 table=summary, svg=svg))
         if 0 < ccdf_figures < len(audits):
             tables = (Table(caption=f"Groups beyond the first {ccdf_figures} have no CCDF figure; their verdicts",
                             columns=("label", "verdict", "reason"),
@@ -172,7 +179,8 @@ def concentration_block(counts, key: str, group_by: str | None) -> Block:
            f"Gini from {min(r.gini for r in rows):.3f} to {max(r.gini for r in rows):.3f} over {len(rows)} groups; "
            f"top-10% share from {min(r.top10_share for r in rows):.1%} to {max(r.top10_share for r in rows):.1%}.")
     fig = Figure(key=f"{key}-conc", title="Rank–frequency and Lorenz curves", alt=alt, table=table,
-                 svg=draw_svg(lambda: plot_concentration(report), key=f"{key}-conc", alt=alt))
+                 svg=draw_svg(lambda: plot_concentration(dataclasses.replace(
+                     report, rows=tuple(shown(r, "source", "group") for r in rows))), key=f"{key}-conc", alt=alt))
     return Block(title="Concentration", figures=(fig,))
 
 
@@ -198,7 +206,7 @@ def _psd_block(path, read, events, scan, psd_run, key: str, notes: list[str]) ->
                   rows=tuple((f, d.get(f)) for f in fields))
     return Block(title="Temporal structure (PSD)", figures=(Figure(
         key=f"{key}-psd", title="Welch PSD of the core series with its fitted band", alt=alt, table=table,
-        svg=draw_svg(lambda: plot_psd(res), key=f"{key}-psd", alt=alt)),))
+        svg=draw_svg(lambda: plot_psd(shown(res, "source", "run", "series")), key=f"{key}-psd", alt=alt)),))
 
 
 def _health_alt(h) -> str:
@@ -264,5 +272,6 @@ def _simulate_block(path, read, events, taus, core, slots, key: str, notes: list
                                                enumerate(zip(sim.core_items, sim.core_item_counts, strict=True))))
     return Block(title="What a CTWM allocation would do", figures=(Figure(
         key=f"{key}-tau", title="Shares of accesses served over the τ sweep", alt=alt, table=table,
-        svg=draw_svg(lambda: plot_tau_sweep(sim.allocation, trace=sim), key=f"{key}-tau", alt=alt)),),
+        svg=draw_svg(lambda: plot_tau_sweep(sim.allocation, trace=shown(sim, "source")), key=f"{key}-tau",
+                     alt=alt)),),
         tables=(core_items,))
