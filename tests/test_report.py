@@ -279,3 +279,45 @@ def test_hostile_strings_reach_no_terminal_as_control_characters(run_cli, tmp_pa
         assert res.code == 0, res.err
         assert "\x1b" not in res.out and "\x1b" not in res.err
         assert "\\x1b[2J" in res.err  # the name is still shown, as the characters it is made of
+
+
+def test_grouped_telemetry_page_has_health_per_run(tmp_path):
+    """Two runs (the sample telemetry and a copy under another run id): the audit per run side by side, and
+    memory health pooled plus one small multiple per run, each the numbers ``ctwm health --run`` prints."""
+    from ctwm_cli.health import health_of_trace
+
+    rows = [json.loads(line) for line in Path(TELEMETRY).read_text(encoding="utf-8").splitlines() if line.strip()]
+    two = tmp_path / "two_runs.jsonl"
+    two.write_text("".join(json.dumps({**r, "run": run}) + "\n" for run in ("agent-1", "agent-2") for r in rows),
+                   encoding="utf-8")
+    rep = ctwm_cli.report(str(two), group_by="run", seed=1, bootstrap=10, sweep=None, budget=1500)
+    _check_page(rep.html)
+    keys = [f.key for f in rep.figures()]
+    assert "s0-groups" in keys and {"s0-health", "s0-health-0", "s0-health-1"} <= set(keys)
+    per_run = next(f for f in rep.figures() if f.key == "s0-health-1")
+    h = health_of_trace(str(two), budget=1500, run="agent-2")
+    table = {r[0]: r[1] for r in per_run.table.rows}
+    assert table["context_usage"] == h.metrics["context_usage"] and table["store_size"] == h.metrics["store_size"]
+    assert "What a CTWM allocation would do" not in [b.title for b in rep.sections[0].blocks]  # sweep=None
+
+
+def test_replay_pareto_page_and_mde_columns_when_the_result_carries_them(run_cli, tmp_path):
+    res = run_cli(["replay", "pareto", "--size", "100", "--steps", "300", "--episodes", "1", "--seed", "3",
+                   "--budget", "128:256:2", "--bootstrap", "20", "--block", "10", "--json"])
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    saved = tmp_path / "pareto.json"
+    saved.write_text(res.out, encoding="utf-8")
+    rep = ctwm_cli.report(str(saved), seed=1)
+    _check_page(rep.html)
+    fig = next(f for f in rep.figures() if f.key.endswith("-pareto"))
+    assert len(fig.table.rows) == len(doc["points"]) and fig.alt == doc["finding"]
+    # a result that carries a minimum detectable effect per delta (issue 28) gets the column; none, no column
+    deltas = next(t for b in rep.sections[0].blocks for t in b.tables if t.caption.startswith("Paired deltas"))
+    assert not any("mde" in c for c in deltas.columns)
+    with_mde = {**doc, "comparisons": [{**d, "mde": 0.05 + i} for i, d in enumerate(doc["comparisons"])]}
+    saved.write_text(json.dumps(with_mde), encoding="utf-8")
+    rep2 = ctwm_cli.report(str(saved), seed=1)
+    deltas = next(t for b in rep2.sections[0].blocks for t in b.tables if t.caption.startswith("Paired deltas"))
+    i = deltas.columns.index("mde")
+    assert [r[i] for r in deltas.rows] == [0.05 + k for k in range(len(doc["comparisons"]))]

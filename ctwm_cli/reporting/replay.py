@@ -127,11 +127,14 @@ def _section(path: str, doc: dict, key: str, result_path, manifest) -> Section:
     if command == "replay pareto":
         points = list(doc["points"])
         alt = str(doc.get("finding") or "Prompt tokens against answerable tail error per policy over the budgets.")
-        blocks.append(Block(title="Cost against tail error over the budgets (Pareto)", figures=(Figure(
-            key=f"{key}-pareto", title="Prompt tokens against answerable tail error", alt=alt,
-            table=Table(caption="Points of the Pareto sweep", columns=PARETO_COLUMNS, rows=_rows(points,
-                                                                                                 PARETO_COLUMNS)),
-            svg=draw_svg(lambda: plot_pareto(res), key=f"{key}-pareto", alt=alt)),)))
+        table = Table(caption="Points of the Pareto sweep", columns=PARETO_COLUMNS, rows=_rows(points, PARETO_COLUMNS))
+        if any(p.get("answerable_tail_error") is not None for p in points):
+            blocks.append(Block(title="Cost against tail error over the budgets (Pareto)", figures=(Figure(
+                key=f"{key}-pareto", title="Prompt tokens against answerable tail error", alt=alt, table=table,
+                svg=draw_svg(lambda: plot_pareto(res), key=f"{key}-pareto", alt=alt)),)))
+        else:  # nothing to draw: no answerable tail step in these episodes
+            blocks.append(Block(title="Cost against tail error over the budgets (Pareto)", text=alt + " No point has "
+                                "an answerable tail error (no answerable tail step): no figure.", tables=(table,)))
         headline = alt
     else:
         arms = list(doc["arms"])

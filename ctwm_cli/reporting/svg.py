@@ -59,6 +59,8 @@ def draw_svg(draw: Callable[[], Any], *, key: str, alt: str) -> str:
     with report_style(), warnings.catch_warnings():
         # a label the fonts cannot draw (CJK, emoji) is drawn as a box; the page's text shows it as it is
         warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font", category=UserWarning)
+        # an empty series leaves a legend with nothing to show: the figure is drawn without it
+        warnings.filterwarnings("ignore", message="No artists with labels found", category=UserWarning)
         fig = draw()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata=dict(_NO_METADATA))
