@@ -273,7 +273,7 @@ def test_a_broken_replay_json_is_an_input_error(run_cli, tmp_path):
 def test_hostile_strings_reach_no_terminal_as_control_characters(run_cli, tmp_path):
     trace = tmp_path / "evil\x1b[2J.parquet"
     _hostile_trace(trace)
-    for fmt in ("table", "json"):
+    for fmt in ("table", "json", "csv", "markdown"):
         res = run_cli(["report", trace, "-o", tmp_path / "r.html", "-b", "5", "--seed", "1", "--sweep", "none",
                        "--format", fmt])
         assert res.code == 0, res.err

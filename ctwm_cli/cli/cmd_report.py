@@ -20,7 +20,7 @@ def report(
         metavar="SOURCE...", help="Traces (any format ctwm audit reads), ctwm world grid directories, replay run "
         "directories holding the command's saved --json output, or such a saved replay JSON file.")],
     output: Annotated[str, typer.Option(
-        "--output", "-o", metavar="FILE.html", help="The page to write (one self-contained HTML file).")],
+        "--out", "--output", "-o", metavar="FILE.html", help="The page to write (one self-contained HTML file).")],
     group_by: Annotated[str | None, typer.Option(
         "--group-by", help="Traces: one audit per value of this column (as ctwm audit --group-by).")] = None,
     event: Annotated[list[str] | None, typer.Option(
@@ -85,7 +85,7 @@ def report(
     for s in res.sections:
         t.add_row(Text(visible(s.title)), s.kind, Text(visible(s.card.headline if s.card else "")),
                   str(sum(len(b.figures) for b in s.blocks)))
-    rows = [{"section": s.title, "kind": s.kind, "headline": s.card.headline if s.card else None}
+    rows = [{"section": visible(s.title), "kind": s.kind, "headline": visible(s.card.headline) if s.card else None}
             for s in res.sections]
     emit("report", {**res.to_dict(), "output": str(out)}, rows, fmt, seed=res.seed, tables=[t])
 
