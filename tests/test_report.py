@@ -149,7 +149,7 @@ def test_cli_never_overwrites_an_input(run_cli, tmp_path):
     src = tmp_path / "t.html"
     src.write_text("{}", encoding="utf-8")
     res = run_cli(["report", src, "-o", src])
-    assert res.code == 2 and "never overwrites its input" in res.err
+    assert res.code == 2 and "never overwrites an input" in res.err
     assert src.read_text(encoding="utf-8") == "{}"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,7 +10,7 @@ from rich.text import Text
 
 from ..errors import UsageError
 from .options import Format, FormatOpt, JobsOpt, JsonOpt, ReadFlags, SeedOpt, at_most, read_flags, resolve_format
-from .output import check_output_path, emit, message, write_atomic
+from .output import check_output_path, check_outputs, emit, message, write_atomic
 
 
 @read_flags(engine=True)
@@ -66,26 +65,24 @@ def report(
       ctwm report trace.parquet --group-by run --budget 8000 -o report.html --json > report.json
     """
     from ..reporting import report as build
-    from ..reporting.page import visible
 
     fmt = resolve_format(fmt, as_json)
-    out = check_output_path(output, "--output")
+    out = check_output_path(output, "--out")
     if out is not None and not out.name.lower().endswith((".html", ".htm")):
-        raise UsageError(f"--output {output!r}: the page must end in .html")
-    if any(out.resolve() == Path(s).resolve() for s in sources if s != "-"):
-        raise UsageError(f"--output {output!r} is one of the sources: a report never overwrites its input")
+        raise UsageError(f"--out {output!r}: the page must end in .html")
+    check_outputs(sources, out=out)
     res = build(sources, read=opts.read_options(), group_by=group_by, events=event, objects=objects, budget=budget,
                 bootstrap=bootstrap, seed=seed, jobs=jobs, sweep=None if sweep.strip().lower() == "none" else sweep,
-                core=core, slots=slots, psd_run=psd_run, title=title, stage=lambda line: message(Text(visible(line))))
+                core=core, slots=slots, psd_run=psd_run, title=title, stage=message)
     write_atomic(out, res.html)
-    message(Text(visible(f"wrote {out} ({len(res.html.encode('utf-8')):,} bytes, {len(res.figures())} figures)")))
-    t = Table(title=Text(visible(f"Report {out}")), title_justify="left")
+    message(f"wrote {out} ({len(res.html.encode('utf-8')):,} bytes, {len(res.figures())} figures)")
+    t = Table(title=Text(f"Report {out}"), title_justify="left")
     for col in ("section", "kind", "headline", "figures"):
         t.add_column(col)
     for s in res.sections:
-        t.add_row(Text(visible(s.title)), s.kind, Text(visible(s.card.headline if s.card else "")),
+        t.add_row(Text(s.title), s.kind, Text(s.card.headline if s.card else ""),
                   str(sum(len(b.figures) for b in s.blocks)))
-    rows = [{"section": visible(s.title), "kind": s.kind, "headline": visible(s.card.headline) if s.card else None}
+    rows = [{"section": s.title, "kind": s.kind, "headline": s.card.headline if s.card else None}
             for s in res.sections]
     emit("report", {**res.to_dict(), "output": str(out)}, rows, fmt, seed=res.seed, tables=[t])
 

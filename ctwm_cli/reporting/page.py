@@ -1,21 +1,20 @@
 """The HTML page of a :class:`~.model.Report`: one file, inline CSS and SVG, no script, nothing fetched.
 
-Every string that reaches the page goes through :func:`text` (``html.escape`` plus control characters made
-visible as ``\\xNN``): trace contents are hostile, and an item id like ``<script>`` or an ANSI escape must
-arrive as the characters it is made of. Numbers are formatted here; the JSON keeps them raw.
+Every string that reaches the page goes through :func:`text` (``html.escape`` after
+:func:`ctwm_cli.inert.visible`, which shows control and bidi characters as ``\\xNN`` escapes): trace contents
+are hostile, and an item id like ``<script>`` or an ANSI escape must arrive as the characters it is made of.
+Numbers are formatted here; the JSON keeps them raw.
 """
 
 from __future__ import annotations
 
 import html
 import math
-import re
 from typing import Any
 
+from ..inert import visible
 from .model import Block, Card, Figure, Report, Section, Table
 from .svg import FIGURE_CSS
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 #: verdict -> CSS class (the card's border colour; the verdict itself is always written out, for greyscale)
 VERDICT_CLASS = {"tpl-compatible": "v-tpl", "lognormal-compatible": "v-ln", "inconclusive": "v-inc"}
@@ -58,16 +57,10 @@ figure,table{break-inside:avoid}
 """
 
 
-def visible(value: Any) -> str:
-    """``value`` as text with its control characters shown as ``\\xNN`` (an ANSI escape from a trace must not
-    reach a terminal or a page as one)."""
-    s = "" if value is None else str(value)
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", s)
-
-
 def text(value: Any) -> str:
-    """A string for the page: control characters made :func:`visible`, then HTML-escaped."""
-    return html.escape(visible(value), quote=True)
+    """A string for the page: control and bidi characters made visible (:func:`ctwm_cli.inert.visible`), then
+    HTML-escaped."""
+    return html.escape(visible("" if value is None else str(value)), quote=True)
 
 
 def fmt(value: Any) -> str:

@@ -16,11 +16,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..errors import InputError
+from ..inert import visible
 from ..plots.pareto import plot_pareto
 from ..plots.replay import plot_replay
 from ..replay.output import MANIFEST_FILE
 from .model import Block, Card, Figure, Section, Table
-from .page import visible
 from .svg import draw_svg
 
 ARM_COLUMNS = ("arm", "tokens_mean", "tokens_p95", "state_coverage", "transition_coverage", "tail_error",

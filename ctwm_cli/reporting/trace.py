@@ -13,6 +13,7 @@ from ..allocation import simulate_trace
 from ..diagnostics import psd_of_trace
 from ..diagnostics.measures import ConcentrationReport, concentration
 from ..errors import InputError
+from ..inert import visible
 from ..health import METRICS, health_of_trace
 from ..plots import series_label
 from ..plots.audit_groups import plot_audit_groups
@@ -26,7 +27,6 @@ from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
 from .model import Block, Card, Figure, Section, Table
-from .page import visible
 from .svg import draw_svg
 
 #: event kinds that only memory-health telemetry carries: with any of them the section shows ``health``
