@@ -321,3 +321,24 @@ def test_replay_pareto_page_and_mde_columns_when_the_result_carries_them(run_cli
     deltas = next(t for b in rep2.sections[0].blocks for t in b.tables if t.caption.startswith("Paired deltas"))
     i = deltas.columns.index("mde")
     assert [r[i] for r in deltas.rows] == [0.05 + k for k in range(len(doc["comparisons"]))]
+
+
+SHIPPED = ["tpl_events.jsonl.gz", "lognormal_events.parquet", "powerlaw_counts.jsonl", "world_semantic",
+           "world_random-walk/trace.parquet", "telemetry/otel_spans.json", "telemetry/events.jsonl",
+           "telemetry/mem0_history.json"]
+
+
+def test_every_shipped_sample_trace_in_one_page():
+    """Every reader's format (gzip JSONL, Parquet, a counts table, a world run directory, OTLP JSON spans, a Mem0
+    export): one section each, a verdict card each, the health view where the trace has its events."""
+    paths = [str(SAMPLES / p) for p in SHIPPED]
+    rep = ctwm_cli.report(paths, seed=1, bootstrap=10, sweep="0.5:1.5:3")
+    _check_page(rep.html)
+    assert [s.kind for s in rep.sections] == ["trace"] * len(SHIPPED)
+    verdicts = [s.card.verdict for s in rep.sections]
+    assert all(v in ("tpl-compatible", "lognormal-compatible", "inconclusive") for v in verdicts[:-1])
+    # a Mem0 export records no retrievals: no audit, said on its card, and its memory health all the same
+    assert verdicts[-1] is None and "no retrieve or inject events" in rep.sections[-1].card.headline
+    with_health = {Path(s.source).name for s in rep.sections if any(b.title == "Memory health" for b in s.blocks)}
+    assert {"events.jsonl", "otel_spans.json", "mem0_history.json", "tpl_events.jsonl.gz"} <= with_health
+    assert "powerlaw_counts.jsonl" not in with_health

@@ -14,6 +14,7 @@ escaped, so the page is safe to open from an untrusted trace. The same inputs an
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -41,9 +42,16 @@ def _kind(source: str) -> str:
         if replay_manifest(p) is not None:
             return "replay-dir"
         return "trace"
-    if p.suffix.lower() == ".json" and p.is_file():
-        return "replay"  # the JSON a replay command printed (load_result says so when it is not)
-    return "trace"
+    if p.suffix.lower() == ".json" and p.is_file() and looks_like_replay_result(p):
+        return "replay"
+    return "trace"  # any format ctwm audit reads (OTLP JSON spans and Mem0 exports among them)
+
+
+def looks_like_replay_result(path: Path) -> bool:
+    """The JSON a replay command printed: its envelope names the command within the first few hundred bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(1024)
+    return re.search(rb'"command"\s*:\s*"replay( |")', head) is not None
 
 
 def report(

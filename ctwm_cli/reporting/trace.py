@@ -50,7 +50,18 @@ def trace_section(
 ) -> Section:
     stage(f"{path}: reading")
     scan = scan_paths([path], read, group_by=group_by)[0]
-    counts = item_counts(scan, events)
+    health = bool(set(scan.events) & HEALTH_EVENTS)
+    try:
+        counts = item_counts(scan, events)
+    except InputError as exc:  # nothing to count: a memory-health export (Mem0) still has its health view
+        if not health:
+            raise
+        stage(f"{path}: memory health")
+        block = _health_block(path, read, objects, budget, key, None, [], notes := [])
+        return Section(kind="trace", source=path, title=f"Trace {Path(path).name or path}",
+                       card=Card(headline=f"no tail audit: {exc}", verdict=None, fields=(
+                           ("rows", scan.rows), ("events", ", ".join(f"{k} {v:,}" for k, v in scan.events.items())),
+                       )), blocks=(block,), notes=tuple(notes))
     stage(f"{path}: tail audit of {len(counts)} {'group' if len(counts) == 1 else 'groups'} (B = {bootstrap})")
     audits = audit_many(counts, bootstrap=bootstrap, seed=seed, jobs=jobs)
     notes: list[str] = []
@@ -60,7 +71,7 @@ def trace_section(
         blocks.append(_psd_block(path, read, events, scan, psd_run, key, notes))
     else:
         notes.append("no step column: no PSD (it needs a per-step series)")
-    if set(scan.events) & HEALTH_EVENTS:
+    if health:
         stage(f"{path}: memory health")
         blocks.append(_health_block(path, read, objects, budget, key, group_by, counts, notes))
     else:
@@ -110,7 +121,8 @@ def _card(audits, counts, scan, seed: int) -> Card:
 
 
 def _fits_table(a) -> Table:
-    rows: list[tuple[Any, ...]] = []
+    rows: list[tuple[Any, ...]] = [("data", f"n = {a.n:,} items, {a.distinct_values:,} distinct counts", None, None,
+                                    None)]
     pl = a.power_law
     if pl is not None:
         rows.append(("power law", f"alpha {pl.alpha:.4g} ± {pl.alpha_se:.4g}, x_min {pl.xmin:g}", None, pl.ks, True))
