@@ -9,13 +9,18 @@ import io
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli.cli import main
 from ctwm_cli.world.config import WorldConfig
 from ctwm_cli.world.grid import run_grid
 
+HOSTILE_IDS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(2)>', "\x1b[31mred\x1b[0m", "</table><b>",
+               "&amp;lt;", "]]><!--")
 VOID = {"meta", "br", "img", "input", "link", "hr", "col", "area", "base", "embed", "source", "track", "wbr"}
 
 
@@ -120,3 +125,27 @@ def replay_dir(tmp_path_factory):
     (out / "result.json").write_text(buf.getvalue(), encoding="utf-8")
     result.write_text(buf.getvalue(), encoding="utf-8")
     return out
+
+
+def hostile_trace(path: Path) -> None:
+    """Item ids with markup, quotes and ANSI escapes; the hostile ones are the most accessed (they reach the
+    core table and every label)."""
+    items, steps, runs, events = [], [], [], []
+    step = 0
+    for i, hid in enumerate(HOSTILE_IDS):
+        for _ in range(400 - 20 * i):
+            items.append(hid)
+            steps.append(step)
+            step += 1
+    for j in range(300):
+        for _ in range(1 + j % 7):
+            items.append(f"m{j}")
+            steps.append(step)
+            step += 1
+    runs = ["<b>run</b>\x1b[2J"] * len(items)
+    events = ["retrieve"] * len(items)
+    items += ["<script>w</script>"]
+    steps.append(step)
+    runs.append(runs[0])
+    events.append("write")
+    pq.write_table(pa.table({"item": items, "step": steps, "run": runs, "event": events}), path)

@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from report_helpers import external_references, grid_dir, parse, replay_dir
+from report_helpers import HOSTILE_IDS, external_references, grid_dir, hostile_trace, parse, replay_dir
 
 import ctwm_cli
 from ctwm_cli.reporting.svg import inline_svg
@@ -24,8 +22,6 @@ SAMPLES = ROOT / "sample_traces"
 TPL = str(SAMPLES / "tpl_events.parquet")
 COUNTS = str(SAMPLES / "powerlaw_counts.parquet")
 TELEMETRY = str(SAMPLES / "telemetry" / "events.jsonl")
-HOSTILE_IDS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(2)>', "\x1b[31mred\x1b[0m", "</table><b>",
-               "&amp;lt;", "]]><!--")
 
 
 @pytest.fixture(scope="module")
@@ -158,35 +154,11 @@ def test_stdin_is_refused(run_cli, tmp_path):
     assert res.code == 2 and "standard input" in res.err
 
 
-def _hostile_trace(path: Path) -> None:
-    """Item ids with markup, quotes and ANSI escapes; the hostile ones are the most accessed (they reach the
-    core table and every label)."""
-    items, steps, runs, events = [], [], [], []
-    step = 0
-    for i, hid in enumerate(HOSTILE_IDS):
-        for _ in range(400 - 20 * i):
-            items.append(hid)
-            steps.append(step)
-            step += 1
-    for j in range(300):
-        for _ in range(1 + j % 7):
-            items.append(f"m{j}")
-            steps.append(step)
-            step += 1
-    runs = ["<b>run</b>\x1b[2J"] * len(items)
-    events = ["retrieve"] * len(items)
-    items += ["<script>w</script>"]
-    steps.append(step)
-    runs.append(runs[0])
-    events.append("write")
-    pq.write_table(pa.table({"item": items, "step": steps, "run": runs, "event": events}), path)
-
-
 def test_hostile_trace_renders_inert(tmp_path):
     d = tmp_path / "<svg onload=alert(3)>"
     d.mkdir()
     trace = d / "evil<script>.parquet"
-    _hostile_trace(trace)
+    hostile_trace(trace)
     rep = ctwm_cli.report(str(trace), seed=1, bootstrap=10, sweep="0.5:1.5:3")
     page = rep.html
     tree = _check_page(page)
@@ -272,7 +244,7 @@ def test_a_broken_replay_json_is_an_input_error(run_cli, tmp_path):
 
 def test_hostile_strings_reach_no_terminal_as_control_characters(run_cli, tmp_path):
     trace = tmp_path / "evil\x1b[2J.parquet"
-    _hostile_trace(trace)
+    hostile_trace(trace)
     for fmt in ("table", "json", "csv", "markdown"):
         res = run_cli(["report", trace, "-o", tmp_path / "r.html", "-b", "5", "--seed", "1", "--sweep", "none",
                        "--format", fmt])

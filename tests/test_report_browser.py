@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from report_helpers import grid_dir, parse, replay_dir
+from report_helpers import grid_dir, hostile_trace, parse, replay_dir
 
 import ctwm_cli
 
@@ -89,10 +89,8 @@ def test_trace_grid_and_replay_pages_in_chromium(tmp_path, grid_dir, replay_dir)
 
 def test_hostile_and_telemetry_page_in_chromium(tmp_path):
     """Hostile ids run nothing in a browser either (a <script> would log; an onerror would fetch)."""
-    from test_report import _hostile_trace
-
     trace = tmp_path / "evil<img src=x onerror=console.error(1)>.parquet"
-    _hostile_trace(trace)
+    hostile_trace(trace)
     rep = ctwm_cli.report([str(trace), TELEMETRY], seed=1, bootstrap=10, group_by=None)
     dom, messages, pixels = _open(rep.html, tmp_path, "hostile")
     assert messages == []

@@ -13,8 +13,8 @@ from ..allocation import simulate_trace
 from ..diagnostics import psd_of_trace
 from ..diagnostics.measures import ConcentrationReport, concentration
 from ..errors import InputError
-from ..inert import visible
 from ..health import METRICS, health_of_trace
+from ..inert import visible
 from ..plots import series_label
 from ..plots.audit_groups import plot_audit_groups
 from ..plots.ccdf import plot_audit
@@ -48,6 +48,9 @@ def trace_section(
     bootstrap: int = 1000, jobs: int | None = None, taus: Sequence[float] = (), core: int = 10, slots: int = 512,
     psd_run: str | None = None, stage: Stage = lambda _: None,
 ) -> Section:
+    """The section of the trace at ``path``: one read for the counts (per group with ``group_by``), then the
+    audit, concentration, PSD (when it has steps), memory health (when it has those events) and the allocation
+    over ``taus`` (none: left out), each a block of figures with their tables."""
     stage(f"{path}: reading")
     scan = scan_paths([path], read, group_by=group_by)[0]
     health = bool(set(scan.events) & HEALTH_EVENTS)
