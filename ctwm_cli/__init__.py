@@ -40,6 +40,8 @@ LAZY: dict[str, str] = {
     "audit_trace": "ctwm_cli.api",
     "read_trace": "ctwm_cli.api",
     "TraceWriter": "ctwm_cli.traces.writer",
+    "Report": "ctwm_cli.reporting",
+    "report": "ctwm_cli.reporting",
 }
 
 __all__ = sorted(["CheckFailed", "CtwmError", "InputError", "UsageError", "__version__", *LAZY])

@@ -66,6 +66,7 @@ CASES = {
     "bench longmemeval": lambda c: ["bench", "longmemeval", LME, "--seed", "1", "--bootstrap", "20", "--limit", "3"],
     "import mem0": lambda c: ["import", "mem0", MEM0, "-o", str(Path(c).with_name("mem0.parquet"))],
     "import openinference": lambda c: ["import", "openinference", OPENINF, "-o", str(Path(c).with_name("oi.parquet"))],
+    "report": lambda c: ["report", c, "-o", str(Path(c).with_name("report.html")), "-b", "10", "--seed", "1"],
     "xmin-path": lambda c: ["xmin-path", "--sweep", "0.5:2:2", "--items", "300", "--events", "5000", "--replicates",
                             "1", "--seed", "1"],
 }

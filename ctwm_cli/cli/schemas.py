@@ -45,6 +45,7 @@ RESULTS: dict[str, tuple[str, str, str | None, bool]] = {
     "import openinference": ("ctwm_cli.traces.openinference", "OpenInferenceImport", None, False),
     "model serve": ("ctwm_cli.localmodel", "LocalServerInfo", None, False),
     "xmin-path": ("ctwm_cli.diagnostics.xmin_path", "XminPath", None, False),
+    "report": ("ctwm_cli.reporting", "Report", None, False),
 }
 #: commands whose document is not one result class: their own top-level keys
 OTHER: dict[str, dict[str, Any]] = {

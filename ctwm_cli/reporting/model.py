@@ -1,0 +1,97 @@
+"""What a report page shows, as result objects: cards, tables and figures grouped into sections.
+
+The page (:mod:`.page`) and ``ctwm report --format json`` are two renderings of one :class:`Report`: the JSON is
+:meth:`Report.to_dict` (every card, every table, every figure's finding), the page draws the same objects, so the
+two cannot disagree. A figure's SVG is kept on the object but left out of ``to_dict()`` (it is a drawing, not a
+number the page states).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._version import __version__
+from ..results import ToDict, jsonable, result
+
+
+@result
+class Table(ToDict):
+    """A table of the page: ``columns`` names, one tuple of cells per row (raw values; the page formats them)."""
+
+    caption: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"caption": self.caption, "columns": list(self.columns),
+                "rows": [dict(zip(self.columns, jsonable(list(r)), strict=True)) for r in self.rows]}
+
+
+@result
+class Figure(ToDict):
+    """One inline SVG figure: ``alt`` states its finding (the page's aria-label and SVG <title>), ``table``
+    holds the numbers behind it."""
+
+    key: str  # unique on the page: the prefix of every id inside the SVG
+    title: str
+    alt: str
+    table: Table
+    svg: str = ""  # a drawing: left out of to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "title": self.title, "alt": self.alt, "table": self.table.to_dict()}
+
+
+@result
+class Card(ToDict):
+    """The headline of a section: the verdict in words, its reason and rule, and the facts that go with it."""
+
+    headline: str
+    verdict: str | None
+    fields: tuple[tuple[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"headline": self.headline, "verdict": self.verdict, "fields": {k: jsonable(v) for k, v in self.fields}}
+
+
+@result
+class Block(ToDict):
+    """A titled part of a section: an optional lead paragraph, figures (each with its table), plain tables."""
+
+    title: str
+    text: str = ""
+    figures: tuple[Figure, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+
+@result
+class Section(ToDict):
+    """Everything the page shows about one source (a trace, a grid directory or a replay result)."""
+
+    kind: str  # "trace", "grid" or "replay"
+    source: str
+    title: str
+    card: Card | None
+    blocks: tuple[Block, ...]
+    notes: tuple[str, ...] = ()
+
+
+@result
+class Report(ToDict):
+    """``ctwm report`` / :func:`ctwm_cli.report`: the sections of one page and the page itself."""
+
+    title: str
+    seed: int | None
+    sections: tuple[Section, ...]
+    html: str = ""  # the page: not part of its JSON
+    version: str = __version__
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "seed": self.seed, "version": self.version,
+                "sections": [s.to_dict() for s in self.sections]}
+
+    def figures(self) -> list[Figure]:
+        return [f for s in self.sections for b in s.blocks for f in b.figures]
+
+    def _repr_html_(self) -> str:  # a notebook shows the page itself
+        return self.html

@@ -1,0 +1,145 @@
+"""The HTML page of a :class:`~.model.Report`: one file, inline CSS and SVG, no script, nothing fetched.
+
+Every string that reaches the page goes through :func:`text` (``html.escape`` after
+:func:`ctwm_cli.inert.visible`, which shows control and bidi characters as ``\\xNN`` escapes): trace contents
+are hostile, and an item id like ``<script>`` or an ANSI escape must arrive as the characters it is made of.
+Numbers are formatted here; the JSON keeps them raw.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from ..inert import visible
+from .model import Block, Card, Figure, Report, Section, Table
+from .svg import FIGURE_CSS
+
+#: verdict -> CSS class (the card's border colour; the verdict itself is always written out, for greyscale)
+VERDICT_CLASS = {"tpl-compatible": "v-tpl", "lognormal-compatible": "v-ln", "inconclusive": "v-inc"}
+
+CSS = """
+:root{--fg:#1b1b1b;--muted:#555;--rule:#c8c8c8;--bg:#fff;--card:#f4f6f8;--tpl:#0072B2;--ln:#009E73;--inc:#8a6d00}
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);
+background:var(--bg);margin:0 auto;max-width:1100px;padding:1.5rem}
+h1{font-size:1.6rem;margin:.2rem 0 .4rem}h2{font-size:1.3rem;margin:2rem 0 .5rem;border-bottom:2px solid var(--rule)}
+h3{font-size:1.05rem;margin:1.4rem 0 .4rem}
+p.meta,p.note{color:var(--muted);font-size:.9rem;margin:.2rem 0}
+nav ol{margin:.3rem 0 1rem;padding-left:1.4rem}
+.card{background:var(--card);border-left:6px solid var(--rule);padding:.8rem 1rem;margin:.6rem 0 1rem}
+.card .headline{font-size:1.15rem;font-weight:600;margin:0 0 .4rem}
+.card.v-tpl{border-left-color:var(--tpl)}.card.v-ln{border-left-color:var(--ln)}.card.v-inc{border-left-color:var(--inc)}
+.card dl{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:0}
+.card dt{font-weight:600}.card dd{margin:0;overflow-wrap:anywhere}
+figure{margin:1rem 0 1.4rem;break-inside:avoid}
+figure svg{max-width:100%;height:auto;display:block}
+figcaption{font-size:.9rem;color:var(--fg);margin:.3rem 0}
+details{margin:.3rem 0 .8rem}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:.85rem;margin:.4rem 0;font-variant-numeric:tabular-nums}
+caption{text-align:left;font-weight:600;padding:.2rem 0}
+th,td{border-bottom:1px solid var(--rule);padding:.15rem .5rem;text-align:right;vertical-align:top}
+th:first-child,td:first-child,td.t{text-align:left}
+td{overflow-wrap:anywhere;max-width:32rem}
+thead th{border-bottom:2px solid var(--fg)}
+@media print{
+body{max-width:none;padding:0;font-size:10.5pt;color:#000}
+nav{display:none}
+h2{break-before:page}section:first-of-type h2{break-before:auto}
+.card{border:1px solid #000;border-left-width:6px;background:none}
+details>summary{display:none}
+figure,table{break-inside:avoid}
+.scroll{overflow:visible}
+}
+@media print{details::details-content{content-visibility:visible;display:block}}
+"""
+
+
+def text(value: Any) -> str:
+    """A string for the page: control and bidi characters made visible (:func:`ctwm_cli.inert.visible`), then
+    HTML-escaped."""
+    return html.escape(visible("" if value is None else str(value)), quote=True)
+
+
+def fmt(value: Any) -> str:
+    """A cell: integers with thousands separators, floats to 4 significant digits, missing as an en dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        if value != 0 and float(value).is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt(v) for v in value)
+    return str(value)
+
+
+_TEXT_CELL = ' class="t"'
+
+
+def table_html(t: Table) -> str:
+    head = "".join(f'<th scope="col">{text(c)}</th>' for c in t.columns)
+    body = "".join("<tr>" + "".join(f"<td{_TEXT_CELL if isinstance(v, str) else ''}>{text(fmt(v))}</td>" for v in row)
+                   + "</tr>" for row in t.rows)
+    return (f'<div class="scroll"><table><caption>{text(t.caption)}</caption><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def figure_html(f: Figure) -> str:
+    return (f'<figure id="{f.key}">{f.svg}<figcaption><strong>{text(f.title)}.</strong> {text(f.alt)}</figcaption>'
+            f'<details><summary>The numbers behind this figure</summary>{table_html(f.table)}</details></figure>')
+
+
+def card_html(c: Card) -> str:
+    cls = VERDICT_CLASS.get(c.verdict or "", "")
+    rows = "".join(f"<dt>{text(k)}</dt><dd>{text(fmt(v))}</dd>" for k, v in c.fields)
+    return f'<div class="card {cls}"><p class="headline">{text(c.headline)}</p><dl>{rows}</dl></div>'
+
+
+def block_html(b: Block) -> str:
+    parts = [f"<h3>{text(b.title)}</h3>"]
+    if b.text:
+        parts.append(f"<p>{text(b.text)}</p>")
+    parts += [figure_html(f) for f in b.figures]
+    parts += [table_html(t) for t in b.tables]
+    return "".join(parts)
+
+
+def section_html(s: Section, index: int) -> str:
+    parts = [f'<section id="s{index}" data-kind="{text(s.kind)}"><h2>{text(s.title)}</h2>',
+             f'<p class="meta">source: <code>{text(s.source)}</code></p>']
+    if s.card is not None:
+        parts.append(card_html(s.card))
+    parts += [block_html(b) for b in s.blocks]
+    parts += [f'<p class="note">note: {text(n)}</p>' for n in s.notes]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render(report: Report) -> str:
+    """The whole page. No ``<script>``, no external ``href``/``src``: it reads the same offline and printed."""
+    toc = "".join(f'<li><a href="#s{i}">{text(s.title)}</a></li>' for i, s in enumerate(report.sections))
+    seed = f"seed {report.seed} (rerun with --seed {report.seed} for the same page)" if report.seed is not None \
+        else "no random draws"
+    body = "".join(section_html(s, i) for i, s in enumerate(report.sections))
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "img-src data:\">"
+        f'<meta name="generator" content="ctwm {text(report.version)}">'
+        f"<title>{text(report.title)}</title><style>{CSS}{FIGURE_CSS}</style></head>"
+        f"<body><header><h1>{text(report.title)}</h1>"
+        f'<p class="meta">ctwm {text(report.version)}; {text(seed)}. Every number on this page is one a ctwm '
+        "command prints; each figure's numbers are in the table under it.</p>"
+        f"<nav><ol>{toc}</ol></nav></header><main>{body}</main></body></html>\n"
+    )

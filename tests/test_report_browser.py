@@ -1,0 +1,100 @@
+"""Report pages opened in a real browser: headless Chromium (Debian's ``chromium`` package), started here.
+
+For each page: it loads with no console message (the page has no script, so any message is an error: a
+Content-Security-Policy violation for something it tried to fetch, a failed load), a screenshot of the page is
+not blank, and the verdict text is in the DOM the browser built. Control pages show that each check can fail:
+one that logs to the console, one that is blank. Skipped, with the reason, where Chromium is not installed
+(``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from report_helpers import grid_dir, hostile_trace, parse, replay_dir
+
+import ctwm_cli
+
+__all__ = ["grid_dir", "replay_dir"]  # fixtures
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                                reason=f"{CHROMIUM} not installed (apt-get install -y chromium; .ci/run does)")
+ROOT = Path(__file__).resolve().parents[1]
+TPL = str(ROOT / "sample_traces" / "tpl_events.parquet")
+TELEMETRY = str(ROOT / "sample_traces" / "telemetry" / "events.jsonl")
+CONSOLE = re.compile(r":CONSOLE[:(]")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+         "--enable-logging=stderr", "--v=0")
+
+
+def _chromium(page: Path, tmp: Path, *mode: str) -> subprocess.CompletedProcess:
+    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *mode, page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=180, check=False)
+
+
+def _console(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if CONSOLE.search(line)]
+
+
+def _open(html: str, tmp: Path, name: str) -> tuple[str, list[str], np.ndarray]:
+    """Load the page twice (DOM dump, then screenshot): the DOM, console messages of both loads, the pixels."""
+    import matplotlib.image
+
+    page = tmp / f"{name}.html"
+    page.write_text(html, encoding="utf-8")
+    dom = _chromium(page, tmp, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    shot = tmp / f"{name}.png"
+    pic = _chromium(page, tmp, f"--screenshot={shot}", "--window-size=1200,3000")
+    assert pic.returncode == 0 and shot.is_file(), pic.stderr[-2000:]
+    return dom.stdout, _console(dom.stderr) + _console(pic.stderr), matplotlib.image.imread(str(shot))
+
+
+def test_control_pages_show_the_checks_can_fail(tmp_path):
+    noisy = ("<!DOCTYPE html><html><head><title>c</title></head><body><p>x</p>"
+             "<script>console.error('control-error')</script></body></html>")
+    _, messages, _ = _open(noisy, tmp_path, "noisy")
+    assert any("control-error" in m for m in messages)
+    blank = "<!DOCTYPE html><html><head><title>b</title></head><body></body></html>"
+    _, messages, pixels = _open(blank, tmp_path, "blank")
+    assert messages == [] and float(pixels[..., :3].std()) < 0.01
+    # a fetch the page's Content-Security-Policy blocks is reported on the console
+    fetching = ("<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+                "'none'\"><title>f</title></head><body><img src=\"https://example.invalid/x.png\"></body></html>")
+    _, messages, _ = _open(fetching, tmp_path, "fetching")
+    assert any("Content Security Policy" in m for m in messages)
+
+
+def test_trace_grid_and_replay_pages_in_chromium(tmp_path, grid_dir, replay_dir):
+    rep = ctwm_cli.report([TPL, grid_dir, str(replay_dir)], seed=1, bootstrap=20)
+    dom, messages, pixels = _open(rep.html, tmp_path, "report")
+    assert messages == []
+    assert float(pixels[..., :3].std()) > 0.05  # text and figures, not an empty page
+    tree = parse(dom)
+    headlines = [e.all_text() for e in tree.root.iter("p") if e.attrs.get("class") == "headline"]
+    assert headlines == [s.card.headline for s in rep.sections]
+    verdict = rep.sections[0].card.verdict
+    assert verdict and verdict in headlines[0]
+    assert len(list(tree.root.iter("figure"))) == len(rep.figures())
+    assert [e.attrs["aria-label"] for e in tree.root.iter("svg")] == [f.alt for f in rep.figures()]
+
+
+def test_hostile_and_telemetry_page_in_chromium(tmp_path):
+    """Hostile ids run nothing in a browser either (a <script> would log; an onerror would fetch)."""
+    trace = tmp_path / "evil<img src=x onerror=console.error(1)>.parquet"
+    hostile_trace(trace)
+    rep = ctwm_cli.report([str(trace), TELEMETRY], seed=1, bootstrap=10, group_by=None)
+    dom, messages, pixels = _open(rep.html, tmp_path, "hostile")
+    assert messages == []
+    tree = parse(dom)
+    assert not {e.tag for e in tree.root.iter()} & {"script", "img"}
+    assert "<script>alert(1)</script>" in tree.root.all_text()
+    assert float(pixels[..., :3].std()) > 0.05
