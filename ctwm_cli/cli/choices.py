@@ -30,7 +30,7 @@ WORLD_PRESETS = ("artifact",)  # world.presets.PRESETS
 MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered")  # memory.policies.MEMORY_POLICIES
 ENCODINGS = ("verbose", "compact")  # memory.encodings.ENCODINGS
 TOKENIZERS = ("cl100k_base", "o200k_base")  # memory.tokens.TOKENIZERS
-PREDICTORS = ("reader", "endpoint")  # memory.predictor.PREDICTORS
+PREDICTORS = ("reader", "endpoint", "top1")  # memory.predictor.PREDICTORS
 GAME_AGENTS = ("walkthrough", "random", "explore")  # bench.textgames.AGENTS
 
 #: memory.policies.DEFAULT_BUDGET / DEFAULT_CORE / DEFAULT_K / DEFAULT_MAX_CANDIDATES
