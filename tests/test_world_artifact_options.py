@@ -193,6 +193,8 @@ def test_preset_fills_every_choice_and_explicit_options_win():
     assert artifact_graph_params("mixed", 500)["m"] == 3
     mine = WorldConfig(family="mixed", size=100, preset="artifact", walk="typed", graph_params={"m": 2}).resolved()
     assert mine.walk == "typed" and mine.graph_params["m"] == 2 and mine.order == "write-first"
+    sem = WorldConfig(family="uniform", size=100, preset="artifact", policy="semantic").resolved()
+    assert (sem.walk, sem.order, sem.store) == (None, None, "lfu")  # a memory-reading policy retrieves first
 
 
 def test_preset_is_recorded_in_the_manifest_and_repeats(tmp_path, run_cli):

@@ -93,7 +93,8 @@ class WorldConfig(ToDict):
         if self.preset is None:
             return self
         check_choice("preset", self.preset, PRESETS)
-        opts = {k: v for k, v in ARTIFACT_OPTIONS.items() if getattr(self, k) is None}
+        opts = {k: v for k, v in ARTIFACT_OPTIONS.items() if getattr(self, k) is None
+                and (k == "store" or self.policy == "random-walk")}  # a policy reading memory retrieves first
         return dataclasses.replace(
             self, **opts,
             graph_params={**artifact_graph_params(self.family, int(self.size)), **self.graph_params},

@@ -26,6 +26,8 @@ actions per state         2-4                               1-3
 
 What is counted is the same on both sides (retrieve + write events per item; ``gini_retrieve`` and
 ``ctwm audit -e retrieve`` count retrievals only). An option given explicitly wins over the preset.
+With a policy that reads memory (``semantic``, ``endpoint``) the preset leaves walk and order alone:
+such a policy must retrieve before it acts.
 """
 
 from __future__ import annotations
