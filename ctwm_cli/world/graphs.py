@@ -106,7 +106,8 @@ class Graph(ToDict):
         return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
     def edges(self) -> np.ndarray:
-        """Each undirected edge once, as rows ``(u, v)`` with ``u < v``, sorted."""
+        """Each undirected edge once, as rows ``(u, v)`` with ``u < v``, sorted (a one-way ``ring`` arc
+        appears only when ``u < v``)."""
         src = np.repeat(np.arange(self.size), self.degrees)
         keep = src < self.indices
         return np.column_stack([src[keep], self.indices[keep]])
@@ -304,11 +305,9 @@ def _ring_arcs(n: int, edges: np.ndarray, gen: np.random.Generator) -> np.ndarra
     return np.asarray([(reps[i], reps[(i + 1) % c]) for i in range(c)], dtype=np.int64)
 
 
-def _block_probs(p: dict[str, float]) -> tuple[float, float] | tuple[float, float, str]:
-    """``(mean_degree, mixing)``, or ``(p_in, p_out, "absolute")`` when the absolute probabilities are set."""
-    if "p_in" in p:
-        return (p["p_in"], p["p_out"], "absolute")
-    return (p["mean_degree"], p["mixing"])
+def _block_probs(p: dict[str, float]) -> dict[str, float | None]:
+    """The block-model keywords of ``p``: absolute ``p_in``/``p_out`` when set, else ``mean_degree``/``mixing``."""
+    return {"mean_degree": p["mean_degree"], "mixing": p["mixing"], "p_in": p.get("p_in"), "p_out": p.get("p_out")}
 
 
 def _regular(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
@@ -397,16 +396,16 @@ def _preferential(n: int, m: int, gen: np.random.Generator, offset: int = 0) -> 
     return np.asarray(edges, dtype=np.int64) + offset
 
 
-def _sbm_raw(n: int, blocks: int, probs, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _sbm_raw(n: int, blocks: int, gen: np.random.Generator, *, mean_degree: float, mixing: float,
+             p_in: float | None = None, p_out: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     block = (np.arange(n) * blocks) // n  # near-equal contiguous blocks
     sizes = np.bincount(block, minlength=blocks)
     iu, ju = np.triu_indices(n, k=1)
     same = block[iu] == block[ju]
     b = sizes[block[iu]]
-    if len(probs) == 3:  # absolute p_in, p_out
-        p_in, p_out = probs[0], (probs[1] if blocks > 1 else 0.0)
+    if p_in is not None and p_out is not None:  # absolute probabilities (the paper's code)
+        p_out = p_out if blocks > 1 else 0.0
     else:
-        mean_degree, mixing = probs
         p_in = np.minimum(mean_degree * (1.0 - mixing) / np.maximum(b - 1, 1), 1.0)
         p_out = np.minimum(mean_degree * mixing / np.maximum(n - b, 1), 1.0) if blocks > 1 else 0.0
     p = np.where(same, p_in, p_out)
@@ -415,8 +414,9 @@ def _sbm_raw(n: int, blocks: int, probs, gen: np.random.Generator) -> tuple[np.n
     return edges, block
 
 
-def _sbm(n: int, blocks: int, probs, gen: np.random.Generator, join=_join_components) -> np.ndarray:
-    edges, block = _sbm_raw(n, blocks, probs, gen)
+def _sbm(n: int, blocks: int, probs: dict[str, float | None], gen: np.random.Generator,
+         join=_join_components) -> np.ndarray:
+    edges, block = _sbm_raw(n, blocks, gen, **probs)
     return join(n, edges, gen, block=block)
 
 
