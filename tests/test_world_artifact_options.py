@@ -231,3 +231,21 @@ def test_cli_options_and_errors(tmp_path, run_cli):
                  "--seed", "1", "--json"])
     assert r.code == 0, r.err
     assert json.loads(r.out)["preset"] == "artifact"
+
+
+@pytest.mark.slow
+def test_preset_ladder_gives_the_codes_ladder():
+    """Done-when of issue 30 at a third of the steps: one LFU store makes the non-preferential rung keep
+    >= 84% of the preferential Gini (ctwm's default rung, with random eviction, keeps < 80%), and the
+    uniform-neighbour walk lowers the no-retrieval Gini below ctwm's typed walk."""
+    kw = dict(families=["uniform", "scale-free", "modular"], retrievers=["state-frequency", "state-uniform", "none"],
+              jobs=1)
+    rows = {}
+    for name, base in (("artifact", WorldConfig(size=500, steps=30_000, seed=7, preset="artifact")),
+                       ("default", WorldConfig(size=500, steps=30_000, seed=7))):
+        rows[name] = {(r.family, r.retriever): r for r in run_ladder(base=base, **kw).rows}
+    for fam in kw["families"]:
+        art, dflt = rows["artifact"], rows["default"]
+        assert art[fam, "state-uniform"].gini_vs_state_frequency >= 0.84
+        assert dflt[fam, "state-uniform"].gini_vs_state_frequency < 0.8
+        assert art[fam, "none"].gini < dflt[fam, "none"].gini - 0.05
