@@ -107,6 +107,12 @@ def test_cli_choices_match_the_library():
     assert tuple(world_policies.POLICIES) == choices.WORLD_POLICIES
     assert tuple(runner.AGENTS) == choices.REPLAY_AGENTS
     assert tuple(retrievers.RETRIEVERS) == choices.RETRIEVERS
+    assert tuple(retrievers.ALL_RETRIEVERS) == choices.ALL_RETRIEVERS
+    from ctwm_cli.memory import store
+    from ctwm_cli.world import config as world_config, presets
+    assert store.EVICTION_RULES == choices.EVICTION_RULES
+    assert (world_config.WALKS, world_config.ORDERS) == (choices.WORLD_WALKS, choices.WORLD_ORDERS)
+    assert presets.PRESETS == choices.WORLD_PRESETS
     assert tuple(policies.MEMORY_POLICIES) == choices.MEMORY_POLICIES
     assert tuple(encodings.ENCODINGS) == choices.ENCODINGS
     assert tuple(tokens.TOKENIZERS) == choices.TOKENIZERS

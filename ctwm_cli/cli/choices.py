@@ -22,10 +22,15 @@ PAPER_SIZES = (100, 500, 1000)  # world.graphs.PAPER_SIZES
 WORLD_POLICIES = ("random-walk", "semantic", "endpoint")  # world.policies.POLICIES
 REPLAY_AGENTS = ("random-walk", "semantic", "reader", "endpoint")  # replay.runner.AGENTS
 RETRIEVERS = ("uniform-frequency", "state-frequency", "state-uniform", "none")  # memory.retrievers.RETRIEVERS
+ALL_RETRIEVERS = (*RETRIEVERS, "state-tau")  # memory.retrievers.ALL_RETRIEVERS
+EVICTION_RULES = ("lfu", "random", "reservoir")  # memory.store.EVICTION_RULES
+WORLD_WALKS = ("typed", "uniform-neighbour")  # world.config.WALKS
+WORLD_ORDERS = ("retrieve-first", "write-first")  # world.config.ORDERS
+WORLD_PRESETS = ("artifact",)  # world.presets.PRESETS
 MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered")  # memory.policies.MEMORY_POLICIES
 ENCODINGS = ("verbose", "compact")  # memory.encodings.ENCODINGS
 TOKENIZERS = ("cl100k_base", "o200k_base")  # memory.tokens.TOKENIZERS
-PREDICTORS = ("reader", "endpoint")  # memory.predictor.PREDICTORS
+PREDICTORS = ("reader", "endpoint", "top1")  # memory.predictor.PREDICTORS
 GAME_AGENTS = ("walkthrough", "random", "explore")  # bench.textgames.AGENTS
 
 #: memory.policies.DEFAULT_BUDGET / DEFAULT_CORE / DEFAULT_K / DEFAULT_MAX_CANDIDATES

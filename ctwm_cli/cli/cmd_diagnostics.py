@@ -19,10 +19,17 @@ from .output import check_outputs, announce_seed, check_output_path, conclude, e
 
 Detrend = choice("Detrend", ("constant", "linear"))
 LogBase = choice("LogBase", ("e", "10", "2"))
+SigmaVariant = choice("SigmaVariant", ("log", "raw", "cv"))  # diagnostics.measures.SIGMA_VARIANTS
+SIGMA_HELP = ("Reading of σ_top10. The paper's Table 1: 'the standard deviation of the top 10% access counts', read "
+              "in Section 5.1 as 'top-tail log-normal concentration'. log [default]: sd of ln(count) over the top "
+              "decile, the log-normal reading, scale-free so traces of any length compare; raw: sd of the counts as "
+              "worded (grows with trace length); cv: sd / mean of the counts (scale-free; the closest candidate "
+              "for the paper's numbers, exploratory).")
+SigmaOpt = Annotated[SigmaVariant, typer.Option("--sigma", help=SIGMA_HELP)]  # type: ignore[valid-type]
 
 #: the names --fail-on accepts
 CONCENTRATION_METRICS = ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
-                         "sigma_top10_raw", "singleton_fraction")
+                         "sigma_top10_raw", "singleton_fraction", "sigma_top10_cv")
 PSD_METRICS = ("beta", "beta_se", "r2", "n_steps", "series_total", "n_fit_bins")
 
 TRACE_HELP = "Trace files: .jsonl, .jsonl.gz, .ndjson, .parquet, a Parquet directory, or - for JSONL on stdin."
@@ -39,6 +46,7 @@ def concentration(
     group_by: Annotated[str | None, typer.Option(
         "--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
     plot: PlotOpt = None,
+    sigma: SigmaOpt = "log",
     *,
     opts: ReadFlags,
     fail_on: FailOnOpt = None,
@@ -79,27 +87,33 @@ def concentration(
     rows = [r.to_dict() for r in report.rows]  # the JSON's rows, field for field
     labels = [series_label(r.source, r.group) for r in report.rows]
     checks = [c for row, label in zip(rows, labels, strict=True) for c in evaluate_checks(gates, row, subject=label)]
-    emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report)], checks=checks,
+    variant = SigmaVariant(sigma).value
+    emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report, variant)], checks=checks,
          subjects=labels, summary_fields=("source", "group", *CONCENTRATION_METRICS[:6]), details=True)
     conclude("concentration", checks, junit)
 
 
-def _concentration_table(report) -> Table:
+def _concentration_table(report, sigma: str = "log") -> Table:
+    caption = ("skew: bias-corrected sample skewness G1. σ_top10: sd of ln(count) over the ceil(0.1·n) most-accessed "
+               "items (ours, scale-free). σ raw (paper): sd of the raw top-decile counts (the paper's Table 1; grows "
+               "with trace length).")
+    if sigma == "cv":
+        caption += " σ cv: sd / mean of the top-decile counts (scale-free; closest to the paper's numbers)."
     t = Table(
         title=f"Concentration of per-item counts ({', '.join(report.events)} events)",
         title_justify="left",
-        caption="skew: bias-corrected sample skewness G1. σ_top10: sd of ln(count) over the ceil(0.1·n) most-accessed "
-        "items (ours, scale-free). σ raw (paper): sd of the raw top-decile counts (the paper's Table 1; grows with "
-        "trace length).",
+        caption=caption,
         caption_justify="left",
     )
-    for name in ("trace", "items", "events", "Gini", "skew", "max/median", "top-10% share", "σ_top10",
+    # log (default) and raw show the log and raw columns; cv shows the cv column in place of the log one
+    first = ("σ cv", "sigma_top10_cv") if sigma == "cv" else ("σ_top10", "sigma_top10")
+    for name in ("trace", "items", "events", "Gini", "skew", "max/median", "top-10% share", first[0],
                  "σ raw (paper)", "singletons"):
         t.add_column(name, justify="left" if name == "trace" else "right")
     for r in report.rows:
         t.add_row(
             Text(series_label(r.source, r.group)), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
-            fmt_num(r.skewness), fmt_num(r.max_over_median), fmt_num(r.top10_share), fmt_num(r.sigma_top10),
+            fmt_num(r.skewness), fmt_num(r.max_over_median), fmt_num(r.top10_share), fmt_num(getattr(r, first[1])),
             fmt_num(r.sigma_top10_raw), fmt_num(r.singleton_fraction),
         )
     return t
@@ -237,6 +251,7 @@ def finite_size(
     ] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
+    sigma: SigmaOpt = "log",
     *,
     opts: ReadFlags,
     fmt: FormatOpt = Format.table,
@@ -251,6 +266,7 @@ def finite_size(
     Examples:
       ctwm finite-size a100.parquet:100 a500.parquet:500 a1000.parquet:1000
       ctwm finite-size grid_out/ --size-col size --group-by family --null-draws 200 --seed 1
+      ctwm finite-size grid_out/ --size-col size --group-by family --sigma cv
     """
     import numpy as np
 
@@ -264,7 +280,8 @@ def finite_size(
     with progress_bar("reading traces") as progress:
         report = finite_size_of_traces(
             traces, cmap, family=family, size_col=size_col, group_by=group_by, events=event,
-            log_base=LogBase(log_base).value, null_draws=null_draws, seed=seed, capacity=capacity, progress=progress,
+            log_base=LogBase(log_base).value, null_draws=null_draws, seed=seed, capacity=capacity,
+            sigma=SigmaVariant(sigma).value, progress=progress,
         )
     if plot:
         from ..plots import save_figure
@@ -298,10 +315,12 @@ def _finite_rows(report) -> list[dict]:
 def _finite_table(report) -> Table:
     logname = {"e": "ln", "10": "log10", "2": "log2"}[report.log_base]
     sizes = sorted({s for fam in report.families for s in fam.sizes})
+    what = {"log": "sd of ln(count)", "raw": "sd of the counts", "cv": "sd / mean of the counts"}[report.sigma_variant]
     t = Table(
-        title="Finite-size trend of σ_top10 (mean ± sd over runs)",
+        title="Finite-size trend of σ_top10 (mean ± sd over runs)"
+        + ("" if report.sigma_variant == "log" else f", --sigma {report.sigma_variant}"),
         title_justify="left",
-        caption=f"σ_top10: sd of ln(count) over the top-decile items of a run. Slope: OLS of σ on {logname}(size). "
+        caption=f"σ_top10: {what} over the top-decile items of a run. Slope: OLS of σ on {logname}(size). "
         f"Raw slope: the same for the paper's raw-count σ. Store capacity: {_capacity_text(report)}."
         + (
             f" Null slope: the same under uniform access, same items and events per run ({report.null_draws} draws)."

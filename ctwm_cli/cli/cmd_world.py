@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from ..errors import UsageError
-from .choices import FAMILIES, PAPER_SIZES, RETRIEVERS
+from .choices import (ALL_RETRIEVERS, EVICTION_RULES, FAMILIES, PAPER_SIZES, RETRIEVERS, WORLD_ORDERS,
+                      WORLD_PRESETS, WORLD_WALKS)
 from .choices import WORLD_POLICIES as POLICIES
 from .options import FormatOpt, Format, JobsOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
@@ -29,7 +30,31 @@ world_app = typer.Typer(
 
 Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
 PolicyName = Enum("PolicyName", {p: p for p in POLICIES}, type=str)  # type: ignore[misc]
-RetrieverName = Enum("RetrieverName", {r: r for r in RETRIEVERS}, type=str)  # type: ignore[misc]
+RetrieverName = Enum("RetrieverName", {r: r for r in ALL_RETRIEVERS}, type=str)  # type: ignore[misc]
+Walk = Enum("Walk", {r: r for r in WORLD_WALKS}, type=str)  # type: ignore[misc]
+Order = Enum("Order", {r: r for r in WORLD_ORDERS}, type=str)  # type: ignore[misc]
+Store = Enum("Store", {r: r for r in EVICTION_RULES}, type=str)  # type: ignore[misc]
+Preset = Enum("Preset", {r: r for r in WORLD_PRESETS}, type=str)  # type: ignore[misc]
+
+WalkOpt = Annotated[Walk | None, typer.Option(  # type: ignore[valid-type]
+    "--walk", help="Random-walk step. typed [default]: a uniform action, then its Dirichlet outcome distribution "
+    "(ctwm's reading of the paper's typed stochastic actions). uniform-neighbour: the next state uniform over the "
+    "neighbours, the action fixed by the neighbour (the paper's code).")]
+OrderOpt = Annotated[Order | None, typer.Option(  # type: ignore[valid-type]
+    "--order", help="retrieve-first [default]: retrieval for s_t sees e_0..e_{t-1} only (no leak). write-first: "
+    "e_t is written, then retrieved for s_t (the paper's Section 3 wording and its code). Random walk only.")]
+StoreOpt = Annotated[Store | None, typer.Option(  # type: ignore[valid-type]
+    "--store", help="Store eviction rule for every retriever (ladder: every rung) [default: the retriever's own: "
+    "LFU for state-frequency/state-tau, random replacement otherwise]. lfu: the paper's code's one store; "
+    "random: random replacement (ctwm's 'uniform reservoir'); reservoir: Algorithm R, a uniform sample of the "
+    "arrivals.")]
+TauOpt = Annotated[float | None, typer.Option(
+    "--tau", help="state-tau retriever: k of the top 10 state-mates drawn with weights rank^-tau (the paper's "
+    "code's tau sweep, acting on the trace) [default: 1.0].")]
+PresetOpt = Annotated[Preset | None, typer.Option(  # type: ignore[valid-type]
+    "--preset", help="artifact: every choice of the paper's public code (uniform-neighbour walk, write-first, one "
+    "LFU store, absolute block probabilities p_in .15/p_out .01, BA m = min(3, part/30), exponential scale 6, "
+    "one-way ring repair, 1-3 actions); explicit options win. Recorded in every manifest.")]
 
 StepsOpt = Annotated[int, typer.Option("--steps", help="Agent steps per run.")]
 KOpt = Annotated[int, typer.Option("--k", help="Items retrieved per step (top-k).")]
@@ -92,7 +117,8 @@ def _seed(seed: int | None) -> int:
 
 
 def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed: int, k: int, capacity: int,
-          graph_param, world_param, policy_param, base_url, model, writes: bool = True) -> WorldConfig:
+          graph_param, world_param, policy_param, base_url, model, writes: bool = True, *, walk=None, order=None,
+          store=None, tau=None, preset=None) -> WorldConfig:
     pp = _pairs(policy_param, "--policy-param")
     if base_url is not None:
         pp["base_url"] = base_url
@@ -106,6 +132,8 @@ def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed:
         family=family, size=size, policy=policy, retriever=retriever, steps=steps, seed=seed, k=k,
         capacity=capacity, graph_params=_pairs(graph_param, "--graph-param"),
         world_params=_pairs(world_param, "--world-param"), policy_params=pp, writes=writes,
+        walk=walk.value if walk else None, order=order.value if order else None,
+        store=store.value if store else None, tau=tau, preset=preset.value if preset else None,
     )
 
 
@@ -126,6 +154,11 @@ def run(
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     writes: WritesOpt = True,
+    walk: WalkOpt = None,
+    order: OrderOpt = None,
+    store: StoreOpt = None,
+    tau: TauOpt = None,
+    preset: PresetOpt = None,
     run_id: Annotated[str | None,
                       typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
     overwrite: OverwriteOpt = False,
@@ -138,13 +171,15 @@ def run(
     Examples:
       ctwm world run --out run_sf/ --family scale-free --size 500 --steps 20000 --seed 1
       ctwm world run --out run_sem/ --policy semantic --retriever state-uniform --seed 2 --json
+      ctwm world run --out run_art/ --preset artifact --family modular --size 100 --seed 42
     """
     from ..world import run_world
 
     fmt = resolve_format(fmt, as_json)
     seed = _seed(seed)
     cfg = _base(family.value, size, policy.value, retriever.value, steps, seed, k, capacity, graph_param,
-                world_param, policy_param, base_url, model, writes)
+                world_param, policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau,
+                preset=preset)
     if run_id:
         cfg = dataclasses.replace(cfg, run=run_id)
     res = run_world(cfg, out, overwrite=overwrite)
@@ -181,6 +216,11 @@ def grid(
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     writes: WritesOpt = True,
+    walk: WalkOpt = None,
+    order: OrderOpt = None,
+    store: StoreOpt = None,
+    tau: TauOpt = None,
+    preset: PresetOpt = None,
     jobs: JobsOpt = None,
     overwrite: OverwriteOpt = False,
     resume: ResumeOpt = False,
@@ -195,6 +235,7 @@ def grid(
     Examples:
       ctwm world grid --out grid_out/ --steps 20000 --replicates 3 --seed 1
       ctwm world grid --out small/ --family uniform --family scale-free --size 100 --replicates 1
+      ctwm world grid --out art/ --preset artifact --seed 42
     """
     from ..world import run_grid
 
@@ -206,7 +247,7 @@ def grid(
     seed = _seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
     base = _base(fams[0], 0, policy.value, retriever.value, steps, seed, k, capacity, graph_param, world_param,
-                 policy_param, base_url, model, writes)
+                 policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau, preset=preset)
     seeds = [seed + i for i in range(replicates)]
     total = len(set(fams)) * len(set(sizes or PAPER_SIZES)) * replicates
     with progress_bar("world grid", total=total) as progress:
@@ -227,7 +268,8 @@ def ladder(
     families: Annotated[list[Family] | None,  # type: ignore[valid-type]
                         typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,
     retrievers: Annotated[list[RetrieverName] | None,  # type: ignore[valid-type]
-                          typer.Option("--retriever", help="Retriever; repeatable [default: all four].")] = None,
+                          typer.Option("--retriever", help="Retriever; repeatable [default: the four rungs "
+                                       "uniform-frequency, state-frequency, state-uniform, none].")] = None,
     size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
     steps: StepsOpt = 100_000,
     seed: SeedOpt = None,
@@ -239,6 +281,11 @@ def ladder(
     policy_param: PolicyParamOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
+    walk: WalkOpt = None,
+    order: OrderOpt = None,
+    store: StoreOpt = None,
+    tau: TauOpt = None,
+    preset: PresetOpt = None,
     jobs: JobsOpt = None,
     plot: PlotOpt = None,
     fmt: FormatOpt = Format.table,
@@ -254,6 +301,7 @@ def ladder(
       ctwm world ladder --size 500 --steps 20000 --seed 1
       ctwm world ladder --family scale-free --retriever state-frequency --retriever none --json
       ctwm world ladder --steps 20000 --seed 1 --plot ladder.png
+      ctwm world ladder --preset artifact --size 100 --seed 42 --retriever state-frequency --retriever state-uniform
     """
     from ..plots import check_plot_path
     from ..world import run_ladder
@@ -263,14 +311,17 @@ def ladder(
     seed = _seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
     rets = [r.value for r in retrievers] if retrievers else list(RETRIEVERS)
-    base = _base(fams[0], size, policy.value, rets[0], steps, seed, k, capacity, graph_param, world_param,
-                 policy_param, base_url, model)
+    if tau is not None and "state-tau" not in rets:
+        raise UsageError("--tau applies to the state-tau rung: add --retriever state-tau")
+    base = _base(fams[0], size, policy.value, "state-frequency", steps, seed, k, capacity, graph_param, world_param,
+                 policy_param, base_url, model, walk=walk, order=order, store=store, tau=tau, preset=preset)
     with progress_bar("world ladder", total=len(fams)) as progress:
         res = run_ladder(families=fams, retrievers=rets, base=base, jobs=jobs, progress=progress)
     rows = [r.to_dict() for r in res.rows]
     t = Table(
         title=f"retriever ladder: {res.policy}, |V|={size}, {res.steps:,} steps, k={res.k}, "
-        f"capacity={res.capacity}, seed={seed}",
+        f"capacity={res.capacity}, seed={seed}" + (f", preset {res.preset}" if res.preset else "")
+        + (f", store {res.store} for every rung" if res.store else ""),
         title_justify="left",
         caption="gini: over retrieve+write counts per transition; /SF: ratio to state-frequency; "
         "gini ret: retrieve events only; top10: share of the top decile of items.",

@@ -70,6 +70,11 @@ FLAGS: dict[str, str] = {
     "power": "--power",
     "uncertainty": "--uncertainty",
     "cross_check": "--cross-check",
+    "walk": "--walk",  # world options after the paper's code (issue 30)
+    "order": "--order",
+    "store": "--store",
+    "preset": "--preset",
+    "sigma": "--sigma",
 }
 
 

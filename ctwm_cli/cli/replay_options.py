@@ -107,7 +107,8 @@ SHARED = [
     opt("tokenizer", Tokenizer, ("--tokenizer",),
          "BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).", Tokenizer["cl100k_base"]),
     opt("predictor", PredictorName, ("--predictor",),
-         "reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model.",
+         "reader: deterministic, reads only the prompt text; endpoint: an OpenAI-compatible model; top1: the "
+         "paper's code's check, the first hint's destination (not a model).",
          PredictorName["reader"]),
     param("base_url", BaseUrlOpt, None),
     param("model", ModelOpt, None),

@@ -1,5 +1,10 @@
 """Finite-size trend of top-decile concentration (paper Section 5.1, Table 1).
 
+``sigma`` picks the reading of σ_top10 (:data:`~ctwm_cli.diagnostics.measures.SIGMA_VARIANTS`):
+``log`` (default, scale-free), ``raw`` (the paper's words: "the standard deviation of the top 10%
+access counts") or ``cv`` (sd / mean of the top-decile counts). The trend, the null and ``sigma`` of
+every run use it; ``sigma_raw`` is always the raw one.
+
 For every (family, size) cell: σ_top10 (see :mod:`ctwm_cli.diagnostics.measures`) of each run's
 per-item counts, averaged over the cell's runs (with the standard deviation across runs). A trace
 without a ``run`` column is one run. Per family: the OLS line σ = a + b · log(size) through the
@@ -36,7 +41,15 @@ from ..results import ToDict, result
 from ..traces import ColumnMap
 from ._fit import ols
 from .sized_counts import aggregate_sized, resolve_events, store_capacity
-from .measures import sigma_top_raw_sorted, sigma_top_sorted
+from .measures import SIGMA_VARIANTS, sigma_top, sigma_top_raw_sorted
+
+#: What ``statistic`` says for each σ reading.
+STATISTICS = {
+    "log": "sigma_top10: sd (ddof=1) of ln(count) over the ceil(0.1 n) most-accessed items, per run",
+    "raw": "sigma_top10 (raw): sd (ddof=1) of the counts of the ceil(0.1 n) most-accessed items, per run "
+           "(the paper's wording; grows with trace length)",
+    "cv": "sigma_top10 (cv): sd (ddof=1) / mean of the counts of the ceil(0.1 n) most-accessed items, per run",
+}
 
 LOG_BASES = {"e": math.e, "10": 10.0, "2": 2.0}
 
@@ -94,7 +107,7 @@ class FamilyTrend(ToDict):
 class FiniteSizeReport(ToDict):
     """Finite-size trend per family (``families``) and the cells behind it."""
 
-    statistic: str = "sigma_top10: sd (ddof=1) of ln(count) over the ceil(0.1 n) most-accessed items, per run"
+    statistic: str = STATISTICS["log"]
     statistic_raw: str = "sigma_raw: the paper's Table 1 statistic, sd (ddof=1) of the raw top-decile counts"
     log_base: str
     events: tuple[str, ...]
@@ -107,6 +120,7 @@ class FiniteSizeReport(ToDict):
     families: tuple[FamilyTrend, ...]
     cells: tuple[SizeCell, ...]
     runs: tuple[RunSigma, ...] = ()
+    sigma_variant: str = "log"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,6 +234,7 @@ def finite_size_of_traces(
     null_draws: int = 0,
     seed: int | None = None,
     capacity: int | None = None,
+    sigma: str = "log",
     progress: ProgressCallback | None = None,
 ) -> FiniteSizeReport:
     """Finite-size trend of σ_top10 from labelled traces (``PATH:SIZE``) or a dataset with ``size_col``.
@@ -234,6 +249,7 @@ def finite_size_of_traces(
     have one, else ``capacity`` (the caller's statement), else ``unknown``.
     """
     _check_log_base(log_base)
+    check_choice("sigma", sigma, SIGMA_VARIANTS)
     if not isinstance(null_draws, (int, np.integer)) or isinstance(null_draws, bool) or null_draws < 0:
         raise UsageError(f"null draws must be a non-negative integer, got {null_draws!r}")
     if not traces:
@@ -259,14 +275,14 @@ def finite_size_of_traces(
     chosen = resolve_events(table, events, ", ".join(p for p, _ in specs))
     table = table.filter(pc.is_in(table.column("event"), value_set=pa.array(chosen)))
     table = table.group_by(["family", "size", "run", "item"]).aggregate([("n", "sum")])
-    runs = _per_run_sigma(table)
+    runs = _per_run_sigma(table, sigma)
     if not runs:
         raise InputError(f"no events of kind {', '.join(chosen)} to measure")
     if null_draws:
         children = np.random.SeedSequence(seed).spawn(len(runs))
         runs = [
             dataclasses.replace(r, sigma_null=uniform_null_sigma(r.n_items, r.n_events, null_draws,
-                                                                 rng=np.random.default_rng(ss)))
+                                                                 rng=np.random.default_rng(ss), sigma=sigma))
             for r, ss in zip(runs, children, strict=True)
         ]
     cells = cells_from_runs(runs)
@@ -281,23 +297,25 @@ def finite_size_of_traces(
         families=trend(cells, log_base=log_base),
         cells=cells,
         runs=tuple(runs),
+        statistic=STATISTICS[sigma],
+        sigma_variant=sigma,
     )
 
 
 def uniform_null_sigma(
-    n_items: int, n_events: int, draws: int, *, rng: np.random.Generator | int | None = None
+    n_items: int, n_events: int, draws: int, *, rng: np.random.Generator | int | None = None, sigma: str = "log"
 ) -> float:
     """Mean σ_top10 of ``draws`` multinomial samples of ``n_events`` accesses spread uniformly over ``n_items``."""
     rng = np.random.default_rng(rng)
     if n_items < 1 or draws < 1:
         return math.nan
     p = np.full(n_items, 1.0 / n_items)
-    vals = [sigma_top_sorted(np.sort(rng.multinomial(n_events, p))[::-1].astype(np.float64)) for _ in range(draws)]
+    vals = [sigma_top(np.sort(rng.multinomial(n_events, p))[::-1].astype(np.float64), sigma) for _ in range(draws)]
     vals = [v for v in vals if math.isfinite(v)]
     return float(np.mean(vals)) if vals else math.nan
 
 
-def _per_run_sigma(table: pa.Table) -> list[RunSigma]:
+def _per_run_sigma(table: pa.Table, variant: str = "log") -> list[RunSigma]:
     """σ_top10 of each (family, size, run) group of an aggregated ``(family, size, run, item, n_sum)`` table."""
     if table.num_rows == 0:
         return []
@@ -323,7 +341,7 @@ def _per_run_sigma(table: pa.Table) -> list[RunSigma]:
                 family=str(fam_v[fam_c[a]]),
                 size=float(size[a]),
                 run=str(run_v[run_c[a]]),
-                sigma=sigma_top_sorted(desc),
+                sigma=sigma_top(desc, variant),
                 sigma_raw=sigma_top_raw_sorted(desc),
                 n_items=int(b - a),
                 n_events=int(desc.sum()),

@@ -17,6 +17,13 @@
     Confidence: ``high`` when the chosen outcome holds >= 75% of at least 3 counted observations,
     ``medium`` when >= 50%, else ``low`` (always ``low`` for a guess). What an encoding or an
     allocation leaves out of the prompt is therefore really unavailable to it.
+``top1`` (the paper's code's check, not a model)
+    The destination of the **first** serialised transition in the prompt, whatever its source and
+    action: the paper's code counts a step as predicted when its top-1 hint's destination is the real
+    next state (``evidence-rank`` is that line's rank, or ``history``). No transition in the prompt:
+    the current state itself (never right; ``evidence-rank=guess``). Confidence is always ``low``.
+    With a history the first line is the oldest transition, which is why that code's Full History
+    scores a tail error of 1.000.
 ``endpoint``
     An OpenAI-compatible chat-completions model, using the Appendix C output contract: it must
     answer ``next-state=s<id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>``.
@@ -41,7 +48,7 @@ from ..errors import UsageError
 from ..llm import ChatClient, EndpointError
 from ..results import ToDict, result
 
-PREDICTORS = ("reader", "endpoint")
+PREDICTORS = ("reader", "endpoint", "top1")
 _CUR = re.compile(r"^Current state: s(\d+)", re.M)
 _ACT = re.compile(r"^Action: a(\d+)", re.M)
 _TRIPLE = re.compile(
@@ -128,6 +135,22 @@ class PromptReader(Predictor):
         return Prediction(state=int(near[0] if near else cur), confidence="low", evidence="guess")
 
 
+class TopHint(Predictor):
+    """The paper's code's prediction: the first hint's destination (see the module docstring)."""
+
+    name = "top1"
+
+    def predict(self, text: str) -> Prediction:
+        cur_m = _CUR.search(text)
+        if cur_m is None:
+            raise UsageError("the prompt has no 'Current state: s<id>' line")
+        m = _TRIPLE.search(text, cur_m.end())
+        if m is None:
+            return Prediction(state=int(cur_m.group(1)), confidence="low", evidence="guess")
+        r1, _s, _a, d, _c1, r2, *_ = m.groups()
+        return Prediction(state=int(d), confidence="low", evidence=r1 or r2 or "history")
+
+
 class EndpointPredictor(Predictor):
     """A chat-completions model answering the Appendix C output contract."""
 
@@ -195,11 +218,11 @@ def parse_answer(content: str) -> Prediction | None:
 
 
 def make_predictor(name: str, params: dict[str, Any] | None = None) -> Predictor:
-    """The predictor called ``name`` (``reader`` or ``endpoint``; the latter needs base_url and model)."""
-    if name == "reader":
+    """The predictor called ``name`` (``reader``, ``top1`` or ``endpoint``; the last needs base_url and model)."""
+    if name in ("reader", "top1"):
         if params:
-            raise UsageError(f"the reader predictor takes no parameters, got {', '.join(params)}")
-        return PromptReader()
+            raise UsageError(f"the {name} predictor takes no parameters, got {', '.join(params)}")
+        return PromptReader() if name == "reader" else TopHint()
     if name == "endpoint":
         return EndpointPredictor(**dict(params or {}))
     raise UsageError(f"unknown predictor {name!r} (choose from: {', '.join(PREDICTORS)})")

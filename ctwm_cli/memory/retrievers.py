@@ -16,6 +16,13 @@ agent's current state. Each retriever is defined together with the store's evict
     State-aware but non-preferential.
 ``none``
     No retrieval (the store is still written).
+``state-tau``
+    LFU store; the ``pool`` (default 10) most frequent items touching the current state (if none,
+    of the whole store), then ``k`` of them drawn without replacement with probability proportional
+    to ``rank^-tau`` (rank 1 = most frequent; rank order of the result = draw order). This is the
+    artifact's reading of the paper's tau sweep (its ``TauReservoirMemory``: 3 of the top 10
+    state-mates), where tau acts on which items are retrieved, so on the trace; ctwm's own tau acts
+    on the allocation vector only. Not a rung of the default ladder (:data:`RETRIEVERS`).
 
 Frequency ties go to the smaller transition id. Retrieval happens **before** the step's write:
 at step ``t`` the retriever sees the transitions ``e_0 .. e_{t-1}`` (what a predictor of
@@ -33,7 +40,12 @@ from ..errors import UsageError
 from .store import TransitionStore, UniformStream
 
 RETRIEVERS = ("uniform-frequency", "state-frequency", "state-uniform", "none")
+#: Every retriever, including those outside the default ladder.
+ALL_RETRIEVERS = (*RETRIEVERS, "state-tau")
+DEFAULT_TAU = 1.0
+DEFAULT_TAU_POOL = 10
 RETRIEVER_EVICTION = {
+    "state-tau": "lfu",
     "uniform-frequency": "random",
     "state-frequency": "lfu",
     "state-uniform": "random",
@@ -116,9 +128,46 @@ class StateUniform(Retriever):
         return picked
 
 
+class StateTau(Retriever):
+    name = "state-tau"
+
+    def __init__(self, k: int = 3, *, tau: float = DEFAULT_TAU, pool: int = DEFAULT_TAU_POOL,
+                 seed: int | None = None, rng: np.random.Generator | None = None):
+        super().__init__(k)
+        check_range("tau", tau, lo=0)
+        check_range("pool", pool, lo=1)
+        self.tau = float(tau)
+        self.pool = int(pool)
+        self.weights = [r ** -self.tau for r in range(1, self.pool + 1)]
+        self.uniform = UniformStream(rng if rng is not None else np.random.default_rng(seed))
+
+    def retrieve(self, store: TransitionStore, state: int) -> list[int]:
+        mates = store.by_state[state]
+        top = store.top_of(mates, self.pool) if mates else store.top(self.pool)
+        m = len(top)
+        if m <= 1:
+            return list(top)
+        left = list(range(m))
+        w = self.weights[:m]
+        total = sum(w)
+        picked: list[int] = []
+        nxt = self.uniform.next
+        for _ in range(min(self.k, m)):  # sequential draws without replacement, weights rank^-tau
+            u = nxt() * total
+            j = 0
+            acc = w[left[0]]
+            while acc <= u and j < len(left) - 1:
+                j += 1
+                acc += w[left[j]]
+            i = left.pop(j)
+            total -= w[i]
+            picked.append(top[i])
+        return picked
+
+
 def make_retriever(name: str, k: int = 3, *, seed: int | None = None,
-                   rng: np.random.Generator | None = None) -> Retriever:
-    """The retriever called ``name`` (one of :data:`RETRIEVERS`)."""
+                   rng: np.random.Generator | None = None, tau: float = DEFAULT_TAU) -> Retriever:
+    """The retriever called ``name`` (one of :data:`ALL_RETRIEVERS`; ``tau`` for ``state-tau``)."""
     if name == "none":
         return NoRetriever(k)
     if name == "uniform-frequency":
@@ -127,10 +176,14 @@ def make_retriever(name: str, k: int = 3, *, seed: int | None = None,
         return StateFrequency(k)
     if name == "state-uniform":
         return StateUniform(k, seed=seed, rng=rng)
-    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(RETRIEVERS)})")
+    if name == "state-tau":
+        return StateTau(k, tau=tau, seed=seed, rng=rng)
+    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(ALL_RETRIEVERS)})")
 
 
 def make_store(retriever: Retriever, capacity: int, n_items: int, n_states: int, *,
-               seed: int | None = None, rng: np.random.Generator | None = None) -> TransitionStore:
-    """A store with the eviction rule ``retriever`` is defined with."""
-    return TransitionStore(capacity, n_items, n_states, eviction=retriever.eviction, seed=seed, rng=rng)
+               seed: int | None = None, rng: np.random.Generator | None = None,
+               eviction: str | None = None) -> TransitionStore:
+    """A store with the eviction rule ``retriever`` is defined with, or ``eviction`` when given (the
+    ladder holds one rule for every rung that way, so a rung changes the retriever only)."""
+    return TransitionStore(capacity, n_items, n_states, eviction=eviction or retriever.eviction, seed=seed, rng=rng)

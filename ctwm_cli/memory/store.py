@@ -14,6 +14,12 @@ frequency counts writes since the item last entered the store (an evicted item s
   written; ties random). The state-aware frequency retriever uses it.
 * ``"random"``: the victim is drawn uniformly among all stored items (random replacement, the
   "uniform reservoir": every new transition enters, each stored item is equally likely to go).
+* ``"reservoir"``: Algorithm R (Vitter 1985) over the stream of *arrivals* (writes of an item not
+  currently stored): the ``i``-th arrival is admitted with probability ``capacity / i`` (always
+  while the store is not full), replacing a uniformly chosen stored item; otherwise it is dropped.
+  For a stream of ``n`` distinct items each one is stored at the end with probability
+  ``capacity / n``: the store is a uniform sample of the history, which random replacement (biased
+  to the recent) is not. Hits on a stored item do not count as arrivals.
 
 Random draws come from the store's own generator, in blocks, so a run repeats exactly.
 
@@ -31,7 +37,7 @@ import numpy as np
 from ..checks import check_choice, check_range
 from ..errors import UsageError
 
-EVICTION_RULES = ("lfu", "random")
+EVICTION_RULES = ("lfu", "random", "reservoir")
 
 
 class UniformStream:
@@ -76,6 +82,8 @@ class TransitionStore:
         self._levels: list[int] = []  # sorted frequencies with a non-empty bucket
         self.writes = 0
         self.evictions = 0
+        self.arrivals = 0  # writes of an item not stored (the stream Algorithm R samples)
+        self.rejected = 0  # arrivals the reservoir dropped
 
     def __len__(self) -> int:
         return len(self.items)
@@ -105,7 +113,8 @@ class TransitionStore:
 
     # ------------------------------------------------------------------ write / evict
     def write(self, tid: int, src: int, dst: int) -> int:
-        """Store transition ``tid`` (``src -> dst``); return the evicted tid, or -1."""
+        """Store transition ``tid`` (``src -> dst``); return the evicted tid, or -1 (none evicted, or the
+        reservoir dropped the arrival)."""
         self.writes += 1
         f = self.freq[tid]
         if f:
@@ -114,8 +123,16 @@ class TransitionStore:
             self._bucket_add(tid, f + 1)
             return -1
         victim = -1
+        self.arrivals += 1
         if len(self.items) >= self.capacity:
-            victim = self._victim()
+            if self.eviction == "reservoir":
+                j = int(self.uniform.next() * self.arrivals)
+                if j >= self.capacity:
+                    self.rejected += 1
+                    return -1
+                victim = self.items[j]
+            else:
+                victim = self._victim()
             self.evict(victim)
         self.freq[tid] = 1
         self._bucket_add(tid, 1)

@@ -1,5 +1,10 @@
 """What determines a Synthetic Graph World run: :class:`WorldConfig` (validated by ``resolved()``).
 
+Options that follow a reading of the paper's own code (``walk``, ``order``, ``store``, ``tau``,
+``preset``; see :mod:`ctwm_cli.world.presets`) are ``None`` by default, meaning ctwm's own choice,
+and are left out of ``to_dict()`` and ``command()`` while unset, so default runs and their
+manifests are exactly what they were before the options existed.
+
 A run's ``seed`` is split with ``SeedSequence(seed).spawn(6)`` into independent streams for the
 graph, the world (payloads, actions, transition probabilities), the environment (start state and
 outcomes), the policy, the store (evictions) and the retriever, so a run is fully determined by its
@@ -16,11 +21,20 @@ import numpy as np
 from ..checks import check_choice, check_range
 from ..errors import UsageError
 from ..limits import check_memory
-from ..memory.retrievers import RETRIEVERS
+from ..memory.retrievers import ALL_RETRIEVERS, DEFAULT_TAU, RETRIEVER_EVICTION
+from ..memory.store import EVICTION_RULES
 from ..results import ToDict, result
 from .env import DEFAULT_WORLD
 from .graphs import FAMILIES, graph_params
 from .policies import POLICIES, policy_params
+from .presets import ARTIFACT_OPTIONS, ARTIFACT_WORLD, PRESETS, artifact_graph_params
+
+#: ``walk``: ctwm's typed stochastic actions, or the artifact's uniform step over neighbours.
+WALKS = ("typed", "uniform-neighbour")
+#: ``order``: retrieval before the step's write (ctwm), or after it (the artifact, Section 3's wording).
+ORDERS = ("retrieve-first", "write-first")
+#: The optional fields, dropped from ``to_dict()`` while ``None``.
+OPTIONAL_FIELDS = ("walk", "order", "store", "tau", "preset")
 
 #: Memory estimate of a run (checked before it starts): interpreter and libraries, per state, per event.
 BASE_BYTES = 200 * 2**20
@@ -45,16 +59,69 @@ class WorldConfig(ToDict):
     seed: int = 0
     writes: bool = True
     run: str | None = None
+    walk: str | None = None  # None = "typed"
+    order: str | None = None  # None = "retrieve-first"
+    store: str | None = None  # None = the retriever's own eviction rule
+    tau: float | None = None  # state-tau only (None = DEFAULT_TAU)
+    preset: str | None = None
 
     @property
     def run_id(self) -> str:
         return self.run or f"{self.family}-{self.size}-{self.seed}"
 
+    @property
+    def walk_rule(self) -> str:
+        return self.walk or WALKS[0]
+
+    @property
+    def order_rule(self) -> str:
+        return self.order or ORDERS[0]
+
+    @property
+    def eviction(self) -> str:
+        return self.store or RETRIEVER_EVICTION[self.retriever]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = ToDict.to_dict(self)
+        for key in OPTIONAL_FIELDS:
+            if d.get(key) is None:
+                d.pop(key, None)
+        return d
+
+    def _with_preset(self) -> WorldConfig:
+        """The preset's options and graph/world parameters filled in wherever none was given."""
+        if self.preset is None:
+            return self
+        check_choice("preset", self.preset, PRESETS)
+        opts = {k: v for k, v in ARTIFACT_OPTIONS.items() if getattr(self, k) is None
+                and (k == "store" or self.policy == "random-walk")}  # a policy reading memory retrieves first
+        return dataclasses.replace(
+            self, **opts,
+            graph_params={**artifact_graph_params(self.family, int(self.size)), **self.graph_params},
+            world_params={**ARTIFACT_WORLD, **self.world_params},
+        )
+
     def resolved(self) -> WorldConfig:
         """Validated copy with every default filled in (what the manifest records)."""
         check_choice("family", self.family, FAMILIES)
-        check_choice("retriever", self.retriever, RETRIEVERS)
+        check_choice("retriever", self.retriever, ALL_RETRIEVERS)
         check_choice("policy", self.policy, POLICIES)
+        self = self._with_preset()
+        if self.walk is not None:
+            check_choice("walk", self.walk, WALKS)
+        if self.order is not None:
+            check_choice("order", self.order, ORDERS)
+        if self.store is not None:
+            check_choice("store", self.store, EVICTION_RULES)
+        if self.policy != "random-walk" and (self.walk_rule, self.order_rule) != (WALKS[0], ORDERS[0]):
+            raise UsageError("walk and order apply to the random-walk policy only (a policy that reads memory "
+                             "must retrieve before it acts)", params=("walk", "order"))
+        if self.tau is not None and self.retriever != "state-tau":
+            raise UsageError(f"tau applies to the state-tau retriever only, got retriever {self.retriever}",
+                             params=("tau",))
+        tau = self.tau if self.tau is not None or self.retriever != "state-tau" else DEFAULT_TAU
+        if tau is not None:
+            check_range("tau", tau, lo=0)
         for name in ("steps", "k", "capacity"):
             check_range(name, getattr(self, name), lo=1)
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
@@ -77,6 +144,7 @@ class WorldConfig(ToDict):
                           for k, v in {**DEFAULT_WORLD, **self.world_params}.items()},
             policy_params=pp,
             seed=int(self.seed),
+            tau=None if tau is None else float(tau),
         )
 
     def memory_estimate(self) -> int:
@@ -91,6 +159,7 @@ class WorldConfig(ToDict):
         parts += [f"--graph-param {k}={v}" for k, v in self.graph_params.items()]
         parts += [f"--world-param {k}={v}" for k, v in self.world_params.items()]
         parts += [f"--policy-param {k}={v}" for k, v in self.policy_params.items() if v is not None]
+        parts += [f"--{key} {getattr(self, key)}" for key in OPTIONAL_FIELDS if getattr(self, key) is not None]
         if not self.writes:
             parts.append("--no-writes")
         if self.run:

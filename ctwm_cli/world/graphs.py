@@ -29,6 +29,20 @@ Only numpy is used. Families and their parameters (all settable through ``params
 ``baseline-symmetric``
     The ``uniform`` regular graph; the world gives all its nodes an identical payload
     (see :mod:`ctwm_cli.world.env`), so only topology and retrieval can break the symmetry.
+
+**Optional parameters** (:data:`OPTIONAL_PARAMS`; absent unless given, so default graphs are
+unchanged). They follow the reading of the paper's own code (``--preset artifact``):
+
+* ``p_in``, ``p_out`` (``modular``, and the modular half of ``mixed``): absolute edge probabilities
+  inside and between blocks, replacing ``mean_degree`` and ``mixing`` (the artifact uses 0.15 /
+  0.01 at every size, so its mean degree grows with size: about 3.6, 19 and 38 at 100, 500, 1000).
+  Both must be given.
+* ``scale`` (``exponential``): the exponential's scale, ``d = 1 + floor(X)``, ``X ~ Exponential(scale)``
+  (the artifact: 6; the default is ``mean_degree - 0.5``).
+* ``ring`` (every family but the regular ones; 1 = on): components are connected by one-way edges
+  along a ring through one random node of each component (the artifact's strong-connectivity
+  repair) instead of one undirected edge each to the largest component. The graph is then
+  directed: ``neighbors(v)`` are the out-neighbours and :attr:`Graph.arcs` counts the one-way edges.
 """
 
 from __future__ import annotations
@@ -54,7 +68,16 @@ DEFAULT_PARAMS: dict[str, dict[str, float]] = {
     "mixed": {"m": 3, "blocks": 3, "mean_degree": 6.0, "mixing": 0.1, "bridges": 5},
     "baseline-symmetric": {"degree": 6},
 }
-_INT_PARAMS = {"degree", "m", "blocks", "bridges"}
+#: Parameters a family accepts that are absent by default (see the module docstring).
+OPTIONAL_PARAMS: dict[str, tuple[str, ...]] = {
+    "uniform": (),
+    "exponential": ("scale", "ring"),
+    "scale-free": ("ring",),
+    "modular": ("p_in", "p_out", "ring"),
+    "mixed": ("p_in", "p_out", "ring"),
+    "baseline-symmetric": (),
+}
+_INT_PARAMS = {"degree", "m", "blocks", "bridges", "ring"}
 MIN_SIZE = 10
 
 
@@ -68,10 +91,12 @@ class Graph(ToDict):
     seed: int | None
     indptr: np.ndarray
     indices: np.ndarray
+    arcs: int = 0  # one-way edges (``ring``); the rest are undirected
 
     @property
     def n_edges(self) -> int:
-        return int(self.indices.size // 2)
+        """Undirected edges (each counted once) plus one-way arcs."""
+        return int((self.indices.size - self.arcs) // 2 + self.arcs)
 
     @property
     def degrees(self) -> np.ndarray:
@@ -81,7 +106,8 @@ class Graph(ToDict):
         return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
     def edges(self) -> np.ndarray:
-        """Each undirected edge once, as rows ``(u, v)`` with ``u < v``, sorted."""
+        """Each undirected edge once, as rows ``(u, v)`` with ``u < v``, sorted (a one-way ``ring`` arc
+        appears only when ``u < v``)."""
         src = np.repeat(np.arange(self.size), self.degrees)
         keep = src < self.indices
         return np.column_stack([src[keep], self.indices[keep]])
@@ -97,18 +123,25 @@ class Graph(ToDict):
             "degree_min": int(deg.min()),
             "degree_max": int(deg.max()),
             "degree_mean": float(deg.mean()),
+            **({"arcs": self.arcs} if self.arcs else {}),
         }
+
+
+def known_params(family: str) -> tuple[str, ...]:
+    """Every parameter ``family`` accepts: its defaults, then its optional ones."""
+    return (*DEFAULT_PARAMS[family], *OPTIONAL_PARAMS[family])
 
 
 def graph_params(family: str, params: Mapping[str, float] | None = None) -> dict[str, float]:
     """The family's defaults updated by ``params``; unknown keys and bad values raise ``UsageError``."""
     if family not in DEFAULT_PARAMS:
         raise UsageError(f"unknown graph family {family!r} (choose from: {', '.join(FAMILIES)})")
-    out = dict(DEFAULT_PARAMS[family])
+    out: dict[str, float] = dict(DEFAULT_PARAMS[family])
+    known = known_params(family)
     for key, value in (params or {}).items():
-        if key not in out:
+        if key not in known:
             raise UsageError(
-                f"graph parameter {key!r} does not apply to family {family!r} (known: {', '.join(out)})"
+                f"graph parameter {key!r} does not apply to family {family!r} (known: {', '.join(known)})"
             )
         try:
             number = float(value)
@@ -140,6 +173,15 @@ def _validate(family: str, size: int, p: dict[str, float]) -> None:
         raise UsageError(f"blocks must be between 1 and a third of the (modular part of the) size, got {p['blocks']}")
     if "bridges" in p:
         check_range("bridges", p["bridges"], lo=1)
+    if ("p_in" in p) != ("p_out" in p):
+        raise UsageError("graph parameters p_in and p_out go together (absolute block probabilities)")
+    for key in ("p_in", "p_out"):
+        if key in p:
+            check_range(key, p[key], lo=0, hi=1)
+    if "scale" in p:
+        check_range("scale", p["scale"], lo=0, lo_open=True)
+    if "ring" in p and p["ring"] not in (0, 1):
+        raise UsageError(f"graph parameter ring must be 0 or 1, got {p['ring']}")
 
 
 def make_graph(
@@ -155,28 +197,34 @@ def make_graph(
     _validate(family, int(size), p)
     size = int(size)
     gen = rng if rng is not None else np.random.default_rng(seed)
+    ring = bool(p.get("ring"))
+    join = _no_join if ring else _join_components
     if family in ("uniform", "baseline-symmetric"):
         edges = _regular(size, int(p["degree"]), gen)
     elif family == "exponential":
-        edges = _exponential(size, p["mean_degree"], gen)
+        edges = _exponential(size, p.get("scale", p["mean_degree"] - 0.5), gen, join)
     elif family == "scale-free":
         edges = _preferential(size, int(p["m"]), gen)
     elif family == "modular":
-        edges = _sbm(size, int(p["blocks"]), p["mean_degree"], p["mixing"], gen)
+        edges = _sbm(size, int(p["blocks"]), _block_probs(p), gen, join)
     else:
-        edges = _mixed(size, p, gen)
-    indptr, indices = _csr(size, edges)
-    return Graph(family=family, size=size, params=p, seed=seed, indptr=indptr, indices=indices)
+        edges = _mixed(size, p, gen, join)
+    arcs = _ring_arcs(size, edges, gen) if ring else np.empty((0, 2), dtype=np.int64)
+    indptr, indices = _csr(size, edges, arcs)
+    return Graph(family=family, size=size, params=p, seed=seed, indptr=indptr, indices=indices,
+                 arcs=int(arcs.shape[0]))
 
 
 # --------------------------------------------------------------------------------------------
 # helpers
 
 
-def _csr(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _csr(n: int, edges: np.ndarray, arcs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the undirected ``edges`` (both directions) and the one-way ``arcs``."""
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    src = np.concatenate([e[:, 0], e[:, 1]])
-    dst = np.concatenate([e[:, 1], e[:, 0]])
+    a = np.empty((0, 2), dtype=np.int64) if arcs is None else np.asarray(arcs, dtype=np.int64).reshape(-1, 2)
+    src = np.concatenate([e[:, 0], e[:, 1], a[:, 0]])
+    dst = np.concatenate([e[:, 1], e[:, 0], a[:, 1]])
     order = np.lexsort((dst, src))
     src, dst = src[order], dst[order]
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -239,6 +287,29 @@ def _join_components(n: int, edges: np.ndarray, gen: np.random.Generator,
     return _simple(np.vstack([edges, np.asarray(extra, dtype=np.int64)]))
 
 
+def _no_join(n: int, edges: np.ndarray, gen: np.random.Generator, block: np.ndarray | None = None) -> np.ndarray:
+    return edges
+
+
+def _ring_arcs(n: int, edges: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """One-way arcs ``rep[i] -> rep[i+1]`` (cyclically) through one uniformly drawn node per component,
+    in component order: the artifact's repair, which makes the graph strongly connected."""
+    lab = components(n, edges)
+    c = int(lab.max()) + 1
+    if c == 1:
+        return np.empty((0, 2), dtype=np.int64)
+    reps = []
+    for k in range(c):
+        members = np.flatnonzero(lab == k)
+        reps.append(int(members[gen.integers(members.size)]))
+    return np.asarray([(reps[i], reps[(i + 1) % c]) for i in range(c)], dtype=np.int64)
+
+
+def _block_probs(p: dict[str, float]) -> dict[str, float | None]:
+    """The block-model keywords of ``p``: absolute ``p_in``/``p_out`` when set, else ``mean_degree``/``mixing``."""
+    return {"mean_degree": p["mean_degree"], "mixing": p["mixing"], "p_in": p.get("p_in"), "p_out": p.get("p_out")}
+
+
 def _regular(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
     stubs = np.repeat(np.arange(n, dtype=np.int64), k)
     e = gen.permutation(stubs).reshape(-1, 2).tolist()
@@ -292,8 +363,8 @@ def _regular(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
     raise UsageError(f"could not draw a connected {k}-regular graph on {n} nodes")  # pragma: no cover
 
 
-def _exponential(n: int, mean_degree: float, gen: np.random.Generator) -> np.ndarray:
-    x = gen.exponential(scale=max(mean_degree - 0.5, 0.5), size=n)
+def _exponential(n: int, scale: float, gen: np.random.Generator, join=_join_components) -> np.ndarray:
+    x = gen.exponential(scale=max(scale, 0.5), size=n)
     deg = np.minimum(1 + np.floor(x).astype(np.int64), n - 1)
     if deg.sum() % 2:
         deg[int(gen.integers(n))] += 1 if deg.max() < n - 1 else 0
@@ -301,7 +372,7 @@ def _exponential(n: int, mean_degree: float, gen: np.random.Generator) -> np.nda
             deg[int(np.argmax(deg))] -= 1
     stubs = np.repeat(np.arange(n, dtype=np.int64), deg)
     edges = _simple(gen.permutation(stubs).reshape(-1, 2))
-    return _join_components(n, edges, gen)
+    return join(n, edges, gen)
 
 
 def _preferential(n: int, m: int, gen: np.random.Generator, offset: int = 0) -> np.ndarray:
@@ -325,30 +396,34 @@ def _preferential(n: int, m: int, gen: np.random.Generator, offset: int = 0) -> 
     return np.asarray(edges, dtype=np.int64) + offset
 
 
-def _sbm_raw(n: int, blocks: int, mean_degree: float, mixing: float,
-             gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _sbm_raw(n: int, blocks: int, gen: np.random.Generator, *, mean_degree: float, mixing: float,
+             p_in: float | None = None, p_out: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     block = (np.arange(n) * blocks) // n  # near-equal contiguous blocks
     sizes = np.bincount(block, minlength=blocks)
     iu, ju = np.triu_indices(n, k=1)
     same = block[iu] == block[ju]
     b = sizes[block[iu]]
-    p_in = np.minimum(mean_degree * (1.0 - mixing) / np.maximum(b - 1, 1), 1.0)
-    p_out = np.minimum(mean_degree * mixing / np.maximum(n - b, 1), 1.0) if blocks > 1 else 0.0
+    if p_in is not None and p_out is not None:  # absolute probabilities (the paper's code)
+        p_out = p_out if blocks > 1 else 0.0
+    else:
+        p_in = np.minimum(mean_degree * (1.0 - mixing) / np.maximum(b - 1, 1), 1.0)
+        p_out = np.minimum(mean_degree * mixing / np.maximum(n - b, 1), 1.0) if blocks > 1 else 0.0
     p = np.where(same, p_in, p_out)
     keep = gen.random(iu.size) < p
     edges = np.column_stack([iu[keep], ju[keep]]).astype(np.int64)
     return edges, block
 
 
-def _sbm(n: int, blocks: int, mean_degree: float, mixing: float, gen: np.random.Generator) -> np.ndarray:
-    edges, block = _sbm_raw(n, blocks, mean_degree, mixing, gen)
-    return _join_components(n, edges, gen, block=block)
+def _sbm(n: int, blocks: int, probs: dict[str, float | None], gen: np.random.Generator,
+         join=_join_components) -> np.ndarray:
+    edges, block = _sbm_raw(n, blocks, gen, **probs)
+    return join(n, edges, gen, block=block)
 
 
-def _mixed(n: int, p: dict[str, float], gen: np.random.Generator) -> np.ndarray:
+def _mixed(n: int, p: dict[str, float], gen: np.random.Generator, join=_join_components) -> np.ndarray:
     half = n // 2
     sf = _preferential(half, int(p["m"]), gen)
-    mod = _sbm(n - half, int(p["blocks"]), p["mean_degree"], p["mixing"], gen) + half
+    mod = _sbm(n - half, int(p["blocks"]), _block_probs(p), gen, join) + half
     k = int(p["bridges"])
     a = gen.integers(0, half, size=k)
     b = gen.integers(half, n, size=k)

@@ -31,7 +31,7 @@ from ..parallel import resolve_jobs, run_tasks
 from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result, timing
 from .config import WorldConfig
-from .graphs import DEFAULT_PARAMS, FAMILIES, PAPER_SIZES
+from .graphs import FAMILIES, PAPER_SIZES, known_params
 from .run import summarise
 from .simulation import simulate
 from .trace import GRID_MANIFEST_FILE
@@ -74,13 +74,13 @@ def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[
         raise UsageError("the grid needs at least one family, one size and one seed")
     for f in families:
         check_choice("family", f, FAMILIES)
-    known = {k for f in families for k in DEFAULT_PARAMS[f]}
+    known = {k for f in families for k in known_params(f)}
     stray = sorted(set(base.graph_params) - known)
     if stray:
         raise UsageError(f"graph parameter(s) {', '.join(stray)} apply to none of the families {', '.join(families)}")
     return [
         dataclasses.replace(base, family=f, size=n, seed=s, run=None,
-                            graph_params={k: v for k, v in base.graph_params.items() if k in DEFAULT_PARAMS[f]},
+                            graph_params={k: v for k, v in base.graph_params.items() if k in known_params(f)},
                             ).resolved()
         for f, n, s in itertools.product(families, sizes, seeds)
     ]

@@ -2,6 +2,13 @@
 
 Each family uses one world and one seed for all retrievers; for ``random-walk`` the trajectories
 are identical across retrievers, so the rungs differ only by what the retriever returns.
+
+**Eviction per rung.** By default each rung keeps the store its retriever is defined with
+(:data:`~ctwm_cli.memory.retrievers.RETRIEVER_EVICTION`: LFU for ``state-frequency``, random
+replacement for the non-preferential rungs), so the non-preferential rung changes retriever and
+eviction at once. ``store`` holds one rule for every rung (the artifact's single LFU store), so a
+rung then changes the retriever only. The ``state-tau`` rung (not in the default set) samples
+``k`` of the top 10 state-mates with weights ``rank^-tau``.
 """
 
 from __future__ import annotations
@@ -10,7 +17,9 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..checks import check_choice
-from ..memory.retrievers import RETRIEVERS
+from typing import Any
+
+from ..memory.retrievers import ALL_RETRIEVERS, DEFAULT_TAU, RETRIEVERS
 from ..parallel import resolve_jobs, run_tasks
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -46,15 +55,27 @@ class Ladder(ToDict):
     k: int
     capacity: int
     counted: str = "retrieve + write events per transition (gini_retrieve: retrieve events only)"
+    store: str | None = None  # one eviction rule for every rung (None: each rung its own)
+    walk: str | None = None
+    order: str | None = None
+    tau: float | None = None
+    preset: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = ToDict.to_dict(self)
+        for key in ("store", "walk", "order", "tau", "preset"):
+            if d.get(key) is None:
+                d.pop(key)
+        return d
 
 
-def _ladder_family(task: tuple[WorldConfig, tuple[str, ...]]) -> list[LadderRow]:
-    base, retrievers = task
+def _ladder_family(task: tuple[WorldConfig, tuple[str, ...], float | None]) -> list[LadderRow]:
+    base, retrievers, tau = task
     rows = []
     world = None
     ref = None
     for name in retrievers:
-        cfg = dataclasses.replace(base, retriever=name).resolved()
+        cfg = dataclasses.replace(base, retriever=name, tau=tau if name == "state-tau" else None).resolved()
         sim = simulate(cfg, world=world)
         world = sim.world
         c = concentration(sim.access_counts(writes=True))
@@ -79,11 +100,15 @@ def run_ladder(*, families: Sequence[str] = FAMILIES, retrievers: Sequence[str] 
     base = base or WorldConfig()
     retrievers = tuple(dict.fromkeys(retrievers))  # a repeated retriever counts once
     for r in retrievers:
-        check_choice("retriever", r, RETRIEVERS)
-    configs = grid_configs(families, [base.size], [base.seed], base)
-    tasks = [(c, retrievers) for c in configs]
+        check_choice("retriever", r, ALL_RETRIEVERS)
+    configs = grid_configs(families, [base.size], [base.seed],
+                           dataclasses.replace(base, retriever="state-frequency", tau=None))
+    tasks = [(c, retrievers, base.tau) for c in configs]
     results = run_tasks(_ladder_family, tasks, jobs=resolve_jobs(jobs), progress=progress)
     order = {f: i for i, f in enumerate(families)}
     rows = sorted((r for rs in results for r in rs), key=lambda r: (order[r.family], retrievers.index(r.retriever)))
     cfg0 = configs[0]
-    return Ladder(rows=tuple(rows), policy=cfg0.policy, steps=cfg0.steps, k=cfg0.k, capacity=cfg0.capacity)
+    return Ladder(rows=tuple(rows), policy=cfg0.policy, steps=cfg0.steps, k=cfg0.k, capacity=cfg0.capacity,
+                  store=cfg0.store, walk=cfg0.walk, order=cfg0.order,
+                  tau=(base.tau if base.tau is not None else DEFAULT_TAU) if "state-tau" in retrievers else None,
+                  preset=cfg0.preset)

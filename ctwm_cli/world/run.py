@@ -16,7 +16,6 @@ import numpy as np
 
 from ..diagnostics.measures import concentration as _measure
 from ..files import check_output_dir, prepare_dir, write_json, write_parquet
-from ..memory.retrievers import RETRIEVER_EVICTION
 from ..results import ToDict, result, timing
 from .config import WorldConfig
 from .simulation import Simulation, simulate
@@ -107,7 +106,8 @@ def summarise(sim: Simulation, outdir: Path | None, trace_name: str = TRACE_FILE
             write_json(manifest_path, manifest("world run", {
                 "config": cfg.to_dict(), "seed": cfg.seed, "run": cfg.run_id, "repeat": cfg.command(),
                 "trace": trace_name, "rows": rows, "sha256": digest, "trace_schema": 1,
-                "eviction": RETRIEVER_EVICTION[cfg.retriever], "retrieval": "before the step's write",
+                "eviction": cfg.eviction,
+                "retrieval": "after the step's write" if cfg.order_rule == "write-first" else "before the step's write",
                 "item": "transition id s<src>-a<action>->s<dst>",
             }))
             manifest_path = str(manifest_path)

@@ -5,6 +5,14 @@ for ``s_t`` (events ``retrieve``, ranks 1..k); the policy picks ``a_t``; the wor
 the transition ``e_t = (s_t, a_t, s_{t+1})`` is written to the store (event ``write``, no rank).
 Policies that ignore memory (``random-walk``) walk first and replay the memory afterwards, which
 gives the same events faster.
+
+**Options after the paper's code** (random-walk only; see :mod:`ctwm_cli.world.presets`):
+``walk="uniform-neighbour"`` draws ``s_{t+1}`` uniformly among the neighbours of ``s_t`` (each
+neighbour is one transition of ``s_t``, so the action is the one the neighbour was dealt to), instead
+of a uniform action and then its outcome distribution; on an undirected connected graph the visit
+frequencies are then proportional to degree and every directed edge is equally frequent.
+``order="write-first"`` writes ``e_t`` before retrieving for ``s_t``, so the retriever may return
+``e_t`` itself (the leak retrieve-first avoids).
 """
 
 from __future__ import annotations
@@ -60,8 +68,8 @@ def simulate(config: WorldConfig, *, world: World | None = None, policy_backoff:
     if world is None:
         graph = make_graph(cfg.family, cfg.size, params=cfg.graph_params, rng=g_graph)
         world = build_world(graph, rng=g_world, **cfg.world_params)
-    retriever = make_retriever(cfg.retriever, cfg.k, rng=g_retr)
-    store = make_store(retriever, cfg.capacity, world.n_transitions, world.size, rng=g_store)
+    retriever = make_retriever(cfg.retriever, cfg.k, rng=g_retr, **({"tau": cfg.tau} if cfg.tau is not None else {}))
+    store = make_store(retriever, cfg.capacity, world.n_transitions, world.size, rng=g_store, eviction=cfg.store)
     params = dict(cfg.policy_params)
     if cfg.policy == "endpoint" and policy_backoff is not None:
         params["backoff"] = policy_backoff
@@ -70,8 +78,9 @@ def simulate(config: WorldConfig, *, world: World | None = None, policy_backoff:
     env_u = g_env.random
     start = int(env_u() * world.size)
     if not policy.uses_memory:
-        tids = _walk(world, start, cfg.steps, g_env)
-        per_step = _replay_memory(tids, world, store, retriever)
+        walk = _walk_neighbours if cfg.walk_rule == "uniform-neighbour" else _walk
+        tids = walk(world, start, cfg.steps, g_env)
+        per_step = _replay_memory(tids, world, store, retriever, write_first=cfg.order_rule == "write-first")
         policy_stats: dict[str, Any] = {}
     else:
         policy.start(world, g_policy)
@@ -108,7 +117,25 @@ def _walk(world: World, start: int, steps: int, gen: np.random.Generator) -> np.
     return np.asarray(out, dtype=np.int64)
 
 
-def _replay_memory(tids: np.ndarray, world: World, store, retriever) -> list[list[int]]:
+def _walk_neighbours(world: World, start: int, steps: int, gen: np.random.Generator) -> np.ndarray:
+    """Uniform-neighbour trajectory: one uniform per step, uniform over the state's transitions
+    (one per neighbour: every neighbour is dealt to exactly one action)."""
+    ptr = world.state_ptr.tolist()
+    dst = world.tid_dst.tolist()
+    out = [0] * steps
+    s = start
+    block = 1 << 16
+    for lo in range(0, steps, block):
+        u = gen.random(min(block, steps - lo)).tolist()
+        for j, x in enumerate(u, lo):
+            a = ptr[s]
+            t = a + int(x * (ptr[s + 1] - a))
+            out[j] = t
+            s = dst[t]
+    return np.asarray(out, dtype=np.int64)
+
+
+def _replay_memory(tids: np.ndarray, world: World, store, retriever, *, write_first: bool = False) -> list[list[int]]:
     src = world.tid_src[tids].tolist()
     dst = world.tid_dst[tids].tolist()
     retrieve = retriever.retrieve
@@ -119,6 +146,11 @@ def _replay_memory(tids: np.ndarray, world: World, store, retriever) -> list[lis
         for t, s, d in zip(tids.tolist(), src, dst, strict=True):
             write(t, s, d)
         return [[]] * len(src)
+    if write_first:
+        for t, s, d in zip(tids.tolist(), src, dst, strict=True):
+            write(t, s, d)
+            append(retrieve(store, s))
+        return out
     for t, s, d in zip(tids.tolist(), src, dst, strict=True):
         append(retrieve(store, s))
         write(t, s, d)

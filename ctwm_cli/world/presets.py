@@ -1,0 +1,58 @@
+"""Presets of ``ctwm world``: named sets of the design choices that move the paper's numbers.
+
+``artifact`` follows the paper's public code (its random-walk side: graph construction, walk,
+memory store and step order), where ctwm's defaults follow the paper's text or avoid a leak:
+
+========================  ===============================  ==========================================
+choice                    ctwm default                     ``artifact``
+========================  ===============================  ==========================================
+walk                      ``typed``: 2-4 actions a state,  ``uniform-neighbour``: the next state is
+                          Dirichlet(2) outcome              uniform over the neighbours; the action
+                          probabilities                     label is fixed by the neighbour
+order                     ``retrieve-first`` (no leak)      ``write-first``: e_t is written, then
+                                                            retrieval for s_t sees it (Section 3's
+                                                            wording)
+store                     each ladder rung its own rule     ``lfu`` for every rung (the artifact's
+                          (LFU or random replacement)       one store), so a rung changes the
+                                                            retriever only
+modular / mixed blocks    mean degree 6, mixing 0.1         absolute p_in 0.15, p_out 0.01
+mixed / scale-free BA m   3                                 min(3, max(1, part // 30)): 1 for the
+                                                            50-node half at |V| = 100
+exponential               scale mean_degree - 0.5 = 5.5     scale 6
+components                joined to the largest by an       one-way ring through one node of each
+                          undirected edge                   component (``ring``)
+actions per state         2-4                               1-3
+========================  ===============================  ==========================================
+
+What is counted is the same on both sides (retrieve + write events per item; ``gini_retrieve`` and
+``ctwm audit -e retrieve`` count retrievals only). An option given explicitly wins over the preset.
+With a policy that reads memory (``semantic``, ``endpoint``) the preset leaves walk and order alone:
+such a policy must retrieve before it acts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PRESETS = ("artifact",)
+
+#: Run options the ``artifact`` preset sets (an explicit option wins).
+ARTIFACT_OPTIONS = {"walk": "uniform-neighbour", "order": "write-first", "store": "lfu"}
+ARTIFACT_WORLD = {"actions_min": 1, "actions_max": 3}
+
+
+def _ba_m(nodes: int) -> int:
+    return min(3, max(1, nodes // 30))
+
+
+def artifact_graph_params(family: str, size: int) -> dict[str, Any]:
+    """The artifact's graph parameters of ``family`` at ``size`` (they depend on the size)."""
+    if family == "exponential":
+        return {"scale": 6.0, "ring": 1}
+    if family == "scale-free":
+        return {"m": _ba_m(size), "ring": 1}
+    if family == "modular":
+        return {"blocks": 5 if size >= 50 else 2, "p_in": 0.15, "p_out": 0.01, "ring": 1}
+    if family == "mixed":
+        return {"m": _ba_m(size // 2), "blocks": 3, "p_in": 0.15, "p_out": 0.01, "bridges": 5, "ring": 1}
+    return {"degree": 6}  # uniform, baseline-symmetric
