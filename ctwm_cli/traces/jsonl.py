@@ -14,17 +14,47 @@ from .schema import INTEGER_COLUMNS, ColumnMap
 from .sources import Layout
 
 
-def harden(layout: Layout) -> bool:
-    """Check every line of every file (depth, length, UTF-8, decompression); True if any has content."""
+def harden(layout: Layout, names: Sequence[str] = ()) -> tuple[bool, list[str]]:
+    """Check every line of every file (depth, length, UTF-8, decompression).
+
+    Returns whether any line has content, and which of ``names`` are a top-level key of some line,
+    in the order first met. DuckDB infers a JSONL schema from its first 20,480 rows, so a column
+    that first appears later (25,000 rows without ``event``, then ``write`` rows) would be dropped;
+    this pass already holds every byte, so it finds them. A name is looked for with ``bytes.find``
+    only until first confirmed (``json.loads`` of the line holding it, so a nested key or a value
+    does not count): a name present on the first line costs one search of one block.
+    """
     content = False
+    wanted = {n: b'"' + json.dumps(n, ensure_ascii=False)[1:-1].encode() + b'"' for n in dict.fromkeys(names)}
+    found: list[str] = []
     for path in layout.files:
         stream = layout.open(path)
         try:
             for _, block in checked_blocks(stream, _name(layout, path)):
                 content = content or bool(block.strip())
+                for name in [n for n in wanted if n not in found]:
+                    if _has_key(block, name, wanted[name]):
+                        found.append(name)
         finally:
             stream.close()
-    return content
+    return content, found
+
+
+def _has_key(block: bytes, name: str, needle: bytes) -> bool:
+    """Whether some line of ``block`` is a JSON object with the top-level key ``name``."""
+    at = block.find(needle)
+    while at >= 0:
+        start = block.rfind(b"\n", 0, at) + 1
+        end = block.find(b"\n", at)
+        end = len(block) if end < 0 else end
+        try:
+            obj = json.loads(block[start:end])
+        except (ValueError, RecursionError):
+            obj = None  # malformed: the reader names it later
+        if isinstance(obj, dict) and name in obj:
+            return True
+        at = block.find(needle, end)
+    return False
 
 
 def _name(layout: Layout, path: str) -> str:

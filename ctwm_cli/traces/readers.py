@@ -35,8 +35,11 @@ class FileReader(TraceReader):
             label = "parquet-dataset"
         super().__init__(layout.source, label, columns, keep, optional, where=where, engine=engine)
         self.layout = layout
-        if layout.format == "jsonl" and not jsonl.harden(layout):
-            raise InputError(f"{self.source}: trace is empty (no rows)")
+        self._keys: list[str] = []  # wanted JSONL keys found anywhere in the file (not only in DuckDB's sample)
+        if layout.format == "jsonl":
+            content, self._keys = jsonl.harden(layout, self._wanted())
+            if not content:
+                raise InputError(f"{self.source}: trace is empty (no rows)")
         self._sampled: list[str] = []
         self._types = self._describe()
         self.columns_found = list(self._sampled)
@@ -123,10 +126,17 @@ class FileReader(TraceReader):
         if self.layout.format == "jsonl":
             if list(types) == ["json"] and types["json"] == "JSON":
                 raise InputError(f"{self.source}: trace is empty (no rows)")
-            wanted = set(self.columns.canonical().values()) | set(self.keep)
+            wanted = set(self._wanted())
             types = {c: ("JSON" if c in wanted else "VARCHAR") for c in types}
+            for late in self._keys:  # first seen past DuckDB's sample: read it all the same
+                if late not in types:
+                    types[late] = "JSON"
+                    self._sampled.append(late)
             types.setdefault(self.columns.item, "JSON")  # read even if absent from the sample
         return types
+
+    def _wanted(self) -> list[str]:
+        return list(dict.fromkeys([*self.columns.canonical().values(), *self.keep]))
 
     def _open_error(self, exc: Exception) -> InputError:
         if self.layout.format == "jsonl":
