@@ -161,9 +161,15 @@ def check_block(block: bytes, source: str, line_no: int) -> None:
         k = int(np.argmax(lengths > MAX_LINE_BYTES))
         raise limit_error(source, f"line {line_no + k}", f"line longer than {MAX_LINE_BYTES:,} bytes")
     # Openers per line bound its depth; they are few (about one per trace record), so count their
-    # positions per line instead of summing over every byte.
-    where = np.flatnonzero((arr == 123) | (arr == 91))
-    per_line = np.bincount(np.searchsorted(ends, where), minlength=ends.size) if where.size else np.zeros(1, int)
+    # positions per line instead of summing over every byte. ``{`` and ``[`` are the only bytes
+    # that OR 0x20 maps to ``{``. A line with more than MAX_DEPTH openers holds MAX_DEPTH + 1 of them
+    # within its length, so when every such run of openers spans more than the longest line, no
+    # line can (one subtraction instead of locating every opener's line: ~40% of this function).
+    where = np.flatnonzero((arr | 32) == 123)
+    if where.size <= MAX_DEPTH or (where[MAX_DEPTH:] - where[:-MAX_DEPTH]).min() > lengths.max():
+        per_line = np.zeros(1, int)
+    else:
+        per_line = np.bincount(np.searchsorted(ends, where), minlength=ends.size)
     for k in np.flatnonzero(per_line > MAX_DEPTH):
         line = block[starts[k] : ends[k]]
         if json_depth(line) > MAX_DEPTH:

@@ -37,7 +37,7 @@ class FileReader(TraceReader):
         self.layout = layout
         self._keys: list[str] = []  # wanted JSONL keys found anywhere in the file (not only in DuckDB's sample)
         if layout.format == "jsonl":
-            content, self._keys = jsonl.harden(layout, self._wanted())
+            content, self._keys = jsonl.harden(layout, self._counted_keys())
             if not content:
                 raise InputError(f"{self.source}: trace is empty (no rows)")
         self._sampled: list[str] = []
@@ -137,6 +137,14 @@ class FileReader(TraceReader):
 
     def _wanted(self) -> list[str]:
         return list(dict.fromkeys([*self.columns.canonical().values(), *self.keep]))
+
+    def _counted_keys(self) -> list[str]:
+        """The JSONL keys looked for in the whole file: those that change what is counted (``event``,
+        ``count``), the step range and runs, and the kept (group-by) columns. Each absent one costs
+        a search of the file (measured by ``bench_aggregate.py --jsonl``); ``rank``, ``score``,
+        ``tokens`` and ``ts`` are not counted, and a ``where`` naming one the sample lacks is refused."""
+        cmap = self.columns.canonical()
+        return list(dict.fromkeys([*(cmap[c] for c in ("event", "count", "step", "run")), *self.keep]))
 
     def _open_error(self, exc: Exception) -> InputError:
         if self.layout.format == "jsonl":
