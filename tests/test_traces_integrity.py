@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
+import pytest
 
-from ctwm_cli.cli import app
 from ctwm_cli.traces import open_trace, scan_trace
 from ctwm_cli.traces.paths import read_counts
 
@@ -17,20 +16,23 @@ def _jsonl(path, rows):
     return path
 
 
-def _inspect(path):
-    res = CliRunner().invoke(app, ["inspect", str(path), "--json"])
-    return res, (json.loads(res.stdout)["traces"][0] if res.exit_code == 0 else None)
+@pytest.fixture
+def inspect(run_cli):
+    def _inspect(path):
+        res = run_cli(["inspect", str(path), "--json"])
+        return res, (json.loads(res.out)["traces"][0] if res.code == 0 else None)
+    return _inspect
 
 
 # ---------------------------------------------------------------------------------------------
 # Columns that first appear past DuckDB's 20,480-row sample
 
 
-def test_a_column_first_seen_after_the_sample_is_counted(tmp_path):
+def test_a_column_first_seen_after_the_sample_is_counted(tmp_path, inspect):
     rows = [{"item": f"m{i % 100}", "step": i} for i in range(25_000)]
     rows += [{"item": f"m{i % 100}", "step": i, "event": "write"} for i in range(10_000)]
-    res, scan = _inspect(_jsonl(tmp_path / "late.jsonl", rows))
-    assert res.exit_code == 0, res.output
+    res, scan = inspect(_jsonl(tmp_path / "late.jsonl", rows))
+    assert res.code == 0, res.err
     assert scan["events"] == {"retrieve": 25_000, "write": 10_000}
     assert scan["columns_found"] == ["item", "step", "event"]
     (counts,) = read_counts([tmp_path / "late.jsonl"])
@@ -46,8 +48,41 @@ def test_late_group_column_and_count_column_are_found(tmp_path):
     assert groups == {("", "a"): 21_000, ("r2", "b"): 1}
 
 
-def test_a_nested_key_or_a_value_is_not_a_column(tmp_path):
+def test_a_nested_key_or_a_value_is_not_a_column(tmp_path, inspect):
     rows = [{"item": "a", "meta": {"event": "x"}} for _ in range(21_000)] + [{"item": "event"}]
-    _, scan = _inspect(_jsonl(tmp_path / "nested.jsonl", rows))
+    _, scan = inspect(_jsonl(tmp_path / "nested.jsonl", rows))
     assert scan["columns_found"] == ["item", "meta"]
     assert scan["events"] == {"retrieve": 21_001}
+
+
+# ---------------------------------------------------------------------------------------------
+# A torn final line (a writer stopped mid-line) is named, the complete lines are read
+
+
+def test_a_torn_final_line_is_named_and_the_complete_lines_read(tmp_path, run_cli):
+    from ctwm_cli.traces.readers import TornLineWarning
+
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(b"".join(b'{"item":"m%d","step":%d}\n' % (i % 7, i) for i in range(2576)) + b'{"item":"m3","st')
+    with pytest.warns(TornLineWarning, match=r"torn\.jsonl: line 2577: incomplete final line.*2,576 complete"):
+        (counts,) = read_counts([path])
+    assert counts.n_events == 2576
+    with pytest.warns(TornLineWarning):
+        res = run_cli(["inspect", str(path), "--json"])
+    assert res.code == 0
+    assert json.loads(res.out)["traces"][0]["rows"] == 2576
+
+
+def test_a_malformed_line_that_is_not_last_is_still_refused(tmp_path, run_cli):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"item":"a"}\n{"item":"b\n{"item":"c"}\n')
+    res = run_cli(["inspect", str(path)])
+    assert res.code == 3
+    assert "bad.jsonl: line 2: malformed JSON" in res.err
+
+
+def test_a_complete_final_line_without_newline_is_read(tmp_path):
+    path = tmp_path / "nonl.jsonl"
+    path.write_bytes(b'{"item":"a"}\n{"item":"b"}')
+    (counts,) = read_counts([path])
+    assert counts.n_events == 2

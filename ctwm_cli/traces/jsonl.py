@@ -4,9 +4,11 @@ that really broke on line 2)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
+from typing import BinaryIO
 
 from ..errors import InputError
 from .guard import checked_blocks
@@ -14,30 +16,65 @@ from .schema import INTEGER_COLUMNS, ColumnMap
 from .sources import Layout
 
 
-def harden(layout: Layout, names: Sequence[str] = ()) -> tuple[bool, list[str]]:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Hardened:
+    """What the hardening pass found: any content, which looked-for keys occur (in the order first
+    met), and the files whose final line is torn (``(path, line number)``)."""
+
+    content: bool
+    keys: list[str]
+    torn: list[tuple[str, int]]
+
+
+def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
     """Check every line of every file (depth, length, UTF-8, decompression).
 
-    Returns whether any line has content, and which of ``names`` are a top-level key of some line,
-    in the order first met. DuckDB infers a JSONL schema from its first 20,480 rows, so a column
-    that first appears later (25,000 rows without ``event``, then ``write`` rows) would be dropped;
-    this pass already holds every byte, so it finds them. A name is looked for with ``bytes.find``
-    only until first confirmed (``json.loads`` of the line holding it, so a nested key or a value
-    does not count): a name present on the first line costs one search of one block.
+    DuckDB infers a JSONL schema from its first 20,480 rows, so a column that first appears later
+    (25,000 rows without ``event``, then ``write`` rows) would be dropped; this pass already holds
+    every byte, so it finds which of ``names`` are a top-level key of some line. A name is looked
+    for with ``bytes.find`` only until first confirmed (``json.loads`` of the line holding it, so a
+    nested key or a value does not count). A file whose last line has no newline and does not parse
+    was cut off mid-write (a full disk, a killed writer): it is reported, not refused.
     """
     content = False
     wanted = {n: b'"' + json.dumps(n, ensure_ascii=False)[1:-1].encode() + b'"' for n in dict.fromkeys(names)}
     found: list[str] = []
+    torn: list[tuple[str, int]] = []
     for path in layout.files:
         stream = layout.open(path)
+        last: tuple[int, bytes] = (0, b"")
         try:
-            for _, block in checked_blocks(stream, _name(layout, path)):
+            for line_no, block in checked_blocks(stream, _name(layout, path)):
                 content = content or bool(block.strip())
                 for name in [n for n in wanted if n not in found]:
                     if _has_key(block, name, wanted[name]):
                         found.append(name)
+                last = (line_no, block)
         finally:
             stream.close()
-    return content, found
+        line_no, block = last
+        tail = block[block.rfind(b"\n") + 1:]
+        if tail.strip() and not _parses(tail):
+            torn.append((path, line_no + block.count(b"\n")))
+    return Hardened(content, found, torn)
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def without_torn_line(layout: Layout, path: str, line_no: int, out: BinaryIO) -> None:
+    """Copy ``path``'s complete lines (all before the torn line ``line_no``) to ``out``."""
+    stream = layout.open(path)
+    try:
+        for _, block in checked_blocks(stream, _name(layout, path)):
+            out.write(block[: block.rfind(b"\n") + 1])
+    finally:
+        stream.close()
 
 
 def _has_key(block: bytes, name: str, needle: bytes) -> bool:

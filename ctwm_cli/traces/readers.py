@@ -8,20 +8,30 @@ CSV) or row (Parquet, Arrow) at fault.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import tempfile
+import warnings
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..checks import check_choice
-from ..errors import InputError, UsageError
+from ..errors import CtwmWarning, InputError, UsageError
 from . import jsonl
 from .base import Check, TraceReader, engine_message
 from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, check_where, quote_ident, quote_literal
 from .guard import MAX_LINE_BYTES
 from .schema import ColumnMap
-from .sources import JSONL_SUFFIXES, Layout, resolve, spool_stdin
+from .sources import JSONL_SUFFIXES, Layout, remove_file, resolve, spool_stdin
 from .telemetry import TelemetryReader, sniff_format
 
 _JSON_SAMPLE_ROWS = 20480
+
+
+class TornLineWarning(CtwmWarning):
+    """A JSONL file's final line is incomplete (its writer stopped mid-line); the lines before it
+    are read, the torn one is not."""
 _FORMAT_LABEL = {"parquet": "parquet", "jsonl": "jsonl", "csv": "csv", "ipc": "arrow"}
 
 
@@ -37,9 +47,12 @@ class FileReader(TraceReader):
         self.layout = layout
         self._keys: list[str] = []  # wanted JSONL keys found anywhere in the file (not only in DuckDB's sample)
         if layout.format == "jsonl":
-            content, self._keys = jsonl.harden(layout, self._counted_keys())
-            if not content:
+            found = jsonl.harden(layout, self._counted_keys())
+            if not found.content:
                 raise InputError(f"{self.source}: trace is empty (no rows)")
+            self._keys = found.keys
+            if found.torn:
+                self.layout = layout = self._without_torn(layout, found.torn)
         self._sampled: list[str] = []
         self._types = self._describe()
         self.columns_found = list(self._sampled)
@@ -48,6 +61,21 @@ class FileReader(TraceReader):
             if err is not None:
                 raise err
         self.check_required(self.columns_found)
+
+    def _without_torn(self, layout: Layout, torn: list[tuple[str, int]]) -> Layout:
+        """``layout`` with each file whose final line is torn replaced by a private copy of its
+        complete lines (removed with this reader), and a :class:`TornLineWarning` naming the line."""
+        files = list(layout.files)
+        for path, line_no in torn:
+            fd, name = tempfile.mkstemp(prefix="ctwm-torn-", suffix=".jsonl")
+            weakref.finalize(self, remove_file, name)
+            with os.fdopen(fd, "wb") as out:
+                jsonl.without_torn_line(layout, path, line_no, out)
+            where = f"{layout.source}: {layout.relative(path)}" if layout.dataset else layout.source
+            warnings.warn(f"{where}: line {line_no}: incomplete final line (the writer stopped mid-line); "
+                          f"read the {line_no - 1:,} complete lines before it", TornLineWarning, stacklevel=4)
+            files[files.index(path)] = name
+        return dataclasses.replace(layout, files=tuple(files), gzip=False)
 
     # -- raw relation --------------------------------------------------------------------------
 

@@ -191,13 +191,13 @@ def _resolve_url(url: str) -> Layout:
 def spool_stdin(owner: object) -> Layout:
     """Copy standard input (checked line by line) to a temporary file removed with ``owner``."""
     fd, name = tempfile.mkstemp(prefix="ctwm-stdin-", suffix=".jsonl")
-    weakref.finalize(owner, _remove, name)
+    weakref.finalize(owner, remove_file, name)
     with os.fdopen(fd, "wb") as out:
         for _, block in checked_blocks(sys.stdin.buffer, "<stdin>"):
             out.write(block)
     return Layout("<stdin>", "jsonl", (name,))
 
 
-def _remove(name: str) -> None:
+def remove_file(name: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(name)
