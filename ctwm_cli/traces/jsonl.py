@@ -33,8 +33,9 @@ def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
     (25,000 rows without ``event``, then ``write`` rows) would be dropped; this pass already holds
     every byte, so it finds which of ``names`` are a top-level key of some line. A name is looked
     for with ``bytes.find`` only until first confirmed (``json.loads`` of the line holding it, so a
-    nested key or a value does not count). A file whose last line has no newline and does not parse
-    was cut off mid-write (a full disk, a killed writer): it is reported, not refused.
+    nested key or a value does not count). A file whose last line, after complete ones, is an object
+    without its newline that does not parse was cut off mid-write (a full disk, a killed writer): it
+    is reported, not refused.
     """
     content = False
     wanted = {n: b'"' + json.dumps(n, ensure_ascii=False)[1:-1].encode() + b'"' for n in dict.fromkeys(names)}
@@ -53,9 +54,9 @@ def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
         finally:
             stream.close()
         line_no, block = last
-        tail = block[block.rfind(b"\n") + 1:]
-        if tail.strip() and not _parses(tail):
-            torn.append((path, line_no + block.count(b"\n")))
+        tail, last_line = block[block.rfind(b"\n") + 1:], line_no + block.count(b"\n")
+        if last_line > 1 and tail.lstrip().startswith(b"{") and not _parses(tail):  # an object cut short
+            torn.append((path, last_line))
     return Hardened(content, found, torn)
 
 
