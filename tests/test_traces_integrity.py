@@ -59,6 +59,7 @@ def test_a_nested_key_or_a_value_is_not_a_column(tmp_path, inspect):
 # A torn final line (a writer stopped mid-line) is named, the complete lines are read
 
 
+@pytest.mark.filterwarnings("default::ctwm_cli.traces.readers.TornLineWarning")
 def test_a_torn_final_line_is_named_and_the_complete_lines_read(tmp_path, run_cli):
     from ctwm_cli.traces.readers import TornLineWarning
 
