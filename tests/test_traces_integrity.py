@@ -87,3 +87,39 @@ def test_a_complete_final_line_without_newline_is_read(tmp_path):
     path.write_bytes(b'{"item":"a"}\n{"item":"b"}')
     (counts,) = read_counts([path])
     assert counts.n_events == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Totals past 2**63: exact, or refused with exit 3 — never wrapped
+
+
+def test_totals_past_2_to_the_63_are_exact(tmp_path, inspect, run_cli):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    counts = [2**62 + i for i in range(3)]
+    path = _jsonl(tmp_path / "big.jsonl", [{"item": f"m{i}", "count": c} for i, c in enumerate(counts)])
+    _, scan = inspect(path)
+    assert scan["events"] == {"retrieve": sum(counts)}  # 13,835,058,055,282,163,715 > 2**63
+    pq.write_table(pa.table({"item": ["a", "b", "c"], "count": counts}), tmp_path / "big.parquet")
+    _, scan = inspect(tmp_path / "big.parquet")
+    assert scan["events"] == {"retrieve": sum(counts)}
+    (c,) = read_counts([path])
+    assert c.n_events == sum(counts)
+    res = run_cli(["concentration", str(path), "--json"])
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["rows"][0]["n_events"] == sum(counts)
+
+
+def test_one_items_count_past_2_to_the_63_is_refused(tmp_path, run_cli):
+    path = _jsonl(tmp_path / "one.jsonl", [{"item": "same", "count": 2**62 + i} for i in range(3)])
+    res = run_cli(["inspect", str(path)])
+    assert res.code == 3
+    assert res.err.strip() == (f"ctwm: error: {path}: the counts of one item in column 'count' add up to more "
+                               "than 2**63 - 1 (the 64-bit limit)")
+    rows = [{"item": "same", "count": 2**62 + 1, "event": "retrieve"}, {"item": "same", "count": 2**62 + 1,
+                                                                         "event": "inject"}]
+    path = _jsonl(tmp_path / "two.jsonl", rows)
+    res = run_cli(["concentration", str(path), "--event", "retrieve", "--event", "inject"])
+    assert res.code == 3
+    assert "the counted events of one item add up to more than 2**63 - 1" in res.err
