@@ -123,3 +123,48 @@ def test_one_items_count_past_2_to_the_63_is_refused(tmp_path, run_cli):
     res = run_cli(["concentration", str(path), "--event", "retrieve", "--event", "inject"])
     assert res.code == 3
     assert "the counted events of one item add up to more than 2**63 - 1" in res.err
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts tables and event tables together are refused, naming each kind
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"item": ["a", "b"], "count": [5, 3]}), tmp_path / "counts.parquet")
+    pq.write_table(pa.table({"item": ["a", "b", "a"], "step": [1, 2, 3]}), tmp_path / "lognormal_events.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("target", ["dir", "glob"])
+def test_a_dataset_of_counts_and_events_names_each_kind(mixed, run_cli, target):
+    path = str(mixed) if target == "dir" else str(mixed / "*.parquet")
+    for command in (["inspect"], ["audit", "-b", "10"]):
+        res = run_cli([*command, path])
+        assert res.code == 3
+        assert res.err.strip() == (f"ctwm: error: {path}: mixes counts tables and event tables: 1 file(s) with "
+                                   "column 'count' (counts.parquet) and 1 without (lognormal_events.parquet); "
+                                   "point at one kind")
+
+
+def test_jsonl_files_of_both_kinds_are_named(tmp_path, run_cli):
+    (tmp_path / "d").mkdir()
+    _jsonl(tmp_path / "d" / "a.jsonl", [{"item": "a", "count": 4}])
+    _jsonl(tmp_path / "d" / "b.jsonl", [{"item": "b"}] * 30_000)  # a late count key would count too
+    res = run_cli(["inspect", str(tmp_path / "d")])
+    assert res.code == 3
+    assert "1 file(s) with column 'count' (a.jsonl) and 1 without (b.jsonl)" in res.err
+
+
+def test_one_jsonl_file_of_both_kinds_names_the_line(tmp_path, run_cli):
+    path = _jsonl(tmp_path / "mixed.jsonl", [{"item": "a", "count": 4}, {"item": "b"}, {"item": "c", "count": 2}])
+    res = run_cli(["inspect", str(path)])
+    assert res.code == 3
+    assert res.err.strip() == (f"ctwm: error: {path}: line 2: no column 'count' where earlier lines have one: a "
+                               "counts table and events mixed in one file; split them into a counts file and an "
+                               "events file")
+    path = _jsonl(tmp_path / "null.jsonl", [{"item": "a", "count": 4}, {"item": "b", "count": None}])
+    assert "line 2: missing value in column 'count'" in run_cli(["inspect", str(path)]).err

@@ -24,6 +24,7 @@ class Hardened:
     content: bool
     keys: list[str]
     torn: list[tuple[str, int]]
+    keys_by_file: dict[str, list[str]]
 
 
 def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
@@ -41,15 +42,19 @@ def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
     wanted = {n: b'"' + json.dumps(n, ensure_ascii=False)[1:-1].encode() + b'"' for n in dict.fromkeys(names)}
     found: list[str] = []
     torn: list[tuple[str, int]] = []
+    by_file: dict[str, list[str]] = {}
     for path in layout.files:
         stream = layout.open(path)
         last: tuple[int, bytes] = (0, b"")
+        here = by_file.setdefault(path, [])
         try:
             for line_no, block in checked_blocks(stream, _name(layout, path)):
                 content = content or bool(block.strip())
-                for name in [n for n in wanted if n not in found]:
+                for name in [n for n in wanted if n not in here]:
                     if _has_key(block, name, wanted[name]):
-                        found.append(name)
+                        here.append(name)
+                        if name not in found:
+                            found.append(name)
                 last = (line_no, block)
         finally:
             stream.close()
@@ -57,7 +62,7 @@ def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
         tail, last_line = block[block.rfind(b"\n") + 1:], line_no + block.count(b"\n")
         if last_line > 1 and tail.lstrip().startswith(b"{") and not _parses(tail):  # an object cut short
             torn.append((path, last_line))
-    return Hardened(content, found, torn)
+    return Hardened(content, found, torn, by_file)
 
 
 def _parses(line: bytes) -> bool:
@@ -140,6 +145,9 @@ def _check_line(raw: bytes, where: str, wanted: dict, columns: ColumnMap, found:
                 return InputError(f"{name}: missing column {missing[0]!r} (columns found: {', '.join(found)}); "
                                   "remap with item_col or the matching *_col option", params=("item_col",))
         return InputError(f"{where}: missing value in column {columns.item!r}")
+    if columns.count in found and columns.count not in obj:
+        return InputError(f"{where}: no column {columns.count!r} where earlier lines have one: a counts table and "
+                          "events mixed in one file; split them into a counts file and an events file")
     if columns.count in found and obj.get(columns.count) is None:
         return InputError(f"{where}: missing value in column {columns.count!r}")
     for src, canon in wanted.items():

@@ -51,16 +51,49 @@ class FileReader(TraceReader):
             if not found.content:
                 raise InputError(f"{self.source}: trace is empty (no rows)")
             self._keys = found.keys
+            self._check_kinds([f for f, keys in found.keys_by_file.items() if self.columns.count in keys])
             if found.torn:
                 self.layout = layout = self._without_torn(layout, found.torn)
         self._sampled: list[str] = []
         self._types = self._describe()
         self.columns_found = list(self._sampled)
+        if layout.format == "parquet" and len(layout.files) > 1 and self.columns.count in self._sampled:
+            self._check_kinds(self._parquet_files_with(self.columns.count))
         if layout.format == "jsonl" and self.columns.item not in self._sampled:
             err = jsonl.locate(layout, self.columns, self.keep, self._required_keep)
             if err is not None:
                 raise err
         self.check_required(self.columns_found)
+
+    def _check_kinds(self, with_count: list[str]) -> None:
+        """Refuse a dataset of counts tables and event tables together (each would be misread as
+        the other), naming the files of each kind."""
+        without = [f for f in self.layout.files if f not in set(with_count)]
+        if not with_count or not without:
+            return
+
+        def some(files: list[str]) -> str:
+            names = ", ".join(self.layout.relative(f) for f in files[:3])
+            return names + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+
+        raise InputError(
+            f"{self.source}: mixes counts tables and event tables: {len(with_count)} file(s) with column "
+            f"{self.columns.count!r} ({some(with_count)}) and {len(without)} without ({some(without)}); "
+            "point at one kind")
+
+    def _parquet_files_with(self, column: str) -> list[str]:
+        """The Parquet files whose schema has ``column`` (footers only)."""
+        import duckdb
+
+        with Engine(self.options) as engine:
+            self._register(engine)
+            try:
+                rows = engine.con.sql(f"SELECT DISTINCT file_name FROM parquet_schema({self._files_sql()}) "
+                                      f"WHERE name = {quote_literal(column)}").fetchall()
+            except duckdb.Error as exc:
+                raise self._open_error(exc) from None
+        have = {r[0] for r in rows}
+        return [f for f in self.layout.files if f in have]
 
     def _without_torn(self, layout: Layout, torn: list[tuple[str, int]]) -> Layout:
         """``layout`` with each file whose final line is torn replaced by a private copy of its
