@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,6 +107,8 @@ def open_guarded(path: str | Path, source: str | None = None) -> DecompressionGu
     p = Path(path)
     source = source or str(path)
     try:
+        if not stat.S_ISREG(p.stat().st_mode):  # a FIFO without a writer would block the open forever
+            raise InputError(f"{source}: not a regular file; pass - to read standard input")
         fh = p.open("rb")
         head = fh.read(2)
         fh.seek(0)

@@ -1,0 +1,78 @@
+"""The exit-code table holds (issue 25): FIFOs, object stores without credentials or reachable
+endpoint, malformed saved results — exit 3 with one line, never a hang or exit 4."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def _ctwm(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ctwm_cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": ROOT, **(env or {})})
+
+
+@pytest.mark.parametrize("name", ["trace.jsonl", "trace.parquet", "trace"])
+def test_a_fifo_is_refused_not_waited_on(tmp_path, name):
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    res = _ctwm("inspect", str(fifo), timeout=60)  # before: open() waited forever for a writer
+    assert res.returncode == 3, res.stderr
+    assert res.stderr.strip() == f"ctwm: error: {fifo}: not a regular file (a FIFO); pass - to read JSONL from " \
+                                 "standard input"
+
+
+def test_the_guarded_opener_refuses_a_fifo(tmp_path):
+    from ctwm_cli.errors import InputError
+    from ctwm_cli.traces.guard import open_guarded
+
+    fifo = tmp_path / "spans.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        open_guarded(fifo)
+
+
+@pytest.fixture
+def no_s3_credentials(tmp_path):
+    pytest.importorskip("s3fs")
+    return {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
+            "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": str(tmp_path / "none"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "FSSPEC_S3_ENDPOINT_URL": "http://127.0.0.1:9"}
+
+
+def test_s3_without_credentials_is_exit_3(no_s3_credentials):
+    env = {k: v for k, v in no_s3_credentials.items() if not k.startswith("AWS_ACCESS") and
+           not k.startswith("AWS_SECRET") and k != "AWS_SESSION_TOKEN"}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    res = subprocess.run([sys.executable, "-m", "ctwm_cli", "inspect", "s3://bucket/t.jsonl"], capture_output=True,
+                         text=True, timeout=120, env={**clean, "PYTHONPATH": ROOT, **env})
+    assert res.returncode == 3, res.stderr
+    assert "s3://bucket/t.jsonl: cannot list (NoCredentialsError" in res.stderr
+
+
+def test_s3_with_an_unreachable_endpoint_is_exit_3(no_s3_credentials):
+    env = {**no_s3_credentials, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
+    res = _ctwm("inspect", "s3://bucket/t.jsonl", env=env)
+    assert res.returncode == 3, res.stderr
+    assert "s3://bucket/t.jsonl: cannot list (EndpointConnectionError" in res.stderr
+
+
+@pytest.mark.parametrize(("doc", "why"), [
+    ({"tool": "ctwm", "command": "concentration", "rows": {"a": 1}}, "whose 'rows' is a dict, not a list"),
+    ({"tool": "ctwm", "command": "concentration", "rows": [1]}, "whose 'rows'[0] is a int, not an object"),
+    ({"tool": "ctwm", "command": "audit", "audits": "x"}, "whose 'audits' is a str, not a list"),
+])
+def test_diff_of_a_malformed_saved_result_is_exit_3(tmp_path, run_cli, doc, why):
+    good = {"tool": "ctwm", "command": doc["command"], "rows": [], "audits": []}
+    (tmp_path / "base.json").write_text(json.dumps(good))
+    (tmp_path / "head.json").write_text(json.dumps(doc))
+    res = run_cli(["diff", str(tmp_path / "base.json"), str(tmp_path / "head.json")])
+    assert res.code == 3, res.err
+    assert res.err.strip() == f"ctwm: error: {tmp_path / 'head.json'}: a {doc['command']!r} result {why}"
