@@ -50,7 +50,8 @@ def bucket(s3_endpoint, monkeypatch):
         pq.write_table(pa.table({"item": items, "step": list(range(len(items)))}), buf)
         s3.put_object(Bucket=name, Key=f"ds/run={run}/part-0.parquet", Body=buf.getvalue())
     s3.put_object(Bucket=name, Key="ds/_SUCCESS", Body=b"")
-    s3.put_object(Bucket=name, Key="log.jsonl", Body=b'{"item": "a"}\n{"item": "b"}\n{"item": "a", "step": \n{"item": "c"}\n')
+    s3.put_object(Bucket=name, Key="log.jsonl",
+                  Body=b'{"item": "a"}\n{"item": "b"}\n{"item": "a", "step": \n{"item": "c"}\n')
     s3.put_object(Bucket=name, Key="torn.jsonl", Body=b'{"item": "a"}\n{"item": "b"}\n{"item": "a", "step": ')
     return name
 

@@ -163,7 +163,7 @@ def _head(path: str, fs: Any) -> bytes:
                 return fh.read(8)
         with open(path, "rb") as fh:
             return fh.read(8)
-    except Exception as exc:  # noqa: BLE001 - OSError locally; a remote store's own classes (see _resolve_url)
+    except Exception as exc:  # OSError locally; a remote store's own classes (see _resolve_url)
         raise InputError(f"{path}: cannot open ({first_line(exc)})") from None
 
 
@@ -193,7 +193,7 @@ def _resolve_url(url: str) -> Layout:
             raise InputError(f"{url}: no such file or directory")
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a remote store raises its own classes (botocore's NoCredentialsError,
+    except Exception as exc:  # a remote store raises its own classes (botocore's NoCredentialsError,
         # EndpointConnectionError, aiohttp's errors): every one is an input error, exit 3
         raise InputError(f"{url}: cannot list ({type(exc).__name__}: {first_line(exc)})") from None
     return _layout(url, [f"{protocol}://{path}"], root=None, fs=fs)
