@@ -76,3 +76,39 @@ def test_diff_of_a_malformed_saved_result_is_exit_3(tmp_path, run_cli, doc, why)
     res = run_cli(["diff", str(tmp_path / "base.json"), str(tmp_path / "head.json")])
     assert res.code == 3, res.err
     assert res.err.strip() == f"ctwm: error: {tmp_path / 'head.json'}: a {doc['command']!r} result {why}"
+
+
+_QUERY = """
+    import sys, time
+    import pyarrow as pa
+    from ctwm_cli.interrupts import exit_code, signals_raise
+    from ctwm_cli.traces.base import ArrowReader
+    from ctwm_cli.traces.engine import Engine
+    from ctwm_cli.traces.schema import ColumnMap
+    reader = ArrowReader(pa.table({"item": ["a"]}), "t", "arrow", ColumnMap())
+    with signals_raise(), Engine(reader.options) as engine:
+        print("running", flush=True)
+        t0 = time.monotonic()
+        try:  # minutes of work: only an interrupt ends it early
+            reader.fetch(engine, "SELECT sum(i % 7) FROM range(1000000000000) t(i)", [])
+        except KeyboardInterrupt as exc:
+            print(f"stopped after {time.monotonic() - t0:.2f} s", file=sys.stderr)
+            sys.exit(exit_code(exc))
+    sys.exit("the query finished: it was never interrupted")
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_during_a_duckdb_query_interrupts_it(sig, code):
+    import signal
+    import textwrap
+    import time
+
+    with subprocess.Popen([sys.executable, "-c", textwrap.dedent(_QUERY)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": ROOT}) as proc:
+        assert proc.stdout.readline().strip() == "running"
+        time.sleep(0.5)  # let the query start (an earlier signal ends it the same way)
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=60)  # a hang guard, not a timing assertion
+    assert proc.returncode == code, err
+    assert "stopped after" in err and "Traceback" not in err

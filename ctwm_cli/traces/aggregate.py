@@ -215,7 +215,7 @@ class _Counted:
             sql = f"SELECT {keys}, {total} AS n FROM ctwm_agg {where} GROUP BY {keys}"
         order = '"group", n DESC, item' if grouped else "n DESC, item"
         try:
-            t = self.engine.con.sql(f"{sql} ORDER BY {order}").to_arrow_table()
+            t = self.engine.run(self.engine.con.sql(f"{sql} ORDER BY {order}").to_arrow_table)
         except duckdb.Error as exc:
             raise InputError(f"{self.reader.source}: {engine_message(exc)}") from None
         return split_groups(self.reader.source, chosen, t, grouped)
