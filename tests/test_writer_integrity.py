@@ -329,3 +329,18 @@ def test_a_live_writer_in_another_pid_namespace_keeps_its_log(tmp_path):
     assert proc.returncode == 0, err
     assert out.strip() == "closed"
     assert _items(path) == Counter([f"ns{i}" for i in range(2000)] + ["host"])
+
+
+def test_a_poisoned_log_is_set_aside_and_the_directory_still_opens(tmp_path):
+    from ctwm_cli.traces.writer import RecoveryWarning
+
+    path = tmp_path / "t.parquet"
+    path.mkdir()
+    lines = [b'{"item":"good","step":1,"event":"retrieve"}', b'{"item":"big","step":9223372036854775808}',
+             b'{"item":"s\\ud800","step":2}', b'{"item":"n","task":5}', b'{"item":"cut","st']
+    (path / ".wal-part-1-999999-00000000-000000.parquet.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.warns(RecoveryWarning, match="4 line"), TraceWriter(path) as w:  # an older ctwm's log
+        w.retrieve("new")
+    assert _items(path) == Counter(["good", "new"])
+    (aside,) = path.glob("_rejected-*.jsonl")
+    assert aside.read_bytes().splitlines() == lines[1:]
