@@ -94,6 +94,7 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
         from ctwm_cli.traces.paths import ReadOptions, read_counts
 
         engine = EngineOptions(memory_limit=memory_limit) if memory_limit else EngineOptions()
+        c0 = time.process_time()
         t0 = time.perf_counter()
         if name == "ctwm-aggregate":
             scan = scan_trace(open_trace(path, engine=engine), stats=False)
@@ -105,6 +106,7 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
     elif name == "duckdb":
         import duckdb
 
+        c0 = time.process_time()
         t0 = time.perf_counter()
         con = duckdb.connect()
         src = f"read_parquet('{path}/**/*.parquet')" if Path(path).is_dir() else f"read_parquet('{path}')"
@@ -116,6 +118,7 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
     elif name == "polars":
         import polars as pl
 
+        c0 = time.process_time()
         t0 = time.perf_counter()
         g = pl.scan_parquet(path).group_by("item").len().collect()
         seconds = time.perf_counter() - t0
@@ -123,13 +126,16 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
     elif name == "pyarrow":
         import pyarrow.parquet as pq
 
+        c0 = time.process_time()
         t0 = time.perf_counter()
         g = pq.read_table(path, columns=["item"]).group_by("item").aggregate([([], "count_all")])
         seconds = time.perf_counter() - t0
         n_items, n_events = g.num_rows, int(g.column("count_all").to_numpy().sum())
     else:
         raise SystemExit(f"unknown contender {name!r}")
-    return {"name": name, "seconds": seconds, "peak_mib": _maxrss_mib(), "n_items": n_items, "n_events": n_events}
+    cpu = time.process_time() - c0  # every thread's CPU: steadier than wall time on a shared machine
+    return {"name": name, "seconds": seconds, "cpu_s": cpu, "peak_mib": _maxrss_mib(), "n_items": n_items,
+            "n_events": n_events}
 
 
 def run_child(name: str, path: Path, memory_limit: str | None = None, pythonpath: str | None = None) -> dict:
@@ -191,25 +197,29 @@ def compare_jsonl(path: Path, repeat: int, baseline: str | None) -> None:
     if baseline:
         runs += [("ctwm-aggregate", baseline), ("ctwm-counts", baseline)]
     best: dict[tuple[str, str | None], dict] = {}
+    cpu: dict[tuple[str, str | None], float] = {}
     for _ in range(max(1, repeat)):
         for name, where in runs:
             r = run_child(name, path, pythonpath=where)
             if (name, where) not in best or r["seconds"] < best[name, where]["seconds"]:
                 best[name, where] = r
+            cpu[name, where] = min(cpu.get((name, where), float("inf")), r["cpu_s"])
     found = {(r["n_items"], r["n_events"]) for r in best.values()}
     if len(found) != 1:
         raise SystemExit(f"contenders disagree: {best}")
     ((n_items, n_events),) = found
     print(f"jsonl trace: {path.name}  {n_events:,} events, {n_items:,} distinct items, "
           f"{path.stat().st_size / 2**20:.0f} MiB; best of {repeat}")
+    print(f"{'contender':<40} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}  (each the best of its runs)")
     for (name, where), r in best.items():
         label = name if where is None else f"{name} [{where}]"
-        print(f"{label:<40} {r['seconds']:>7.2f} s {r['peak_mib']:>6.0f} MiB")
+        print(f"{label:<40} {r['seconds']:>7.2f} {cpu[name, where]:>7.2f} {r['peak_mib']:>9.0f}")
     d = best["duckdb", None]["seconds"]
     for name in ("ctwm-aggregate", "ctwm-counts"):
         line = f"{name} / duckdb read_json: {best[name, None]['seconds'] / d:.2f}x"
         if baseline:
-            line += f"; this / baseline: {best[name, None]['seconds'] / best[name, baseline]['seconds']:.3f}x"
+            line += (f"; this / baseline: wall {best[name, None]['seconds'] / best[name, baseline]['seconds']:.3f}x, "
+                     f"CPU {cpu[name, None] / cpu[name, baseline]:.3f}x")
         print(line)
 
 
