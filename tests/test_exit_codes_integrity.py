@@ -40,28 +40,37 @@ def test_the_guarded_opener_refuses_a_fifo(tmp_path):
 
 
 @pytest.fixture
-def no_s3_credentials(tmp_path):
-    pytest.importorskip("s3fs")
-    return {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
-            "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": str(tmp_path / "none"),
-            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "FSSPEC_S3_ENDPOINT_URL": "http://127.0.0.1:9"}
+def s3_env(tmp_path, monkeypatch):
+    """An S3 endpoint nobody listens on, no credentials anywhere, one attempt (the refusal, not the
+    back-off); in-process, with fsspec's configuration and s3fs's instance cache reset."""
+    s3fs = pytest.importorskip("s3fs")
+    import fsspec.config
+
+    for name in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    for name, value in {"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": str(tmp_path / "none"),
+                        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_MAX_ATTEMPTS": "1",
+                        "AWS_RETRY_MODE": "standard", "FSSPEC_S3_ENDPOINT_URL": "http://127.0.0.1:9"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(fsspec.config, "conf", {})
+    fsspec.config.set_conf_env(fsspec.config.conf)
+    s3fs.S3FileSystem.clear_instance_cache()
+    yield monkeypatch
+    s3fs.S3FileSystem.clear_instance_cache()
 
 
-def test_s3_without_credentials_is_exit_3(no_s3_credentials):
-    env = {k: v for k, v in no_s3_credentials.items() if not k.startswith("AWS_ACCESS") and
-           not k.startswith("AWS_SECRET") and k != "AWS_SESSION_TOKEN"}
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    res = subprocess.run([sys.executable, "-m", "ctwm_cli", "inspect", "s3://bucket/t.jsonl"], capture_output=True,
-                         text=True, timeout=120, env={**clean, "PYTHONPATH": ROOT, **env})
-    assert res.returncode == 3, res.stderr
-    assert "s3://bucket/t.jsonl: cannot list (NoCredentialsError" in res.stderr
+def test_s3_without_credentials_is_exit_3(s3_env, run_cli):
+    res = run_cli(["inspect", "s3://bucket/t.jsonl"])
+    assert res.code == 3, res.err
+    assert "s3://bucket/t.jsonl: cannot list (NoCredentialsError" in res.err
 
 
-def test_s3_with_an_unreachable_endpoint_is_exit_3(no_s3_credentials):
-    env = {**no_s3_credentials, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
-    res = _ctwm("inspect", "s3://bucket/t.jsonl", env=env)
-    assert res.returncode == 3, res.stderr
-    assert "s3://bucket/t.jsonl: cannot list (EndpointConnectionError" in res.stderr
+def test_s3_with_an_unreachable_endpoint_is_exit_3(s3_env, run_cli):
+    s3_env.setenv("AWS_ACCESS_KEY_ID", "x")
+    s3_env.setenv("AWS_SECRET_ACCESS_KEY", "y")
+    res = run_cli(["inspect", "s3://bucket/t.jsonl"])
+    assert res.code == 3, res.err
+    assert "s3://bucket/t.jsonl: cannot list (EndpointConnectionError" in res.err
 
 
 @pytest.mark.parametrize(("doc", "why"), [

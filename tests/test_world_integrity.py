@@ -98,7 +98,7 @@ def test_a_manifest_cell_pointing_outside_the_grid_is_refused(grid, run_cli):
 
 _FULL = """
     import subprocess, sys
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", sys.argv[1]], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", sys.argv[1]], check=True)
     from ctwm_cli.cli import main
     code = main(sys.argv[2:])
     print("exit", code)
@@ -113,8 +113,8 @@ def test_a_full_disk_is_exit_3(tmp_path, command):
     probe = subprocess.run(["unshare", *flags, "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"unshare {' '.join(flags)} is not permitted here: {probe.stderr.strip()}")
-    args = ["world", "run", "--steps", "200000", "--seed", "3"] if command == "run" else [
-        "world", "grid", "--family", "uniform", "--size", "100", "--replicates", "3", "--steps", "60000",
+    args = ["world", "run", "--steps", "30000", "--seed", "3"] if command == "run" else [
+        "world", "grid", "--family", "uniform", "--size", "100", "--replicates", "3", "--steps", "10000",
         "--seed", "3", "--jobs", "1"]
     res = subprocess.run(["unshare", *flags, sys.executable, "-c", textwrap.dedent(_FULL), str(tmp_path),
                           *args, "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=300,
