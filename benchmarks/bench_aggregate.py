@@ -5,6 +5,7 @@ partitioned dataset under a 1 GiB memory limit; a grouped audit local against a 
     python benchmarks/bench_aggregate.py --events 1e6           # quicker
     python benchmarks/bench_aggregate.py --large 1e8            # + 100M events, memory limit 1GiB
     python benchmarks/bench_aggregate.py --audit-groups 1000 --audit-bootstrap 1000   # + grouped audit
+    python benchmarks/bench_aggregate.py --jsonl --baseline ../main   # JSONL: this ctwm against another checkout
 
 The trace (items ~ bounded Zipf(s=1) over ``--items`` ids, shuffled; increasing steps; 32 runs) is
 written to ``benchmarks/data/`` unless already there. Every contender runs in a fresh Python process
@@ -20,12 +21,18 @@ its peak resident memory (``VmHWM``). Contenders, all counting accesses per item
 
 All must agree on the number of distinct items and events. The ratios are ctwm-aggregate / duckdb
 (target: time <= 1.3x, peak <= duckdb's + 150 MiB).
+
+``--jsonl`` times the same trace as JSON lines (``item``, ``step``, ``run``): ``ctwm-aggregate`` and
+``ctwm-counts`` (hardening pass included) against DuckDB's ``read_json``; with ``--baseline DIR``
+the ctwm rows also run with ``PYTHONPATH=DIR`` (another checkout) and the ratio this/baseline is
+printed, interleaved run by run (issue 25: the whole-file key search must stay within 10%).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -87,6 +94,7 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
         from ctwm_cli.traces.paths import ReadOptions, read_counts
 
         engine = EngineOptions(memory_limit=memory_limit) if memory_limit else EngineOptions()
+        c0 = time.process_time()
         t0 = time.perf_counter()
         if name == "ctwm-aggregate":
             scan = scan_trace(open_trace(path, engine=engine), stats=False)
@@ -98,15 +106,19 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
     elif name == "duckdb":
         import duckdb
 
+        c0 = time.process_time()
         t0 = time.perf_counter()
         con = duckdb.connect()
         src = f"read_parquet('{path}/**/*.parquet')" if Path(path).is_dir() else f"read_parquet('{path}')"
+        if path.endswith(".jsonl"):
+            src = f"read_json('{path}', format = 'newline_delimited')"
         g = con.sql(f"SELECT item, count(*) AS n FROM {src} GROUP BY item").to_arrow_table()
         seconds = time.perf_counter() - t0
         n_items, n_events = g.num_rows, int(g.column("n").to_numpy().sum())
     elif name == "polars":
         import polars as pl
 
+        c0 = time.process_time()
         t0 = time.perf_counter()
         g = pl.scan_parquet(path).group_by("item").len().collect()
         seconds = time.perf_counter() - t0
@@ -114,21 +126,25 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
     elif name == "pyarrow":
         import pyarrow.parquet as pq
 
+        c0 = time.process_time()
         t0 = time.perf_counter()
         g = pq.read_table(path, columns=["item"]).group_by("item").aggregate([([], "count_all")])
         seconds = time.perf_counter() - t0
         n_items, n_events = g.num_rows, int(g.column("count_all").to_numpy().sum())
     else:
         raise SystemExit(f"unknown contender {name!r}")
-    return {"name": name, "seconds": seconds, "peak_mib": _maxrss_mib(), "n_items": n_items, "n_events": n_events}
+    cpu = time.process_time() - c0  # every thread's CPU: steadier than wall time on a shared machine
+    return {"name": name, "seconds": seconds, "cpu_s": cpu, "peak_mib": _maxrss_mib(), "n_items": n_items,
+            "n_events": n_events}
 
 
-def run_child(name: str, path: Path, memory_limit: str | None = None) -> dict:
+def run_child(name: str, path: Path, memory_limit: str | None = None, pythonpath: str | None = None) -> dict:
     cmd = [sys.executable, __file__, "--worker", name, str(path)]
     if memory_limit:
         cmd += ["--memory-limit", memory_limit]
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         raise SystemExit(f"{name} failed:\n{out.stderr}")
@@ -159,6 +175,52 @@ def compare(path: Path, repeat: int) -> None:
           f"peak {a['peak_mib'] - d['peak_mib']:+.0f} MiB (target <= +150)")
     print(f"ctwm-counts / duckdb:    time {c['seconds'] / d['seconds']:.2f}x, "
           f"peak {c['peak_mib'] - d['peak_mib']:+.0f} MiB (includes sorting the per-item counts)")
+
+
+def make_jsonl(parquet: Path) -> Path:
+    """The Parquet trace as JSON lines beside it (``item``, ``step``, ``run`` on every line)."""
+    import duckdb
+
+    path = parquet.with_suffix(".jsonl")
+    if not path.exists():
+        print(f"generating {path} ...", file=sys.stderr)
+        tmp = path.with_suffix(".tmp")
+        duckdb.connect().execute(f"COPY (SELECT item, step, run FROM read_parquet('{parquet}')) "
+                                 f"TO '{tmp}' (FORMAT json)")
+        tmp.rename(path)
+    return path
+
+
+def compare_jsonl(path: Path, repeat: int, baseline: str | None) -> None:
+    """ctwm on a JSONL trace against DuckDB's read_json, and against ``baseline`` (another checkout)."""
+    runs = [("ctwm-aggregate", None), ("ctwm-counts", None), ("duckdb", None)]
+    if baseline:
+        runs += [("ctwm-aggregate", baseline), ("ctwm-counts", baseline)]
+    best: dict[tuple[str, str | None], dict] = {}
+    cpu: dict[tuple[str, str | None], float] = {}
+    for _ in range(max(1, repeat)):
+        for name, where in runs:
+            r = run_child(name, path, pythonpath=where)
+            if (name, where) not in best or r["seconds"] < best[name, where]["seconds"]:
+                best[name, where] = r
+            cpu[name, where] = min(cpu.get((name, where), float("inf")), r["cpu_s"])
+    found = {(r["n_items"], r["n_events"]) for r in best.values()}
+    if len(found) != 1:
+        raise SystemExit(f"contenders disagree: {best}")
+    ((n_items, n_events),) = found
+    print(f"jsonl trace: {path.name}  {n_events:,} events, {n_items:,} distinct items, "
+          f"{path.stat().st_size / 2**20:.0f} MiB; best of {repeat}")
+    print(f"{'contender':<40} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}  (each the best of its runs)")
+    for (name, where), r in best.items():
+        label = name if where is None else f"{name} [{where}]"
+        print(f"{label:<40} {r['seconds']:>7.2f} {cpu[name, where]:>7.2f} {r['peak_mib']:>9.0f}")
+    d = best["duckdb", None]["seconds"]
+    for name in ("ctwm-aggregate", "ctwm-counts"):
+        line = f"{name} / duckdb read_json: {best[name, None]['seconds'] / d:.2f}x"
+        if baseline:
+            line += (f"; this / baseline: wall {best[name, None]['seconds'] / best[name, baseline]['seconds']:.3f}x, "
+                     f"CPU {cpu[name, None] / cpu[name, baseline]:.3f}x")
+        print(line)
 
 
 def large(data_dir: Path, n_events: int, n_items: int, seed: int, memory_limit: str) -> None:
@@ -218,6 +280,8 @@ def main() -> None:
     ap.add_argument("--audit-groups", type=int, default=0, help="also time a grouped audit of this many groups")
     ap.add_argument("--audit-bootstrap", type=int, default=1000)
     ap.add_argument("--data-dir", type=Path, default=HERE / "data")
+    ap.add_argument("--jsonl", action="store_true", help="time the trace as JSON lines instead of Parquet")
+    ap.add_argument("--baseline", help="with --jsonl: also run the ctwm rows with PYTHONPATH=BASELINE")
     ap.add_argument("--worker", nargs=2, metavar=("NAME", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--memory-limit", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -230,7 +294,10 @@ def main() -> None:
     if not path.exists():
         print(f"generating {path} ...", file=sys.stderr)
         make_trace(path, n_events, args.items, args.seed)
-    compare(path, args.repeat)
+    if args.jsonl:
+        compare_jsonl(make_jsonl(path), args.repeat, args.baseline)
+    else:
+        compare(path, args.repeat)
     if args.large:
         large(args.data_dir, int(args.large), args.items, args.seed, args.large_memory_limit)
     if args.audit_groups:

@@ -48,6 +48,22 @@ SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
 TRACE_METRICS = ("gini", "top10_share", "alpha")
 
 
+def check_saved_result(doc: Mapping[str, Any], source: str) -> None:
+    """A saved result whose subjects are not where its command puts them (``rows`` not a list of
+    objects, an audit that is not an object) is an :class:`InputError` naming ``source`` (issue 25)."""
+    command = doc.get("command")
+    if command not in SUBJECTS:
+        return  # diff_results names the command it cannot compare
+    key, _ = SUBJECTS[command]
+    items = doc.get(key, []) if key else [doc]
+    if not isinstance(items, list):
+        raise InputError(f"{source}: a {command!r} result whose {key!r} is a {type(items).__name__}, not a list")
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InputError(f"{source}: a {command!r} result whose {key!r}[{i}] is a {type(item).__name__}, "
+                             "not an object")
+
+
 @result
 class Change(ToDict):
     subject: str

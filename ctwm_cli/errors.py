@@ -40,6 +40,12 @@ class InputError(CtwmError):
     exit_code = EXIT_INPUT
 
 
+class WriteError(InputError):
+    """An output could not be written (a full disk, a file size limit, a file another writer holds).
+
+    Exit 3 like an unreadable input: the data, not the invocation, is at fault."""
+
+
 class CheckFailed(CtwmError):
     """A check the user asked for (``--expect``, ``--fail-on``) did not hold."""
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, UsageError
+from .errors import InputError, UsageError, WriteError
 
 ROW_GROUP_ROWS = 1 << 20
 
@@ -65,7 +65,60 @@ def check_output_file(path: str | Path, *, param: str = "output", suffixes: Sequ
 
 
 def _owned(directory: Path, ours: Sequence[str]) -> list[Path]:
-    return sorted({f for pattern in ours for f in directory.glob(pattern) if f.is_file()})
+    """Files under ``directory`` matching ``ours``, reached without a symbolic link: ``overwrite``
+    never deletes through a link that points out of the directory."""
+    return sorted({f for pattern in ours for f in directory.glob(pattern)
+                   if f.is_file() and not through_link(directory, f)})
+
+
+def through_link(root: Path, path: Path) -> bool:
+    """Whether ``path`` (under ``root``) or a directory between them is a symbolic link."""
+    rel = path.relative_to(root)
+    return any((root / part).is_symlink() for part in [rel, *rel.parents] if part != Path("."))
+
+
+LOCK_FILE = ".ctwm-lock"
+
+
+@contextlib.contextmanager
+def dir_lock(root: Path, param: str = "out") -> Iterator[None]:
+    """Hold ``root``'s advisory lock (``flock`` on ``root/.ctwm-lock``, which records the holder's
+    pid) while the block runs; another holder is an :class:`InputError` naming its pid. The lock
+    file is removed (still locked) when the block ends; a lock taken on a file removed meanwhile is
+    retaken on the new one, so two holders never coexist."""
+    import fcntl
+
+    path = root / LOCK_FILE
+    for _ in range(100):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise InputError(f"{param} {str(root)!r}: cannot create its lock ({exc.strerror})",
+                             params=(param,)) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise InputError(f"{param} {str(root)!r}: another ctwm (pid {holder}) is writing this directory; "
+                             "wait for it to finish or stop it", params=(param,)) from None
+        try:
+            current = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            current = None
+        if current is not None and os.path.samestat(os.fstat(fd), current):
+            break
+        os.close(fd)  # its holder removed it between our open and our lock: take the new one
+    else:  # pragma: no cover - a hundred lost races in a row
+        raise InputError(f"{param} {str(root)!r}: cannot take its lock", params=(param,))
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
 
 
 def check_output_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False, resume: bool = False,
@@ -100,19 +153,42 @@ def prepare_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False
     """:func:`check_output_dir`, then create ``out``; with ``overwrite``, delete the files matching
     ``ours`` (and the directories they leave empty) — nothing else."""
     p = check_output_dir(out, ours=ours, overwrite=overwrite, resume=resume, resumable=resumable, param=param)
+    make_dir(p, param)
+    if overwrite:
+        clear_owned(p, ours)
+    return p
+
+
+@contextlib.contextmanager
+def owned_dir(out: str | Path, *, ours: Sequence[str], overwrite: bool = False, resume: bool = False,
+              resumable: bool = False, param: str = "out") -> Iterator[Path]:
+    """:func:`prepare_dir` under :func:`dir_lock`, held until the block ends: a second run on the
+    same directory (or ``resume`` of it) is refused while this one writes or cleans up."""
+    p = check_output_dir(out, ours=ours, overwrite=overwrite, resume=resume, resumable=resumable, param=param)
+    make_dir(p, param)
+    with dir_lock(p, param):
+        if overwrite:
+            clear_owned(p, ours)
+        yield p
+
+
+def make_dir(p: Path, param: str) -> None:
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"{param} {str(out)!r}: cannot create directory ({exc.strerror})",
+        raise InputError(f"{param} {str(p)!r}: cannot create directory ({exc.strerror})",
                          params=(param,)) from None
-    if overwrite:
-        for f in _owned(p, ours):
-            f.unlink()
-            with contextlib.suppress(OSError):  # only empty directories go
-                for d in f.relative_to(p).parents:
-                    if d != Path("."):
-                        (p / d).rmdir()
-    return p
+
+
+def clear_owned(p: Path, ours: Sequence[str]) -> None:
+    """Delete the files matching ``ours`` under ``p`` (never through a link) and the directories
+    they leave empty."""
+    for f in _owned(p, ours):
+        f.unlink()
+        with contextlib.suppress(OSError):  # only empty directories go
+            for d in f.relative_to(p).parents:
+                if d != Path("."):
+                    (p / d).rmdir()
 
 
 @contextlib.contextmanager
@@ -122,13 +198,16 @@ def atomic_write(path: str | Path) -> Iterator[Path]:
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
+            yield tmp
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, target)
+        except OSError as exc:  # a full disk, a file size limit, a lost mount: exit 3, not a crash
+            raise WriteError(f"{target}: cannot write ({exc.strerror or str(exc).splitlines()[0]})") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -138,7 +217,7 @@ def remove_temp_files(root: str | Path) -> list[Path]:
     """Delete the temporary files :func:`atomic_write` left under ``root`` (a worker killed mid-write
     cannot delete its own) and the directories that leaves empty; return what was deleted."""
     root = Path(root)
-    gone = [t for t in root.rglob(".*.tmp") if t.is_file() and t.name.count(".") >= 4]
+    gone = [t for t in root.rglob(".*.tmp") if t.is_file() and t.name.count(".") >= 4 and not through_link(root, t)]
     for t in gone:
         t.unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # stops at the first directory that is not empty

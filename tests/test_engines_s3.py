@@ -18,6 +18,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from ctwm_cli.errors import InputError  # noqa: E402
 from ctwm_cli.traces import item_counts, open_trace, scan_trace  # noqa: E402
+from ctwm_cli.traces.readers import TornLineWarning  # noqa: E402
 
 ROWS = {"a": ["x", "y", "x", "z"], "b": ["x", "x", "w"]}
 
@@ -49,7 +50,9 @@ def bucket(s3_endpoint, monkeypatch):
         pq.write_table(pa.table({"item": items, "step": list(range(len(items)))}), buf)
         s3.put_object(Bucket=name, Key=f"ds/run={run}/part-0.parquet", Body=buf.getvalue())
     s3.put_object(Bucket=name, Key="ds/_SUCCESS", Body=b"")
-    s3.put_object(Bucket=name, Key="log.jsonl", Body=b'{"item": "a"}\n{"item": "b"}\n{"item": "a", "step": ')
+    s3.put_object(Bucket=name, Key="log.jsonl",
+                  Body=b'{"item": "a"}\n{"item": "b"}\n{"item": "a", "step": \n{"item": "c"}\n')
+    s3.put_object(Bucket=name, Key="torn.jsonl", Body=b'{"item": "a"}\n{"item": "b"}\n{"item": "a", "step": ')
     return name
 
 
@@ -65,6 +68,8 @@ def test_s3_glob_and_jsonl_errors_name_the_line(bucket):
     assert scan.rows == 7 and scan.runs == 2
     with pytest.raises(InputError, match=rf"s3://{bucket}/log\.jsonl: line 3: malformed JSON"):
         scan_trace(open_trace(f"s3://{bucket}/log.jsonl"))
+    with pytest.warns(TornLineWarning, match=rf"s3://{bucket}/torn\.jsonl: line 3: incomplete final line"):
+        assert scan_trace(open_trace(f"s3://{bucket}/torn.jsonl")).rows == 2  # a torn last line is named (issue 25)
     with pytest.raises(InputError, match="no such file or directory"):
         open_trace(f"s3://{bucket}/missing.parquet")
 

@@ -8,14 +8,16 @@ or any command module is loaded, and everything else builds the application firs
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from .._version import __version__
-from ..errors import EXIT_UNEXPECTED, CtwmError
+from ..errors import EXIT_UNEXPECTED, CtwmError, CtwmWarning
 from ..inert import visible  # error lines quote trace contents: no control character reaches the terminal
 from ..interrupts import exit_code as interrupt_exit_code
 from ..interrupts import interrupt_cause, signals_raise
@@ -41,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .application import app_for, full_app  # Typer, Rich and the command modules (not the library)
 
         app = full_app() if "_CTWM_COMPLETE" in os.environ else app_for(args)  # completion needs every option
-        with signals_raise():  # SIGTERM too: finally blocks run, workers end, exit 143
+        with signals_raise(), _one_line_warnings():  # SIGTERM too: finally blocks run, workers end, exit 143
             app(args=args, prog_name="ctwm", standalone_mode=True)
         code = 0
     except SystemExit as exc:
@@ -66,6 +68,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         code = EXIT_UNEXPECTED
     return _exit(code, argv)
+
+
+@contextlib.contextmanager
+def _one_line_warnings():
+    """ctwm's own warnings as one line on stderr (``ctwm: warning: ...``), not Python's two-line form."""
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, CtwmWarning):
+            print(f"ctwm: warning: {message}", file=sys.stderr)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def _exit(code: int, argv: Sequence[str] | None) -> int:

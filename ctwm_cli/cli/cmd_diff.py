@@ -24,7 +24,12 @@ def _saved_result(path: str) -> dict | None:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None  # not a result: read it as a trace (the reader reports what is wrong with it)
-    return doc if isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc else None
+    if not (isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc):
+        return None
+    from ..baseline import check_saved_result  # the library loads with the command, not at start-up
+
+    check_saved_result(doc, path)
+    return doc
 
 
 def _tolerances(specs: list[str] | None) -> dict[str, float]:

@@ -241,7 +241,7 @@ def concentration(counts: Any, *, source: str | None = None, group: str | None =
         source=source,
         group=group,
         n_items=int(n),
-        n_events=int(total) if float(total).is_integer() else total,
+        n_events=counts.n_events if isinstance(counts, ItemCounts) else (int(total) if total.is_integer() else total),
         gini=_gini_sorted(asc),
         skewness=_skew(x),
         max_over_median=mom,

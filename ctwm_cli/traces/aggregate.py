@@ -17,13 +17,22 @@ import pyarrow.compute as pc
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from .base import TraceReader
+from .base import CHECK_MARK, TraceReader, engine_message
 from .engine import quote_ident, quote_literal
 from .mem0 import MEM0_NOTE
 from .schema import DEFAULT_EVENT
 
 #: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.
 DEFAULT_COUNTED = ("retrieve", "inject")
+INT64_MAX = 2**63 - 1
+
+
+def checked_int64(total: str, what: str) -> str:
+    """SQL of the HUGEINT ``total`` as BIGINT, or a located error when it does not fit: a per-item
+    count past 2**63 - 1 is refused (exit 3), never wrapped."""
+    return (f"CASE WHEN {total} > {INT64_MAX} THEN "
+            f"error({quote_literal(CHECK_MARK + ': ' + what + ' add up to more than 2**63 - 1 (the 64-bit limit)')}) "
+            f"ELSE CAST({total} AS BIGINT) END")
 
 
 @result
@@ -42,7 +51,11 @@ class ItemCounts(ToDict):
 
     @property
     def n_events(self) -> int:
-        return int(self.counts.sum())
+        """The total, exact: past 2**63 summed as Python integers (an int64 sum would wrap)."""
+        c = self.counts
+        if c.size and int(c.max()) > INT64_MAX // c.size:
+            return sum(c.tolist())
+        return int(c.sum())
 
     def to_dict(self) -> dict:
         return {
@@ -119,7 +132,8 @@ def aggregate_sql(
     names = [*keys, *(["event"] if "event" in has else []), "item"]
     # Only varying columns are hashed: a missing event column is the constant retrieve, added after
     # grouping; for event tables the row count is n itself.
-    counts = "sum(\"count\")::BIGINT AS n, count(*) AS rows" if "count" in has else "count(*) AS n"
+    per_item = checked_int64('sum("count")', f"the counts of one item in column {reader.columns.count!r}")
+    counts = f"{per_item} AS n, count(*) AS rows" if "count" in has else "count(*) AS n"
     group = ", ".join(str(i + 1) for i in range(len(names)))
     inner = f"SELECT {', '.join(select)}, {counts} FROM ({rows_sql}) GROUP BY {group}"
     outer = [quote_ident(k) for k in keys]
@@ -151,10 +165,11 @@ class _Counted:
             if "event" in reader.mapping:
                 # In DuckDB, not pyarrow's group_by: that one loads Acero, pyarrow.dataset and pandas
                 # (~0.2-0.6 s of start-up per command) for a table of a few rows.
-                totals = self.engine.con.sql("SELECT event, sum(n)::BIGINT FROM ctwm_agg GROUP BY event").fetchall()
+                # sum() of BIGINT is a HUGEINT: totals past 2**63 stay exact (pyarrow's sum would wrap).
+                totals = self.engine.con.sql("SELECT event, sum(n) FROM ctwm_agg GROUP BY event").fetchall()
                 self.events = dict(sorted((e, int(n)) for e, n in totals))
             else:  # every row is a retrieve
-                self.events = {DEFAULT_EVENT: int(pc.sum(self.agg.column("n")).as_py())}
+                self.events = {DEFAULT_EVENT: int(self._one("SELECT sum(n) FROM ctwm_agg")[0])}
         except BaseException:
             self.engine.close()
             raise
@@ -187,6 +202,8 @@ class _Counted:
 
     def item_counts(self, chosen: Sequence[str]) -> list[ItemCounts]:
         """Per-item counts of the ``chosen`` event kinds, sorted by count (descending) then item."""
+        import duckdb
+
         grouped = self.group_by is not None
         keys = '"group", item' if grouped else "item"
         where = "" if set(self.events) <= set(chosen) else (
@@ -194,9 +211,13 @@ class _Counted:
         if len(self.events) == 1:  # one row per key already
             sql = f"SELECT {keys}, n FROM ctwm_agg {where}"
         else:
-            sql = f"SELECT {keys}, sum(n)::BIGINT AS n FROM ctwm_agg {where} GROUP BY {keys}"
+            total = checked_int64("sum(n)", "the counted events of one item")
+            sql = f"SELECT {keys}, {total} AS n FROM ctwm_agg {where} GROUP BY {keys}"
         order = '"group", n DESC, item' if grouped else "n DESC, item"
-        t = self.engine.con.sql(f"{sql} ORDER BY {order}").to_arrow_table()
+        try:
+            t = self.engine.run(self.engine.con.sql(f"{sql} ORDER BY {order}").to_arrow_table)
+        except duckdb.Error as exc:
+            raise InputError(f"{self.reader.source}: {engine_message(exc)}") from None
         return split_groups(self.reader.source, chosen, t, grouped)
 
 

@@ -284,7 +284,7 @@ class TraceReader(ABC):
 
         rel = self.query(engine, sql, checks)
         try:
-            return rel.to_arrow_table() if arrow else rel.fetchall()
+            return engine.run(rel.to_arrow_table if arrow else rel.fetchall)  # a signal interrupts it at once
         except duckdb.Error as exc:
             raise self.error_for(engine, checks, exc) from None
 

@@ -4,9 +4,11 @@ that really broke on line 2)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
+from typing import BinaryIO
 
 from ..errors import InputError
 from .guard import checked_blocks
@@ -14,17 +16,88 @@ from .schema import INTEGER_COLUMNS, ColumnMap
 from .sources import Layout
 
 
-def harden(layout: Layout) -> bool:
-    """Check every line of every file (depth, length, UTF-8, decompression); True if any has content."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Hardened:
+    """What the hardening pass found: any content, which looked-for keys occur (in the order first
+    met), and the files whose final line is torn (``(path, line number)``)."""
+
+    content: bool
+    keys: list[str]
+    torn: list[tuple[str, int]]
+    keys_by_file: dict[str, list[str]]
+
+
+def harden(layout: Layout, names: Sequence[str] = ()) -> Hardened:
+    """Check every line of every file (depth, length, UTF-8, decompression).
+
+    DuckDB infers a JSONL schema from its first 20,480 rows, so a column that first appears later
+    (25,000 rows without ``event``, then ``write`` rows) would be dropped; this pass already holds
+    every byte, so it finds which of ``names`` are a top-level key of some line. A name is looked
+    for with ``bytes.find`` only until first confirmed (``json.loads`` of the line holding it, so a
+    nested key or a value does not count). A file whose last line, after complete ones, is an object
+    without its newline that does not parse was cut off mid-write (a full disk, a killed writer): it
+    is reported, not refused.
+    """
     content = False
+    wanted = {n: b'"' + json.dumps(n, ensure_ascii=False)[1:-1].encode() + b'"' for n in dict.fromkeys(names)}
+    found: list[str] = []
+    torn: list[tuple[str, int]] = []
+    by_file: dict[str, list[str]] = {}
     for path in layout.files:
         stream = layout.open(path)
+        last: tuple[int, bytes] = (0, b"")
+        here = by_file.setdefault(path, [])
         try:
-            for _, block in checked_blocks(stream, _name(layout, path)):
+            for line_no, block in checked_blocks(stream, _name(layout, path)):
                 content = content or bool(block.strip())
+                for name in [n for n in wanted if n not in here]:
+                    if _has_key(block, name, wanted[name]):
+                        here.append(name)
+                        if name not in found:
+                            found.append(name)
+                last = (line_no, block)
         finally:
             stream.close()
-    return content
+        line_no, block = last
+        tail, last_line = block[block.rfind(b"\n") + 1:], line_no + block.count(b"\n")
+        if last_line > 1 and tail.lstrip().startswith(b"{") and not _parses(tail):  # an object cut short
+            torn.append((path, last_line))
+    return Hardened(content, found, torn, by_file)
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def without_torn_line(layout: Layout, path: str, line_no: int, out: BinaryIO) -> None:
+    """Copy ``path``'s complete lines (all before the torn line ``line_no``) to ``out``."""
+    stream = layout.open(path)
+    try:
+        for _, block in checked_blocks(stream, _name(layout, path)):
+            out.write(block[: block.rfind(b"\n") + 1])
+    finally:
+        stream.close()
+
+
+def _has_key(block: bytes, name: str, needle: bytes) -> bool:
+    """Whether some line of ``block`` is a JSON object with the top-level key ``name``."""
+    at = block.find(needle)
+    while at >= 0:
+        start = block.rfind(b"\n", 0, at) + 1
+        end = block.find(b"\n", at)
+        end = len(block) if end < 0 else end
+        try:
+            obj = json.loads(block[start:end])
+        except (ValueError, RecursionError):
+            obj = None  # malformed: the reader names it later
+        if isinstance(obj, dict) and name in obj:
+            return True
+        at = block.find(needle, end)
+    return False
 
 
 def _name(layout: Layout, path: str) -> str:
@@ -72,6 +145,9 @@ def _check_line(raw: bytes, where: str, wanted: dict, columns: ColumnMap, found:
                 return InputError(f"{name}: missing column {missing[0]!r} (columns found: {', '.join(found)}); "
                                   "remap with item_col or the matching *_col option", params=("item_col",))
         return InputError(f"{where}: missing value in column {columns.item!r}")
+    if columns.count in found and columns.count not in obj:
+        return InputError(f"{where}: no column {columns.count!r} where earlier lines have one: a counts table and "
+                          "events mixed in one file; split them into a counts file and an events file")
     if columns.count in found and obj.get(columns.count) is None:
         return InputError(f"{where}: missing value in column {columns.count!r}")
     for src, canon in wanted.items():

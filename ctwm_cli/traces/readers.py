@@ -8,21 +8,31 @@ CSV) or row (Parquet, Arrow) at fault.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import tempfile
+import warnings
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..checks import check_choice
-from ..errors import InputError, UsageError
+from ..errors import CtwmWarning, InputError, UsageError
 from . import jsonl
 from .base import Check, TraceReader, engine_message
 from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_ident, quote_literal
 from .guard import MAX_LINE_BYTES
 from .predicate import check_where
 from .schema import ColumnMap
-from .sources import JSONL_SUFFIXES, Layout, resolve, spool_stdin
+from .sources import JSONL_SUFFIXES, Layout, remove_file, resolve, spool_stdin
 from .telemetry import TelemetryReader, sniff_format
 
 _JSON_SAMPLE_ROWS = 20480
+
+
+class TornLineWarning(CtwmWarning):
+    """A JSONL file's final line is incomplete (its writer stopped mid-line); the lines before it
+    are read, the torn one is not."""
 _FORMAT_LABEL = {"parquet": "parquet", "jsonl": "jsonl", "csv": "csv", "ipc": "arrow"}
 
 
@@ -36,16 +46,70 @@ class FileReader(TraceReader):
             label = "parquet-dataset"
         super().__init__(layout.source, label, columns, keep, optional, where=where, engine=engine)
         self.layout = layout
-        if layout.format == "jsonl" and not jsonl.harden(layout):
-            raise InputError(f"{self.source}: trace is empty (no rows)")
+        self._keys: list[str] = []  # wanted JSONL keys found anywhere in the file (not only in DuckDB's sample)
+        if layout.format == "jsonl":
+            found = jsonl.harden(layout, self._counted_keys())
+            if not found.content:
+                raise InputError(f"{self.source}: trace is empty (no rows)")
+            self._keys = found.keys
+            self._check_kinds([f for f, keys in found.keys_by_file.items() if self.columns.count in keys])
+            if found.torn:
+                self.layout = layout = self._without_torn(layout, found.torn)
         self._sampled: list[str] = []
         self._types = self._describe()
         self.columns_found = list(self._sampled)
+        if layout.format == "parquet" and len(layout.files) > 1 and self.columns.count in self._sampled:
+            self._check_kinds(self._parquet_files_with(self.columns.count))
         if layout.format == "jsonl" and self.columns.item not in self._sampled:
             err = jsonl.locate(layout, self.columns, self.keep, self._required_keep)
             if err is not None:
                 raise err
         self.check_required(self.columns_found)
+
+    def _check_kinds(self, with_count: list[str]) -> None:
+        """Refuse a dataset of counts tables and event tables together (each would be misread as
+        the other), naming the files of each kind."""
+        without = [f for f in self.layout.files if f not in set(with_count)]
+        if not with_count or not without:
+            return
+
+        def some(files: list[str]) -> str:
+            names = ", ".join(self.layout.relative(f) for f in files[:3])
+            return names + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+
+        raise InputError(
+            f"{self.source}: mixes counts tables and event tables: {len(with_count)} file(s) with column "
+            f"{self.columns.count!r} ({some(with_count)}) and {len(without)} without ({some(without)}); "
+            "point at one kind")
+
+    def _parquet_files_with(self, column: str) -> list[str]:
+        """The Parquet files whose schema has ``column`` (footers only)."""
+        import duckdb
+
+        with self.open_engine() as engine:
+            self._register(engine)
+            try:
+                rows = engine.con.sql(f"SELECT DISTINCT file_name FROM parquet_schema({self._files_sql()}) "
+                                      f"WHERE name = {quote_literal(column)}").fetchall()
+            except duckdb.Error as exc:
+                raise self._open_error(exc) from None
+        have = {r[0] for r in rows}
+        return [f for f in self.layout.files if f in have]
+
+    def _without_torn(self, layout: Layout, torn: list[tuple[str, int]]) -> Layout:
+        """``layout`` with each file whose final line is torn replaced by a private copy of its
+        complete lines (removed with this reader), and a :class:`TornLineWarning` naming the line."""
+        files = list(layout.files)
+        for path, line_no in torn:
+            fd, name = tempfile.mkstemp(prefix="ctwm-torn-", suffix=".jsonl")
+            weakref.finalize(self, remove_file, name)
+            with os.fdopen(fd, "wb") as out:
+                jsonl.without_torn_line(layout, path, line_no, out)
+            where = f"{layout.source}: {layout.relative(path)}" if layout.dataset else layout.source
+            warnings.warn(f"{where}: line {line_no}: incomplete final line (the writer stopped mid-line); "
+                          f"read the {line_no - 1:,} complete lines before it", TornLineWarning, stacklevel=4)
+            files[files.index(path)] = name
+        return dataclasses.replace(layout, files=tuple(files), gzip=False)
 
     # -- raw relation --------------------------------------------------------------------------
 
@@ -127,10 +191,25 @@ class FileReader(TraceReader):
         if self.layout.format == "jsonl":
             if list(types) == ["json"] and types["json"] == "JSON":
                 raise InputError(f"{self.source}: trace is empty (no rows)")
-            wanted = set(self.columns.canonical().values()) | set(self.keep)
+            wanted = set(self._wanted())
             types = {c: ("JSON" if c in wanted else "VARCHAR") for c in types}
+            for late in self._keys:  # first seen past DuckDB's sample: read it all the same
+                if late not in types:
+                    types[late] = "JSON"
+                    self._sampled.append(late)
             types.setdefault(self.columns.item, "JSON")  # read even if absent from the sample
         return types
+
+    def _wanted(self) -> list[str]:
+        return list(dict.fromkeys([*self.columns.canonical().values(), *self.keep]))
+
+    def _counted_keys(self) -> list[str]:
+        """The JSONL keys looked for in the whole file: those that change what is counted (``event``,
+        ``count``), the step range and runs, and the kept (group-by) columns. Each absent one costs
+        a search of the file (measured by ``bench_aggregate.py --jsonl``); ``rank``, ``score``,
+        ``tokens`` and ``ts`` are not counted, and a ``where`` naming one the sample lacks is refused."""
+        cmap = self.columns.canonical()
+        return list(dict.fromkeys([*(cmap[c] for c in ("event", "count", "step", "run")), *self.keep]))
 
     def _open_error(self, exc: Exception) -> InputError:
         if self.layout.format == "jsonl":

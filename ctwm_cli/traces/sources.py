@@ -101,6 +101,8 @@ def resolve(text: str) -> Layout:
     p = Path(text)
     if not p.exists():
         raise InputError(f"{text}: no such file or directory")
+    if not (p.is_dir() or p.is_file()):  # opening a FIFO without a writer would wait forever
+        raise InputError(f"{text}: not a regular file ({_file_kind(p)}); pass - to read JSONL from standard input")
     if p.is_dir():
         files = sorted(
             str(f) for f in p.rglob("*")
@@ -108,6 +110,14 @@ def resolve(text: str) -> Layout:
         )
         return _directory(text, files, root=text)
     return _layout(text, [text], root=None)
+
+
+def _file_kind(p: Path) -> str:
+    for test, kind in ((p.is_fifo, "a FIFO"), (p.is_socket, "a socket"), (p.is_char_device, "a character device"),
+                       (p.is_block_device, "a block device")):
+        if test():
+            return kind
+    return "not a file or directory"
 
 
 def _directory(source: str, files: list[str], *, root: str, fs: Any = None) -> Layout:
@@ -153,7 +163,7 @@ def _head(path: str, fs: Any) -> bytes:
                 return fh.read(8)
         with open(path, "rb") as fh:
             return fh.read(8)
-    except OSError as exc:
+    except Exception as exc:  # OSError locally; a remote store's own classes (see _resolve_url)
         raise InputError(f"{path}: cannot open ({first_line(exc)})") from None
 
 
@@ -183,21 +193,22 @@ def _resolve_url(url: str) -> Layout:
             raise InputError(f"{url}: no such file or directory")
     except InputError:
         raise
-    except (OSError, ValueError, PermissionError) as exc:
-        raise InputError(f"{url}: cannot list ({first_line(exc)})") from None
+    except Exception as exc:  # a remote store raises its own classes (botocore's NoCredentialsError,
+        # EndpointConnectionError, aiohttp's errors): every one is an input error, exit 3
+        raise InputError(f"{url}: cannot list ({type(exc).__name__}: {first_line(exc)})") from None
     return _layout(url, [f"{protocol}://{path}"], root=None, fs=fs)
 
 
 def spool_stdin(owner: object) -> Layout:
     """Copy standard input (checked line by line) to a temporary file removed with ``owner``."""
     fd, name = tempfile.mkstemp(prefix="ctwm-stdin-", suffix=".jsonl")
-    weakref.finalize(owner, _remove, name)
+    weakref.finalize(owner, remove_file, name)
     with os.fdopen(fd, "wb") as out:
         for _, block in checked_blocks(sys.stdin.buffer, "<stdin>"):
             out.write(block)
     return Layout("<stdin>", "jsonl", (name,))
 
 
-def _remove(name: str) -> None:
+def remove_file(name: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(name)

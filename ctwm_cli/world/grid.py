@@ -10,6 +10,12 @@ deletes their temporary files and writes a manifest with ``status`` ``interrupte
 ``failed``) listing the cells that finished. A directory holding a grid is refused unless
 ``overwrite`` (its grid files are deleted) or ``resume``: cells whose file matches the manifest's
 SHA-256 are kept, the others are run, and the result is byte for byte the uninterrupted run's.
+
+**Owned while it runs.** The run holds the directory's lock (:func:`~ctwm_cli.files.dir_lock`) from
+before ``overwrite`` deletes anything until its manifest is written, so a second run or ``resume``
+on the directory is refused (exit 3, naming the holder's pid) instead of racing its clean-up;
+nothing is written or deleted through a symbolic link; a corrupt or foreign ``_manifest.json`` is
+exit 3 with the reason.
 """
 
 from __future__ import annotations
@@ -24,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import check_choice
-from ..errors import UsageError
-from ..files import prepare_dir, remove_temp_files, sha256, write_json
+from ..errors import InputError, UsageError
+from ..files import owned_dir, remove_temp_files, sha256, through_link, write_json
 from ..limits import check_memory
 from ..parallel import resolve_jobs, run_tasks
 from ..progress import ProgressCallback
@@ -119,8 +125,18 @@ def run_grid(out: str | Path, *, families: Sequence[str] = FAMILIES, sizes: Sequ
     configs = grid_configs(families, sizes, seeds, base)
     jobs = resolve_jobs(jobs)
     header = _header(configs, base)
-    root = prepare_dir(out, ours=GRID_FILES, overwrite=overwrite, resume=resume, resumable=True)
-    cells = _verified_cells(root, header, configs) if resume else {}
+    with owned_dir(out, ours=GRID_FILES, overwrite=overwrite, resume=resume, resumable=True) as root:
+        links = [_cell_dir(c) for c in configs if through_link(root, root / _cell_dir(c))]
+        if links:
+            raise InputError(f"out {str(root)!r}: {links[0]} is or passes through a symbolic link; a grid "
+                             "never writes or deletes through a link out of its directory")
+        cells = _verified_cells(root, header, configs) if resume else {}
+        return _run_cells(root, header, configs, cells, jobs, progress)
+
+
+def _run_cells(root: Path, header: dict[str, Any], configs: Sequence[WorldConfig],
+               cells: dict[tuple[str, int, int], GridCell], jobs: int,
+               progress: ProgressCallback | None) -> WorldGrid:
     todo = [c for c in configs if _key(c) not in cells]
     workers = min(jobs, len(todo))
     if todo:
@@ -140,6 +156,9 @@ def run_grid(out: str | Path, *, families: Sequence[str] = FAMILIES, sizes: Sequ
                 _remove_empty(root, _cell_dir(c))
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         _write_manifest(root, header, configs, cells, status)
+        if isinstance(exc, OSError):  # a full disk, a lost mount: the data's fault, not ours
+            raise InputError(f"out {str(root)!r}: cannot write ({exc.strerror or exc}); the finished cells are "
+                             "recorded, resume completes the grid") from None
         raise
     manifest = _write_manifest(root, header, configs, cells, "complete")
     ordered = tuple(cells[_key(c)] for c in _canonical(configs))
@@ -178,24 +197,56 @@ def _verified_cells(root: Path, header: dict[str, Any],
     path = root / GRID_MANIFEST_FILE
     if not path.is_file():
         return {}  # parts without a manifest cannot be verified: every cell is run again
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"resume: {path} cannot be read ({exc}); pass overwrite to replace the grid",
-                         params=("overwrite",)) from None
+    old = _read_manifest(path)
     differ = [k for k in header if jsonable(old.get(k)) != jsonable(header[k])]
     if differ:
         raise UsageError(f"resume: {root} holds a grid of another configuration ({', '.join(differ)} differ); "
                          "pass overwrite to replace it", params=("overwrite",))
     wanted = {_key(c) for c in configs}
     out = {}
-    for e in old.get("cells", []):
-        key = (e.get("family"), e.get("size"), e.get("seed"))
-        f = root / str(e.get("file", ""))
-        if key in wanted and f.is_file() and sha256(f) == e.get("sha256"):
+    for e in old["cells"]:
+        key = (e["family"], e["size"], e["seed"])
+        f = root / e["file"]
+        if key in wanted and f.is_file() and not through_link(root, f) and sha256(f) == e["sha256"]:
             out[key] = GridCell(family=key[0], size=key[1], seed=key[2], run=e["run"], rows=e["rows"],
                                 gini=e["gini"], file=e["file"], sha256=e["sha256"], seconds=0.0, reused=True)
     return out
+
+
+_CELL_FIELDS = {"family": str, "size": int, "seed": int, "run": str, "rows": int, "gini": (int, float, type(None)),
+                "file": str, "sha256": str}
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """The grid manifest at ``path``, checked field by field: a corrupt or foreign one is an
+    :class:`InputError` (exit 3) saying what is wrong, never a crash on a missing key."""
+    def bad(why: str) -> InputError:
+        return InputError(f"resume: {path}: {why}; pass overwrite to replace the grid", params=("overwrite",))
+
+    try:
+        old = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise bad(f"cannot be read ({exc.strerror})") from None
+    except (ValueError, RecursionError) as exc:
+        raise bad(f"not valid JSON ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    if not isinstance(old, dict):
+        raise bad(f"not a JSON object (a {type(old).__name__})")
+    if old.get("tool") != "ctwm" or old.get("command") != "world grid":
+        raise bad(f"not a ctwm world grid manifest (tool {old.get('tool')!r}, command {old.get('command')!r})")
+    cells = old.get("cells")
+    if not isinstance(cells, list):
+        raise bad("its cells are not a list")
+    for i, e in enumerate(cells):
+        if not isinstance(e, dict):
+            raise bad(f"cell {i} is not an object")
+        for name, kind in _CELL_FIELDS.items():
+            value = e.get(name)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise bad(f"cell {i}: field {name!r} is missing or not a {getattr(kind, '__name__', 'number')}")
+        rel = Path(e["file"])
+        if rel.is_absolute() or ".." in rel.parts:
+            raise bad(f"cell {i}: file {e['file']!r} is outside the grid")
+    return old
 
 
 def _remove_empty(root: Path, rel: str) -> None:
