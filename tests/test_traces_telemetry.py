@@ -65,11 +65,11 @@ def test_mem0_example_imports_to_the_expected_events():
     rows, n, mapped = mem0_rows(MEM0)
     got = [(r["event"], r["item"], r["step"], r["run"], r["ts"]) for r in rows]
     assert got == [
-        ("write", "m1", 0, "alice", "2026-01-01T10:00:00+00:00"),
-        ("write", "m2", 0, "alice", "2026-01-01T10:00:00+00:00"),  # same time, same step
-        ("update", "m1", 1, "alice", "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
-        ("write", "m3", 2, "alice", "2026-01-03T08:00:00+00:00"),
-        ("archive", "m2", 3, "alice", "2026-01-04T12:00:00+00:00"),  # DELETE
+        ("write", "m1", 0, "user_id=alice", "2026-01-01T10:00:00+00:00"),
+        ("write", "m2", 0, "user_id=alice", "2026-01-01T10:00:00+00:00"),  # same time, same step
+        ("update", "m1", 1, "user_id=alice", "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
+        ("write", "m3", 2, "user_id=alice", "2026-01-03T08:00:00+00:00"),
+        ("archive", "m2", 3, "user_id=alice", "2026-01-04T12:00:00+00:00"),  # DELETE
     ]
     assert (n, mapped) == (5, 5)
 
@@ -159,12 +159,16 @@ def test_otel_errors_name_the_span(tmp_path, text, match):
 @pytest.mark.parametrize(
     ("rows", "match"),
     [
-        ([{"event": "ADD"}], "history row 1: missing memory_id"),
+        ([{"memory_id": "m", "event": "ADD", "new_memory": "x"}, {"event": "ADD", "new_memory": "y"}],
+         "history row 2: missing memory_id"),
         (
-            [{"memory_id": "m", "event": "ADD"}, {"memory_id": "m", "event": "MERGE"}],
+            [{"memory_id": "m", "event": "ADD", "new_memory": "x"}, {"memory_id": "m", "event": "MERGE"}],
             "history row 2: event must be ADD",
         ),
-        ([{"memory_id": "m", "event": "NONE"}], "no ADD/UPDATE/DELETE rows"),
+        ([{"memory_id": "m", "event": "NONE", "new_memory": "x"}], "no ADD/UPDATE/DELETE rows"),
+        # an agent log with memory_id and event columns is not Mem0's history: one line says what is expected
+        ([{"memory_id": "m", "event": "write"}], "not a Mem0 history .expected rows with memory_id"),
+        ([{"id": "m", "memory": "likes tea", "user_id": "u"}], "a Mem0 get_all.*search.* result .1 memories.*--objects"),
     ],
 )
 def test_mem0_errors_name_the_row(tmp_path, rows, match):

@@ -51,13 +51,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..checks import check_choice
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..files import atomic_write, check_output_file
 from ..results import ToDict, result
 from .base import ArrowReader
 from .engine import EngineOptions
 from .guard import read_document
-from .mem0 import MEM0_EVENTS, MEM0_NOTE, mem0_rows
+from .mem0 import MEM0_EVENTS, MEM0_NOTE, is_sqlite, looks_like_history, mem0_history, mem0_rows, read_owners
 from .openinference import looks_like_openinference, openinference_trace_rows
 from .otel import INFERENCE_OPS, SEARCH_OPS, WRITE_OPS, any_value, otel_rows
 from .schema import ColumnMap
@@ -109,7 +109,7 @@ def _is_otel(head: bytes, columns: ColumnMap) -> bool:
 
 def _is_mem0(head: bytes, columns: ColumnMap) -> bool:
     has_item = re.search(b'"' + re.escape(columns.item.encode()) + rb'"\s*:', head) is not None
-    return b'"memory_id"' in head and b'"event"' in head and not has_item
+    return looks_like_history(head) and not has_item
 
 
 #: Content sniffers, tried in order: format name -> test on the first 64 KiB of the file.
@@ -119,8 +119,11 @@ SNIFFERS: dict[str, Callable[[bytes, ColumnMap], bool]] = {
 
 
 def sniff_format(path: str | Path, columns: ColumnMap | None = None) -> str | None:
-    """The telemetry format whose sniffer recognises the head of a JSON file, else ``None``."""
+    """The telemetry format whose sniffer recognises the head of a JSON file (or an SQLite database:
+    Mem0's history.db), else ``None``."""
     columns = columns or ColumnMap()
+    if is_sqlite(path):
+        return "mem0"
     try:
         head = read_document(path, limit=_SNIFF_BYTES)
     except (OSError, InputError):  # unreadable: let the JSONL reader report it
@@ -158,16 +161,28 @@ class TelemetryReader(ArrowReader):
         super().__init__(rows_table(rows), source, fmt, ColumnMap(), keep, optional, where=where, engine=engine)
 
 
-def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None) -> ImportResult:
-    """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace."""
+def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None, *,
+                     owners: str | Path | None = None) -> ImportResult:
+    """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace.
+
+    ``owners`` (mem0 only): a ``get_all()`` dump or a trace of the Mem0 wrapper, whose owners (session
+    scopes) fill ``run`` of the history rows, which have none."""
     check_choice("format", fmt, ROW_READERS)
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
+    if owners is not None and fmt != "mem0":
+        raise UsageError("owners applies to a Mem0 history only", params=("owners",))
     if output is not None:
         check_output_file(output, param="output", suffixes=(".parquet", ".pq"))
-    rows, records, mapped = telemetry_rows(p, fmt)
-    notes = import_notes(path, fmt, rows, records)
+    extra: list[str] = []
+    if fmt == "mem0":
+        hist = mem0_history(p, read_owners(owners) if owners is not None else None)
+        rows, records, mapped = hist.rows, hist.records, hist.mapped
+        extra = mem0_notes(hist)
+    else:
+        rows, records, mapped = telemetry_rows(p, fmt)
+    notes = import_notes(path, fmt, rows, records) + tuple(extra)
     table = rows_table(rows)
     if output is not None:
         import pyarrow.parquet as pq
@@ -183,6 +198,18 @@ def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = Non
         runs=len({r.get("run") for r in rows if r.get("run") is not None}),
         tasks=len({r.get("task") for r in rows if r.get("task") is not None}), notes=notes,
     )
+
+
+def mem0_notes(hist) -> list[str]:
+    """What a Mem0 import dropped or could not join."""
+    notes = []
+    if hist.unchanged_updates:
+        notes.append(f"{hist.unchanged_updates:,} UPDATE rows left the text unchanged (an expiry or metadata change): "
+                     "not counted as edits")
+    if hist.with_owner < hist.memories:
+        notes.append(f"{hist.memories - hist.with_owner:,} of {hist.memories:,} memories have no owner (Mem0's history "
+                     "records none): pass owners from the wrapper's trace or a get_all() dump")
+    return notes
 
 
 def import_notes(path: str | Path, fmt: str, rows: Sequence[dict], records: int) -> tuple[str, ...]:
