@@ -168,7 +168,8 @@ def test_otel_errors_name_the_span(tmp_path, text, match):
         ([{"memory_id": "m", "event": "NONE", "new_memory": "x"}], "no ADD/UPDATE/DELETE rows"),
         # an agent log with memory_id and event columns is not Mem0's history: one line says what is expected
         ([{"memory_id": "m", "event": "write"}], "not a Mem0 history .expected rows with memory_id"),
-        ([{"id": "m", "memory": "likes tea", "user_id": "u"}], "a Mem0 get_all.*search.* result .1 memories.*--objects"),
+        ([{"id": "m", "memory": "likes tea", "user_id": "u"}],
+         "a Mem0 get_all.*search.* result .1 memories.*--objects"),
     ],
 )
 def test_mem0_errors_name_the_row(tmp_path, rows, match):

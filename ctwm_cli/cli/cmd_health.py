@@ -246,22 +246,29 @@ def import_otel(
 @import_app.command("mem0")
 def import_mem0(
     file: Annotated[str, typer.Argument(
-        metavar="FILE", help="Mem0 history export: JSON array, {\"results\": [...]} or JSON lines.")],
+        metavar="FILE", help="Mem0's SQLite history.db, or history() output as JSON (array, {\"results\": [...]} "
+        "or JSON lines).")],
     output: OutOpt,
+    owners: Annotated[str | None, typer.Option(
+        "--owners", help="Owners of the memories (Mem0's history records none): a get_all() JSON dump or the "
+        "trace the ctwm Mem0 wrapper wrote.")] = None,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
     """Mem0 history rows -> trace rows: ADD -> write, UPDATE -> update, DELETE -> archive.
 
-    ts = updated_at (UPDATE, DELETE) or created_at; step = dense rank of ts; run = run_id / user_id /
-    agent_id; task = task_id / task (also in metadata).
+    An UPDATE that leaves the text unchanged (Mem0 writes one when an expiry or metadata is set) is
+    not an edit and is skipped (counted in a note). ts = updated_at (UPDATE, DELETE) or created_at;
+    step = dense rank of ts; run = the owner as Mem0's session scope (user_id=alice&agent_id=...),
+    from the row or from --owners; task = task_id / task (also in metadata). Mem0 records no
+    searches: log them with ctwm_cli.integrations.mem0.
 
     \b
     Examples:
-      ctwm import mem0 mem0_history.json -o trace.parquet
-      ctwm import mem0 history.jsonl -o trace.parquet && ctwm health trace.parquet
+      ctwm import mem0 ~/.mem0/history.db -o trace.parquet --owners get_all.json
+      ctwm import mem0 history.json -o trace.parquet && ctwm health trace.parquet
     """
-    _import(file, "mem0", output, resolve_format(fmt, as_json))
+    _import(file, "mem0", output, resolve_format(fmt, as_json), owners=owners)
 
 
 @import_app.command("openinference")
@@ -305,10 +312,10 @@ def import_openinference_cmd(
     emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
 
 
-def _import(file: str, kind: str, output: str, fmt: Format) -> None:
+def _import(file: str, kind: str, output: str, fmt: Format, *, owners: str | None = None) -> None:
     from ..traces.telemetry import import_telemetry
 
-    res = import_telemetry(file, kind, output)
+    res = import_telemetry(file, kind, output, owners=owners)
     d = res.to_dict()
     t = Table(title=f"{res.source} ({kind}) -> {res.output}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")

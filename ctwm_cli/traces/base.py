@@ -215,7 +215,8 @@ class TraceReader(ABC):
     def check_required(self, names: Sequence[str]) -> None:
         missing = [c for c in (self.columns.item, *self._required_keep) if c not in names]
         if missing:
-            raise InputError(missing_column_message(self.source, missing[0], list(names), item=missing[0] == self.columns.item), params=("item_col",))
+            msg = missing_column_message(self.source, missing[0], list(names), item=missing[0] == self.columns.item)
+            raise InputError(msg, params=("item_col",))
 
     def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:
         """``SELECT`` of canonical rows (filtered by ``where``) and the checks behind its casts."""

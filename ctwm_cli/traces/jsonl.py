@@ -69,7 +69,8 @@ def _check_line(raw: bytes, where: str, wanted: dict, columns: ColumnMap, found:
         if first_row or columns.item not in found:
             missing = [c for c in (columns.item, *required) if c not in found]
             if missing:
-                return InputError(missing_column_message(name, missing[0], found, item=missing[0] == columns.item), params=("item_col",))
+                msg = missing_column_message(name, missing[0], found, item=missing[0] == columns.item)
+                return InputError(msg, params=("item_col",))
         return InputError(f"{where}: missing value in column {columns.item!r}")
     if columns.count in found and obj.get(columns.count) is None:
         return InputError(f"{where}: missing value in column {columns.count!r}")
