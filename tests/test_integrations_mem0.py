@@ -191,3 +191,42 @@ def test_import_names_a_get_all_dump_and_a_foreign_database(mem0_run, run_cli, t
         con.execute("CREATE TABLE t (a)")
     res = run_cli(["audit", other])
     assert res.code == 3 and "an SQLite database without Mem0's history table (tables: t)" in res.err
+
+
+def test_health_per_user_agrees_with_mem0s_get_all(mem0_run, run_cli):
+    root = mem0_run["root"]
+    res = run_cli(["health", mem0_run["trace"], "--group-by", "user", "--objects", root / "get_all.json", "--json"])
+    assert res.code == 0, res.err
+    d = json.loads(res.out)
+    groups = {g["group"]: g for g in d["groups"]}
+    assert list(groups) == list(USERS)
+    for u in USERS:
+        s = groups[u]["summary"]
+        # the store each user sees: what Mem0's get_all (expired hidden) returns
+        assert s["store_size"] == len(mem0_run["visible"][u])
+        assert s["live"] == len(mem0_run["visible"][u])
+        # this user's objects only, and its expiries only
+        assert s["objects"] == len(mem0_run["everything"][u])
+        assert s["expired_items"] == sum(1 for r in mem0_run["everything"][u] if r.get("expiration_date"))
+        # Mem0 hid each memory once it expired and once it was deleted: no stale hit at all
+        assert s["stale_hit_share"] == 0.0
+        assert groups[u]["report"]["retrieval"]["queries"] > 0
+    assert [groups[u]["summary"]["expired_items"] for u in USERS] == [1, 2, 2]
+    # the dead weight: live memories of the user that no search returned
+    for u in USERS:
+        hit = {r["item"] for r in mem0_run["rows"] if r["event"] == "retrieve"}
+        live = {r["id"] for r in mem0_run["visible"][u]}
+        assert groups[u]["summary"]["never_retrieved"] == len(live - hit)
+
+
+def test_audit_and_concentration_read_the_wrapper_trace(mem0_run, run_cli):
+    hits = [r["item"] for r in mem0_run["rows"] if r["event"] == "retrieve"]
+    res = run_cli(["concentration", mem0_run["trace"], "--json"])
+    assert res.code == 0, res.err
+    row = json.loads(res.out)["rows"][0]
+    assert (row["n_items"], row["n_events"]) == (len(set(hits)), len(hits))
+    res = run_cli(["audit", mem0_run["trace"], "--bootstrap", "19", "--seed", "1", "--json"])
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["audits"][0]["n"] == len(set(hits))
+    res = run_cli(["inspect", mem0_run["trace"], "--json"])
+    assert json.loads(res.out)["traces"][0]["distinct_items"] == 30  # the 80 search rows are not items

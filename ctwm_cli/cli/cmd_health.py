@@ -73,6 +73,19 @@ Metrics (names usable in --fail-on):
   supersede_cycles, max_chain_length, superseded_but_retrieved
                            cycles of the supersede graph (from `by` and the objects' supersedes),
                            items on its longest chain, items retrieved after being superseded
+  dead_weight_share        live memories with no retrieve/inject row in the window (--window, default
+                           the whole trace) / live memories. Live at the window's end: written (or in
+                           the store when the trace began), not superseded, invalidated, archived or
+                           evicted since, not past valid_until
+  dead_token_share         the same by tokens (a memory's tokens: its last write/update row with
+                           tokens), when every live memory's size is known. The oldest
+                           never-retrieved memories are listed
+
+\b
+--group-by COL: one report per scope (and a summary row each): run, a column of the trace, or user /
+agent read from the Mem0 session scope (user_id=alice&agent_id=...) in run; --objects rows go to the
+scope their `scope` names (without one: to the scopes whose rows mention them); --fail-on applies to
+the pooled report and to each scope.
 
 \b
 --objects: memory-object table (JSONL/Parquet): id, type, subject, content, source, created_at,
@@ -88,6 +101,7 @@ Examples:
   ctwm health agent_trace.jsonl --budget 8000
   ctwm health spans.otlp.json --budget 8000 --fail-on 'stale_hit_share>0.05' --junit-xml health.xml
   ctwm health trace.parquet --objects objects.jsonl --fail-on 'context_usage?>0.5' --format github
+  ctwm health mem0_trace.jsonl --group-by user --objects get_all.json --fail-on 'dead_weight_share>0.8'
 """
 
 
@@ -103,6 +117,14 @@ def health(
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     run: Annotated[str | None, typer.Option("--run", help="Use only the rows of this run.")] = None,
+    group_by: Annotated[str | None, typer.Option(
+        "--group-by", metavar="COL",
+        help="One report per scope: run, a trace column, or user / agent (also read from a Mem0 session scope "
+        "in run); --objects is split by scope.")] = None,
+    window: Annotated[str | None, typer.Option(
+        "--window", metavar="N|7d",
+        help="Dead weight over the last N steps (or a duration: 90s, 30m, 24h, 7d) [default: the whole trace].",
+    )] = None,
     input_format: Annotated[InputFormat, typer.Option(
         "--input-format",
         help="auto (sniff JSON content), otel (OTLP JSON spans) or mem0 (history export).")] = InputFormat.auto,
@@ -129,7 +151,8 @@ def health(
     with progress_bar(f"reading {trace}") as progress:
         report = health_of_trace(
             trace, cmap, objects=objects, budget=budget, run=run, input_format=input_format.value, checks=checks,
-            extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, progress=progress,
+            extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, group_by=group_by, window=window,
+            progress=progress,
         )
     for w in report.warnings:
         message(f"warning: {w}")
@@ -142,8 +165,24 @@ def health(
     rows.append(
         {"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason}
     )
-    emit("health", report.to_dict(), rows, fmt, tables=_tables(report), checks=report.checks)
+    tables = _tables(report)
+    if report.groups:
+        tables.append(_scope_table(report))
+    emit("health", report.to_dict(), rows, fmt, tables=tables, checks=report.checks)
     conclude("health", report.checks, junit)
+
+
+def _scope_table(report) -> Table:
+    t = Table(title=Text(f"Per {report.group_by}"), title_justify="left")
+    for col in (report.group_by, "rows", "store", "live", "never retrieved", "dead_weight_share", "stale_hit_share",
+                "hit_rate", "expired"):
+        t.add_column(col, justify="left" if col == report.group_by else "right")
+    for g in report.groups:
+        s = g.summary
+        t.add_row(Text(s.group), f"{s.rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
+                  fmt_num(s.dead_weight_share), fmt_num(s.stale_hit_share), fmt_num(s.retrieval_hit_rate),
+                  f"{s.expired_items:,}")
+    return t
 
 
 def _tables(report) -> list[Table]:
@@ -190,6 +229,13 @@ def _tables(report) -> list[Table]:
         t.add_row(
             "inflection_volume", fmt_num(sc.inflection_volume), knee if sc.inflection_volume is not None else sc.reason
         )
+    d = report.dead_weight
+    span = "whole trace" if d.window is None else f"last {fmt_num(d.window)} {d.time_unit}s"
+    toks = "" if d.dead_token_share is None else f"; {fmt_num(d.dead_token_share)} of {d.live_tokens:,} live tokens"
+    t.add_row("dead_weight_share", fmt_num(m["dead_weight_share"]), f"{d.never_retrieved:,} of {d.live:,} live "
+        f"memories never retrieved ({span}){toks}")
+    if d.oldest:
+        t.add_row("oldest never retrieved", "", ", ".join(e.item for e in d.oldest[:5]))
     k = report.contradictions
     t.add_row("supersede_cycles", fmt_num(k.n_cycles), "; ".join(" -> ".join(cyc) for cyc in k.cycles[:3]) or "none")
     t.add_row("max_chain_length", fmt_num(k.max_chain_length), f"{k.chains:,} chains over {k.items_in_chains:,} items")
