@@ -57,7 +57,7 @@ def test_readme_section_runs(title, needs, expect, tmp_path, monkeypatch, run_cl
     code = blocks(text, "python")
     assert code, title
     for src in code:
-        exec(compile(src, f"README {title}", "exec"), {"__name__": "readme"})  # noqa: S102
+        exec(compile(src, f"README {title}", "exec"), {"__name__": "readme"})
     assert expect <= {p.name for p in tmp_path.iterdir()}
     cmds = commands(text)
     assert cmds, title
@@ -73,7 +73,7 @@ def test_readme_mem0_commands_say_what_the_section_says(tmp_path, monkeypatch, r
     monkeypatch.setenv("MEM0_DIR", str(tmp_path / "mem0home"))
     monkeypatch.setenv("MEM0_TELEMETRY", "False")
     for src in blocks(section("From Mem0"), "python"):
-        exec(compile(src, "README From Mem0", "exec"), {"__name__": "readme"})  # noqa: S102
+        exec(compile(src, "README From Mem0", "exec"), {"__name__": "readme"})
     import json
 
     d = json.loads(run_cli(["health", "mem0_trace.jsonl", "--group-by", "user", "--objects", "get_all.json",
