@@ -10,6 +10,7 @@ import pytest
 
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
+from ctwm_cli.traces.mem0 import mem0_history, read_owners
 from ctwm_cli.traces.telemetry import any_value, import_telemetry, mem0_rows, otel_rows, sniff_format
 
 HERE = Path(__file__).resolve().parent.parent / "sample_traces" / "telemetry"
@@ -61,17 +62,49 @@ def test_otel_example_imports_to_the_expected_events():
     assert rows[-1]["ts"] == "2026-01-01T00:01:50.000000Z"  # the failed task's root span ends at t0+110
 
 
-def test_mem0_example_imports_to_the_expected_events():
-    rows, n, mapped = mem0_rows(MEM0)
+def _hist(i, mid, old, new, event, created, updated=None, **extra):
+    return {"id": f"h{i}", "memory_id": mid, "old_memory": old, "new_memory": new, "event": event,
+            "created_at": created, "updated_at": updated, "is_deleted": event == "DELETE", "actor_id": None,
+            "role": "user", **extra}
+
+
+def test_mem0_history_rows_map_to_the_expected_events(tmp_path):
+    p = tmp_path / "h.json"
+    p.write_text(json.dumps([
+        _hist(1, "m1", None, "Likes green tea", "ADD", "2026-01-01T10:00:00+00:00"),
+        _hist(2, "m2", None, "Lives in Lyon", "ADD", "2026-01-01T10:00:00+00:00", user_id="alice"),
+        _hist(3, "m1", "Likes green tea", "Likes oolong tea", "UPDATE", "2026-01-01T10:00:00+00:00",
+              "2026-01-02T09:00:00+00:00"),
+        _hist(4, "m3", None, "Works on billing", "ADD", "2026-01-03T08:00:00+00:00"),
+        _hist(5, "m3", "Works on billing", "Works on billing", "UPDATE", "2026-01-03T08:00:00+00:00",
+              "2026-01-03T09:00:00+00:00"),  # an expiry set: the text is unchanged, not an edit
+        _hist(6, "m2", "Lives in Lyon", None, "DELETE", "2026-01-01T10:00:00+00:00", "2026-01-04T12:00:00+00:00"),
+    ]))
+    rows, n, mapped = mem0_rows(p)
     got = [(r["event"], r["item"], r["step"], r["run"], r["ts"]) for r in rows]
     assert got == [
-        ("write", "m1", 0, "user_id=alice", "2026-01-01T10:00:00+00:00"),
+        ("write", "m1", 0, None, "2026-01-01T10:00:00+00:00"),  # Mem0's history has no owner
         ("write", "m2", 0, "user_id=alice", "2026-01-01T10:00:00+00:00"),  # same time, same step
-        ("update", "m1", 1, "user_id=alice", "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
-        ("write", "m3", 2, "user_id=alice", "2026-01-03T08:00:00+00:00"),
+        ("update", "m1", 1, None, "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
+        ("write", "m3", 2, None, "2026-01-03T08:00:00+00:00"),
         ("archive", "m2", 3, "user_id=alice", "2026-01-04T12:00:00+00:00"),  # DELETE
     ]
-    assert (n, mapped) == (5, 5)
+    assert (n, mapped) == (6, 5)
+
+
+def test_the_sample_written_by_a_real_mem0_imports_with_owners_from_its_get_all():
+    """``mem0_history.json`` is ``history()`` of a real Mem0 run (generate_mem0.py): 4 ADD, an edit, an
+    expiry-only UPDATE and a DELETE; its get_all dump knows the owners of the 3 memories left."""
+    hist = json.loads(MEM0.read_text())
+    assert [h["event"] for h in hist].count("ADD") == 4 and len(hist) == 7
+    assert not any(k in h for h in hist for k in ("user_id", "agent_id", "run_id"))  # Mem0 never writes them
+    plain = mem0_history(MEM0)
+    assert (plain.records, plain.mapped, plain.unchanged_updates, plain.with_owner) == (7, 6, 1, 0)
+    owned = mem0_history(MEM0, read_owners(HERE / "mem0_get_all.json"))
+    assert owned.with_owner == 3 and owned.memories == 4  # the deleted memory's owner is not in get_all
+    assert {r["run"] for r in owned.rows} == {"user_id=alice", "agent_id=planner&user_id=bob", None}
+    full = mem0_history(MEM0, read_owners(HERE / "mem0_trace.jsonl"))
+    assert full.with_owner == 4
 
 
 def test_any_value_decodes_typed_otlp_values():
@@ -94,7 +127,7 @@ def test_open_trace_sniffs_telemetry_and_the_audit_counts_see_it():
     (counts,) = item_counts(scan)
     got = dict(zip(counts.items.to_pylist(), counts.counts.tolist(), strict=True))
     assert got == {"mem_b": 2, "doc_1": 1, "mem_a": 1}
-    assert scan_trace(open_trace(MEM0)).events == {"archive": 1, "update": 1, "write": 3}
+    assert scan_trace(open_trace(MEM0)).events == {"archive": 1, "update": 1, "write": 4}
 
 
 def test_plain_jsonl_traces_are_not_mistaken_for_telemetry(tmp_path):

@@ -269,6 +269,12 @@ def mem0_history(path: str | Path, owners: Mapping[str, str] | None = None) -> M
         })
     if not rows:
         raise InputError(f"{source}: no ADD/UPDATE/DELETE rows in the Mem0 history export")
+    owner: dict[str, str] = {}
+    for r in rows:  # a memory has one owner: a row that names it names it for all of the memory's rows
+        if r["run"] is not None:
+            owner.setdefault(r["item"], r["run"])
+    for r in rows:
+        r["run"] = owner.get(r["item"])
     _number_steps(rows)
     items = {r["item"] for r in rows}
     owned = {r["item"] for r in rows if r["run"] is not None}
