@@ -143,3 +143,24 @@ def test_group_by_agent_and_run_and_unknown_column(tmp_path, run_cli):
     assert res.code == 3 and "no column 'tenant' to group by" in res.err
     res = run_cli(["health", path, "--objects", objects, "--group-by", "user", "--fail-on", "stale_hit_share>0.5"])
     assert res.code == 1 and "[user=bob]" in res.out and "Per user" in res.out
+
+
+def test_run_filters_the_objects_by_scope_too(tmp_path):
+    path, objects = _scoped(tmp_path)
+    alice = health_of_trace(path, objects=objects, run="user_id=alice")
+    assert alice.objects["objects"] == 1 and alice.failures.expired_items == 1
+    assert health_of_trace(path, objects=objects).failures.expired_items == 3
+
+
+def test_object_scopes_as_mappings_split_by_their_entry(tmp_path):
+    rows = [{"item": "a", "step": 0, "event": "write", "user": "alice"},
+            {"item": "b", "step": 1, "event": "write", "user": "bob"},
+            {"item": "b", "step": 2, "event": "retrieve", "user": "bob"}]
+    objects = [{"id": "a", "valid_until": 1, "scope": {"user": "alice", "project": "p"}},
+               {"id": "old", "valid_until": 1, "scope": {"user": "alice"}},
+               {"id": "b", "valid_until": 5, "scope": {"project": "p"}}]  # no user entry: bob's rows mention it
+    report = health_of_trace(_write(tmp_path / "t.jsonl", rows), objects=_write(tmp_path / "o.jsonl", objects),
+                             group_by="user")
+    by = {g.group: g.summary for g in report.groups}
+    assert (by["alice"].objects, by["bob"].objects) == (2, 1)
+    assert (by["alice"].expired_items, by["bob"].expired_items) == (2, 0)

@@ -226,6 +226,8 @@ def health_of_trace(
         group_column=group_by if group_by not in (None, "run") else None, progress=progress,
     )
     window = parse_window(window, log.time_kind)
+    if run is not None and objs is not None:  # one run's share of the objects, as for one scope of --group-by
+        objs = scope_of_objects(objs, "run", run, set(log.item))
     report = health_of_events(log, objects=objs, budget=budget, run=run, window=window)
     if group_by is not None:
         report = _with_scopes(report, log, group_by, objs, budget, run, window)

@@ -14,6 +14,8 @@ those whose ``scope`` names it; objects without a scope belong to the groups who
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..errors import InputError
 from ..results import ToDict, result
 from ..traces.mem0 import scope_parts
@@ -61,16 +63,26 @@ def group_values(log: EventLog, group_by: str) -> list[str | None]:
 
 
 def scope_of_objects(objects: MemoryObjects, group_by: str, group: str, items: set[str]) -> MemoryObjects:
-    """The objects of one group: a ``scope`` that names the group, else (no scope) mentioned by its rows."""
+    """The objects of one group: those whose ``scope`` names the group, and those the group's rows mention
+    whose scope cannot say otherwise (none, a text that is not a Mem0 session scope, a mapping without
+    the ``group_by`` entry).
+
+    A scope is a text (``run``: equal to the group; ``user``/``agent``: that part of a Mem0 session
+    scope) or a mapping (``{"user": "u_102", "project": "p_77"}``: its ``group_by`` entry, or the
+    ``user_id``-style one)."""
     key = SCOPE_PARTS.get(group_by)
 
-    def keep(oid: str, scope: str | None) -> bool:
+    def keep(oid: str, scope) -> bool:
+        if isinstance(scope, Mapping):
+            names = [group_by] + ([key, key.removesuffix("_id")] if key else [])
+            value = next((scope[n] for n in names if n in scope), None)
+            return oid in items if value is None else value == group
         if scope is None:
             return oid in items
         if group_by == "run" or key is None:
-            return scope == group
+            return scope == group or oid in items
         parts = scope_parts(scope)
-        return scope == group if parts is None else parts.get(key) == group
+        return oid in items if parts is None else parts.get(key) == group
 
     return objects.restrict(keep)
 

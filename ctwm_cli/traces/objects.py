@@ -43,9 +43,10 @@ class MemoryObjects(ToDict):
     confidence: Mapping[str, float | None]
     hit_count: Mapping[str, int | None]
     time_kind: str | None  # "timestamp" (ISO 8601, seconds since the epoch), "step", or None
-    scope: Mapping[str, str | None] = dataclasses.field(default_factory=dict)  # owner: user, namespace...
+    #: owner: a text (a Mem0 session scope, a namespace) or a mapping of texts ({"user": ..., "project": ...})
+    scope: Mapping[str, str | Mapping[str, str] | None] = dataclasses.field(default_factory=dict)
 
-    def restrict(self, keep: Callable[[str, str | None], bool]) -> MemoryObjects:
+    def restrict(self, keep: Callable[[str, str | Mapping[str, str] | None], bool]) -> MemoryObjects:
         """The objects for which ``keep(id, scope)`` holds (one tenant's share of a shared table)."""
         ids = tuple(i for i in self.ids if keep(i, self.scope.get(i)))
         pick = set(ids)
@@ -107,7 +108,10 @@ def read_objects(path: str | Path) -> MemoryObjects:
         h = _number(row.get("hit_count"), "hit_count", source, where)
         hits[oid] = None if h is None else int(h)
         sc = row.get("scope")
-        scope[oid] = None if sc in (None, "") else str(sc)
+        if isinstance(sc, dict):
+            scope[oid] = {str(k): str(v) for k, v in sc.items() if v is not None}
+        else:
+            scope[oid] = None if sc in (None, "") else str(sc)
     if len(kinds) > 1:
         raise InputError(f"{source}: times mix ISO-8601 timestamps and step numbers; use one kind")
     return MemoryObjects(
