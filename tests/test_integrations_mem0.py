@@ -230,3 +230,37 @@ def test_audit_and_concentration_read_the_wrapper_trace(mem0_run, run_cli):
     assert json.loads(res.out)["audits"][0]["n"] == len(set(hits))
     res = run_cli(["inspect", mem0_run["trace"], "--json"])
     assert json.loads(res.out)["traces"][0]["distinct_items"] == 30  # the 80 search rows are not items
+
+
+def test_async_memory_and_delete_all(mem0_env, tmp_path):
+    import asyncio
+
+    from mem0 import AsyncMemory
+
+    from ctwm_cli.integrations.mem0 import AsyncTracedMemory
+    from ctwm_cli.integrations.minilm import DIMS, MiniLMEmbeddings
+
+    async def scenario():
+        inner = AsyncMemory.from_config({
+            "vector_store": {"provider": "qdrant", "config": {
+                "path": str(tmp_path / "qdrant"), "collection_name": "a", "embedding_model_dims": DIMS}},
+            "embedder": {"provider": "langchain", "config": {"model": MiniLMEmbeddings()}},
+            "llm": {"provider": "openai", "config": {"api_key": "sk-offline-never-used"}},
+            "history_db_path": str(tmp_path / "history.db"),
+        })
+        m = AsyncTracedMemory(inner, tmp_path / "a.jsonl")
+        ids = [(await m.add(t, user_id="dora", infer=False))["results"][0]["id"] for t in ("likes tea", "likes jazz")]
+        await m.add("likes chess", user_id="eve", infer=False)
+        hits = await m.search("tea?", filters={"user_id": "dora"}, top_k=1)
+        await m.update(ids[1], text="likes free jazz")
+        await m.delete_all(user_id="dora")
+        left = await inner.get_all(filters={"user_id": "eve"})
+        m.close()
+        return ids, hits, left
+
+    ids, hits, left = asyncio.run(scenario())
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    kinds = [r["event"] for r in rows]
+    assert kinds == ["write", "write", "write", "search", "retrieve", "update", "archive", "archive"]
+    assert {r["item"] for r in rows if r["event"] == "archive"} == set(ids)
+    assert rows[4]["item"] == hits["results"][0]["id"] and len(left["results"]) == 1

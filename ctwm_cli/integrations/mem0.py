@@ -3,12 +3,12 @@
     from mem0 import Memory
     from ctwm_cli.integrations.mem0 import TracedMemory
 
-    memory = TracedMemory(Memory.from_config(config), "mem0_trace.jsonl")
+    memory = TracedMemory(Memory.from_config(config), "mem0_trace.jsonl")   # AsyncTracedMemory(AsyncMemory...)
     memory.add("likes tennis", user_id="alice", infer=False)
     memory.search("sport?", filters={"user_id": "alice"})
     memory.close()
 
-Mem0 records no searches and no owner in its history (see :mod:`ctwm_cli.traces.mem0`); this wrapper
+``AsyncTracedMemory`` does the same for a ``mem0.AsyncMemory`` (``await memory.search(...)``). Mem0 records no searches and no owner in its history (see :mod:`ctwm_cli.traces.mem0`); this wrapper
 writes them, through :class:`~ctwm_cli.traces.writer.TraceWriter`, and returns exactly what Mem0
 returns (an exception from Mem0 propagates and writes nothing). Rows:
 
@@ -51,6 +51,12 @@ from ..traces.mem0 import MEM0_EVENTS, expiry_instant, session_scope
 from ..traces.writer import TraceWriter
 
 _UNSET = object()
+#: how many memories delete_all lists first, to know what it deletes (Mem0 refuses it without a filter)
+DELETE_ALL_LIST = 1_000_000
+
+
+def _delete_filters(user_id: str | None, agent_id: str | None, run_id: str | None) -> dict:
+    return {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v}
 
 
 def _iso(t: float) -> str:
@@ -102,10 +108,9 @@ class TracedMemory:
                 self._expiries[memory_id] = (max(when, time.time()), owner)
 
     # ----------------------------------------------------------------------------------------
-    # wrapped calls
+    # what each call writes (shared by the sync and async wrappers)
 
-    def search(self, query: str, *args: Any, **kwargs: Any) -> Any:
-        out = self._memory.search(query, *args, **kwargs)
+    def _log_search(self, out: Any, kwargs: dict) -> None:
         results = out.get("results", []) if isinstance(out, dict) else []
         scope = session_scope(kwargs.get("filters") or {})
         self.writer.event("search", f"search:{next(self._searches)}", run=scope)
@@ -114,37 +119,53 @@ class TracedMemory:
             self.writer.retrieve(r["id"], rank=rank, score=score if isinstance(score, (int, float)) else None,
                                  run=session_scope(r) or scope, tokens=self._tokens(r.get("memory")))
         self._done()
-        return out
 
-    def add(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
-        out = self._memory.add(messages, *args, **kwargs)
+    def _log_add(self, out: Any, kwargs: dict) -> None:
         owner = session_scope(kwargs)
         results = out.get("results", []) if isinstance(out, dict) else []
         for r in results:
             kind = MEM0_EVENTS.get(str(r.get("event") or "").upper())
             if kind is None or not r.get("id"):
                 continue
-            self.writer.event(kind, r["id"], run=owner, tokens=self._tokens(r.get("memory")) if kind != "archive"
-                              else None)
+            tokens = self._tokens(r.get("memory")) if kind != "archive" else None
+            self.writer.event(kind, r["id"], run=owner, tokens=tokens)
             if kind == "write" and kwargs.get("expiration_date") is not None:
                 self._set_expiry(r["id"], kwargs["expiration_date"], owner)
         self._done()
-        return out
 
-    def update(self, memory_id: str, text: str | None = None, metadata: dict | None = None,
-               expiration_date: Any = _UNSET, **kwargs: Any) -> Any:
-        before = self._memory.get(memory_id)
-        call = dict(kwargs)
-        if expiration_date is not _UNSET:
-            call["expiration_date"] = expiration_date
-        out = self._memory.update(memory_id, text=text, metadata=metadata, **call)
+    def _log_update(self, memory_id: str, before: Any, new_text: str | None, expiration_date: Any) -> None:
         owner = session_scope(before or {})
-        new_text = text if text is not None else kwargs.get("data")
         if new_text is not None and new_text != (before or {}).get("memory"):
             self.writer.update(memory_id, run=owner, tokens=self._tokens(new_text))
         if expiration_date is not _UNSET:
             self._set_expiry(memory_id, expiration_date, owner)
         self._done()
+
+    @staticmethod
+    def _update_call(text, metadata, expiration_date, kwargs) -> dict:
+        call = {"text": text, "metadata": metadata, **kwargs}
+        if expiration_date is not _UNSET:
+            call["expiration_date"] = expiration_date
+        return call
+
+    # ----------------------------------------------------------------------------------------
+    # wrapped calls
+
+    def search(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        out = self._memory.search(query, *args, **kwargs)
+        self._log_search(out, kwargs)
+        return out
+
+    def add(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        out = self._memory.add(messages, *args, **kwargs)
+        self._log_add(out, kwargs)
+        return out
+
+    def update(self, memory_id: str, text: str | None = None, metadata: dict | None = None,
+               expiration_date: Any = _UNSET, **kwargs: Any) -> Any:
+        before = self._memory.get(memory_id)
+        out = self._memory.update(memory_id, **self._update_call(text, metadata, expiration_date, kwargs))
+        self._log_update(memory_id, before, text if text is not None else kwargs.get("data"), expiration_date)
         return out
 
     def delete(self, memory_id: str) -> Any:
@@ -155,16 +176,16 @@ class TracedMemory:
         return out
 
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Any:
-        filters = {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v}
-        doomed = []
-        if filters:  # Mem0 refuses delete_all without one; let it say so
-            listed = self._memory.get_all(filters=filters, top_k=1_000_000, show_expired=True)
-            doomed = [(m["id"], session_scope(m)) for m in listed.get("results", [])]
+        filters = _delete_filters(user_id, agent_id, run_id)
+        listed = self._memory.get_all(filters=filters, top_k=DELETE_ALL_LIST, show_expired=True) if filters else {}
         out = self._memory.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
-        for mid, owner in doomed:
-            self._archive(mid, owner)
-        self._done()
+        self._log_delete_all(listed)
         return out
+
+    def _log_delete_all(self, listed: Any) -> None:
+        for m in (listed or {}).get("results", []):
+            self._archive(m["id"], session_scope(m))
+        self._done()
 
     def _archive(self, memory_id: str, owner: str | None) -> None:
         with self._lock:
@@ -183,3 +204,41 @@ class TracedMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class AsyncTracedMemory(TracedMemory):
+    """The same for a ``mem0.AsyncMemory``: its coroutines are awaited, then logged as above."""
+
+    async def search(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        out = await self._memory.search(query, *args, **kwargs)
+        self._log_search(out, kwargs)
+        return out
+
+    async def add(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        out = await self._memory.add(messages, *args, **kwargs)
+        self._log_add(out, kwargs)
+        return out
+
+    async def update(self, memory_id: str, text: str | None = None, metadata: dict | None = None,
+                     expiration_date: Any = _UNSET, **kwargs: Any) -> Any:
+        before = await self._memory.get(memory_id)
+        out = await self._memory.update(memory_id, **self._update_call(text, metadata, expiration_date, kwargs))
+        self._log_update(memory_id, before, text if text is not None else kwargs.get("data"), expiration_date)
+        return out
+
+    async def delete(self, memory_id: str) -> Any:
+        before = await self._memory.get(memory_id)
+        out = await self._memory.delete(memory_id)
+        self._archive(memory_id, session_scope(before or {}))
+        self._done()
+        return out
+
+    async def delete_all(self, user_id: str | None = None, agent_id: str | None = None,
+                         run_id: str | None = None) -> Any:
+        filters = _delete_filters(user_id, agent_id, run_id)
+        listed = {}
+        if filters:
+            listed = await self._memory.get_all(filters=filters, top_k=DELETE_ALL_LIST, show_expired=True)
+        out = await self._memory.delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id)
+        self._log_delete_all(listed)
+        return out
