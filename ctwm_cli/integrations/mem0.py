@@ -3,12 +3,14 @@
     from mem0 import Memory
     from ctwm_cli.integrations.mem0 import TracedMemory
 
-    memory = TracedMemory(Memory.from_config(config), "mem0_trace.jsonl")   # AsyncTracedMemory(AsyncMemory...)
+    memory = TracedMemory(Memory.from_config(config), "mem0_trace.jsonl")
     memory.add("likes tennis", user_id="alice", infer=False)
     memory.search("sport?", filters={"user_id": "alice"})
     memory.close()
 
-``AsyncTracedMemory`` does the same for a ``mem0.AsyncMemory`` (``await memory.search(...)``). Mem0 records no searches and no owner in its history (see :mod:`ctwm_cli.traces.mem0`); this wrapper
+``AsyncTracedMemory`` does the same for a ``mem0.AsyncMemory`` (``await memory.search(...)``).
+
+Mem0 records no searches and no owner in its history (see :mod:`ctwm_cli.traces.mem0`); this wrapper
 writes them, through :class:`~ctwm_cli.traces.writer.TraceWriter`, and returns exactly what Mem0
 returns (an exception from Mem0 propagates and writes nothing). Rows:
 
