@@ -33,13 +33,15 @@ else the trace id; ``ts`` = span start (ISO 8601, UTC; the outcome row uses the 
 generate_content) of the run that started before the span, so memory operations share the step
 of the model call that follows them (runs without inference spans: order of start times).
 
-A Mem0 history export is the list of rows of ``Memory.history()`` / the ``history`` table
-(``memory_id``, ``event`` ADD/UPDATE/DELETE, ``old_memory``, ``new_memory``, ``created_at``,
-``updated_at``, ...), as a JSON array, ``{"results": [...]}`` or JSON lines. ADD -> ``write``,
-UPDATE -> ``update``, DELETE -> ``archive`` (NONE rows are skipped); ts = ``updated_at`` for
+A Mem0 history is Mem0's SQLite ``history.db`` or the rows of ``Memory.history()`` / the ``history``
+table (``memory_id``, ``event`` ADD/UPDATE/DELETE, ``old_memory``, ``new_memory``, ``created_at``,
+``updated_at``, ...) as a JSON array, ``{"results": [...]}`` or JSON lines (:mod:`.mem0`). ADD ->
+``write``, UPDATE -> ``update`` (an UPDATE whose text is unchanged — an expiry or metadata change — is
+skipped: not an edit), DELETE -> ``archive`` (NONE rows are skipped); ts = ``updated_at`` for
 UPDATE/DELETE when present, else ``created_at``; step = dense rank of ts (file order if a row has
-no time); run = ``run_id`` / ``user_id`` / ``agent_id`` if present; task = ``task_id`` / ``task``
-(top level or in ``metadata``) if present.
+no time); run = the owner as Mem0's session-scope key (``agent_id=a1&user_id=alice``) from the row's
+``user_id`` / ``agent_id`` / ``run_id`` (Mem0 itself writes none) or from ``owners``; task =
+``task_id`` / ``task`` (top level or in ``metadata``) if present.
 """
 
 from __future__ import annotations
