@@ -228,3 +228,18 @@ def test_forced_input_format_checks(tmp_path):
         open_trace("-", input_format="otel")
     with pytest.raises(UsageError, match="format must be one of"):
         import_telemetry(OTEL, "zipkin")
+
+
+def test_an_agent_log_with_memory_id_and_event_is_not_taken_for_mem0(run_cli):
+    log = HERE.parent / "agent_log.jsonl"
+    want = ("missing column 'item' (columns found: memory_id, agent_step, session, event); "
+            "remap with --item-col memory_id")
+    for cmd in ("inspect", "audit", "concentration"):
+        from_file = run_cli([cmd, log])
+        from_stdin = run_cli([cmd, "-"], stdin=log.read_bytes())
+        assert from_file.code == from_stdin.code == 3
+        assert from_file.err == f"ctwm: error: {log}: {want}\n"
+        assert from_stdin.err == f"ctwm: error: <stdin>: {want}\n"
+    assert sniff_format(log) is None
+    ok = run_cli(["inspect", log, "--item-col", "memory_id", "--step-col", "agent_step", "--run-col", "session"])
+    assert ok.code == 0
