@@ -243,3 +243,18 @@ def test_an_agent_log_with_memory_id_and_event_is_not_taken_for_mem0(run_cli):
     assert sniff_format(log) is None
     ok = run_cli(["inspect", log, "--item-col", "memory_id", "--step-col", "agent_step", "--run-col", "session"])
     assert ok.code == 0
+
+
+def test_a_get_all_or_search_dump_given_as_a_trace_says_what_it_is(run_cli, tmp_path):
+    dump = HERE / "mem0_get_all.json"
+    for cmd in (["audit", dump], ["inspect", dump], ["health", dump]):
+        res = run_cli(cmd)
+        assert res.code == 3 and "a Mem0 get_all()/search() result (3 memories)" in res.err, res.err
+        assert "pass it as --objects to ctwm health" in res.err and len(res.err.splitlines()) == 1
+    one_line = tmp_path / "search.json"
+    one_line.write_text(json.dumps({"results": [{"id": "x", "memory": "likes tea", "score": 0.4}]}))
+    assert "a Mem0 get_all()/search() result (1 memories)" in run_cli(["audit", one_line]).err
+    # an ordinary trace with an id-like column is not taken for one
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"item": "a", "memory": "x", "id": 1}\n')
+    assert sniff_format(plain) is None

@@ -131,6 +131,16 @@ def looks_like_history(head: bytes) -> bool:
     return (b'"memory_id"' in head and _EVENT_RE.search(head) is not None and _FIELDS_RE.search(head) is not None)
 
 
+_MEMORY_RE = re.compile(rb'^\s*[\[{]\s*(?:"results"\s*:\s*\[\s*)?\{[^{}]*?"(?:id|memory)"\s*:')
+
+
+def looks_like_memories(head: bytes) -> bool:
+    """The head of a JSON file is a ``get_all()`` / ``search()`` result: memories with ``id`` and
+    ``memory`` and no ``memory_id`` (read as a Mem0 file, so that the reader can say what it is)."""
+    return (b'"memory"' in head and b'"id"' in head and b'"memory_id"' not in head and b'"item"' not in head
+            and _MEMORY_RE.match(head) is not None)
+
+
 # --------------------------------------------------------------------------------------------
 # Reading
 

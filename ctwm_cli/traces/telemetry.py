@@ -59,7 +59,9 @@ from ..results import ToDict, result
 from .base import ArrowReader
 from .engine import EngineOptions
 from .guard import read_document
-from .mem0 import MEM0_EVENTS, MEM0_NOTE, is_sqlite, looks_like_history, mem0_history, mem0_rows, read_owners
+from .mem0 import (
+    MEM0_EVENTS, MEM0_NOTE, is_sqlite, looks_like_history, looks_like_memories, mem0_history, mem0_rows, read_owners,
+)
 from .openinference import looks_like_openinference, openinference_trace_rows
 from .otel import INFERENCE_OPS, SEARCH_OPS, WRITE_OPS, any_value, otel_rows
 from .schema import ColumnMap
@@ -111,7 +113,7 @@ def _is_otel(head: bytes, columns: ColumnMap) -> bool:
 
 def _is_mem0(head: bytes, columns: ColumnMap) -> bool:
     has_item = re.search(b'"' + re.escape(columns.item.encode()) + rb'"\s*:', head) is not None
-    return looks_like_history(head) and not has_item
+    return (looks_like_history(head) or looks_like_memories(head)) and not has_item
 
 
 #: Content sniffers, tried in order: format name -> test on the first 64 KiB of the file.
