@@ -75,10 +75,23 @@ def test_a_window_counts_only_reads_inside_it(trace):
 
 def test_token_share_needs_every_live_size(tmp_path):
     path = _write(tmp_path / "t.jsonl", [{"item": "a", "step": 0, "event": "write", "tokens": 3},
-                                         {"item": "b", "step": 0, "event": "write"}])
+                                         {"item": "b", "step": 0, "event": "write"},
+                                         {"item": "q", "step": 1, "event": "search"}])  # a search found nothing
     report = health_of_trace(path)
     assert report.dead_weight.dead_token_share is None and report.dead_weight.dead_weight_share == 1.0
     assert any("token share is not computed" in n for n in report.notes)
+
+
+def test_without_any_logged_read_dead_weight_is_not_available(tmp_path, run_cli):
+    """A Mem0 history holds no reads: "never retrieved" would be every memory, and says nothing."""
+    path = _write(tmp_path / "t.jsonl", [{"item": "a", "step": 0, "event": "write", "tokens": 3},
+                                         {"item": "b", "step": 1, "event": "write", "tokens": 4}])
+    report = health_of_trace(path)
+    d = report.dead_weight
+    assert d.live == 2 and report.metrics["dead_weight_share"] is None and d.dead_token_share is None
+    assert d.oldest == () and any("records no reads" in n for n in report.notes)
+    res = run_cli(["health", path, "--fail-on", "dead_weight_share>0.5"])
+    assert res.code == 1 and "dead_weight_share not available" in res.out + res.err
 
 
 @pytest.mark.parametrize(("window", "match"), [(0, "positive"), ("-2", "positive"), ("7d", "is a duration"),

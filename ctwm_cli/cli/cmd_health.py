@@ -76,7 +76,8 @@ Metrics (names usable in --fail-on):
   dead_weight_share        live memories with no retrieve/inject row in the window (--window, default
                            the whole trace) / live memories. Live at the window's end: written (or in
                            the store when the trace began), not superseded, invalidated, archived or
-                           evicted since, not past valid_until
+                           evicted since, not past valid_until. Not available when the trace
+                           records no reads (no search, retrieve or inject row)
   dead_token_share         the same by tokens (a memory's tokens: its last write/update row with
                            tokens), when every live memory's size is known. The oldest
                            never-retrieved memories are listed

@@ -9,7 +9,9 @@ Definitions (the report's ``dead_weight``):
   removed afterwards (``supersede``, ``invalidate``, ``archive`` or ``evict``; a later ``write`` puts
   it back) and is not past its ``valid_until`` (memory-object table) at the end.
 * It is **never retrieved** when no ``retrieve`` or ``inject`` row for it falls inside the window.
-* ``dead_weight_share`` = live memories never retrieved / live memories (undefined with none live).
+* ``dead_weight_share`` = live memories never retrieved / live memories (undefined with none live, and
+  when the trace records no reads at all — no ``search``, ``retrieve`` or ``inject`` row — as a Mem0
+  history does: it cannot say whether anything was read).
 * ``dead_token_share`` = their tokens / the tokens of all live memories, where a memory's tokens are
   those of its last ``write``/``update`` row that has ``tokens`` (else its last retrieve/inject row
   with ``tokens``); only when every live memory's size is known, else undefined with a note.
@@ -112,7 +114,8 @@ class DeadWeightAcc:
             self.size[item] = tokens
 
     def finish(self, t_end: float | None, window: float | None, valid_until: Mapping[str, float | None],
-               time_unit: str, notes: list[str]) -> DeadWeight:
+               time_unit: str, notes: list[str], *, reads_logged: bool = True) -> DeadWeight:
+        """``reads_logged``: the trace has search, retrieve or inject rows (else nothing is known about reads)."""
         start = None if window is None or t_end is None else t_end - window
         live = [it for it in self.live
                 if t_end is None or (vu := valid_until.get(it)) is None or not vu <= t_end]
@@ -121,7 +124,11 @@ class DeadWeightAcc:
         known = all(v is not None for v in sizes.values()) and bool(live)
         live_tok = sum(sizes.values()) if known else None
         dead_tok = sum(sizes[it] for it in dead) if known else None
-        if live and not known:
+        if not reads_logged:
+            notes.append("dead weight: the trace records no reads (no search, retrieve or inject rows), so it is "
+                         "not computed")
+            dead, known = [], False
+        elif live and not known:
             notes.append("dead weight: not every live memory has a token count (tokens on its write, update or "
                          "retrieve rows), so the token share is not computed")
         order = sorted(dead, key=lambda it: (-math.inf if self.live[it] is None else self.live[it], it))
@@ -132,7 +139,8 @@ class DeadWeightAcc:
         )
         return DeadWeight(
             window=window, window_start=start, window_end=t_end, time_unit=time_unit, live=len(live),
-            never_retrieved=len(dead), dead_weight_share=len(dead) / len(live) if live else math.nan,
+            never_retrieved=len(dead),
+            dead_weight_share=len(dead) / len(live) if live and reads_logged else math.nan,
             live_tokens=live_tok, never_retrieved_tokens=dead_tok,
             dead_token_share=(dead_tok / live_tok) if known and live_tok else None, oldest=oldest,
             definition=DEFINITION,

@@ -313,7 +313,8 @@ def health_of_events(
     contradictions = contradiction_chains(edges, retrieval.superseded_hits)
     if contradictions.n_cycles:
         warnings.append(f"{contradictions.n_cycles} supersede cycle(s): entries supersede each other in a loop")
-    dead_weight = dead.finish(t_end if len(log) else None, window, store.valid_until, unit, notes)
+    dead_weight = dead.finish(t_end if len(log) else None, window, store.valid_until, unit, notes,
+                              reads_logged=bool(kinds & {"search", "retrieve", "inject"}))
     return HealthReport(
         source=log.source, format=log.format, objects=objects.to_dict() if objects else None, rows=len(log),
         time_unit=unit, run=run, context=ctx, maintenance=maintenance, churn=store_churn, retrieval=retr,
