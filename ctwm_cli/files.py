@@ -43,9 +43,14 @@ def _probe(directory: Path, param: str, path: str | Path) -> None:
                          params=(param,)) from None
 
 
-def check_output_file(path: str | Path, *, param: str = "output", suffixes: Sequence[str] = ()) -> Path:
-    """Check that ``path`` can be written as a file, before any work; create nothing."""
+def check_output_file(path: str | Path, *, param: str = "output", suffixes: Sequence[str] = (),
+                      overwrite: bool = True) -> Path:
+    """Check that ``path`` can be written as a file, before any work; create nothing. With
+    ``overwrite=False`` an existing file is refused (a usage error naming ``overwrite``)."""
     p = Path(path)
+    if not overwrite and (p.exists() or p.is_symlink()) and not p.is_dir():
+        raise UsageError(f"{param} {str(path)!r}: already exists (pass overwrite to replace it)",
+                         params=(param, "overwrite"))
     if suffixes and not p.name.lower().endswith(tuple(suffixes)):
         raise UsageError(f"{param} {str(path)!r}: file must end in {' or '.join(suffixes)}", params=(param,))
     if p.is_dir():

@@ -11,7 +11,10 @@ LongMemEval answerer and judge. Only the standard library is used (``urllib``).
 * **Transport failures** (refused or dropped connection, timeout, HTTP 429 or 5xx) are retried
   ``retries`` times with a linear back-off; then :class:`EndpointError` naming the URL. Other HTTP
   errors (400, 401, 403, 404) fail at once.
-* **Limits**: ``timeout`` (seconds, finite and > 0) bounds every socket operation; a response
+* **Credentials stay with their origin**: no redirect to another scheme, host or port is followed;
+  a same-origin 307/308 is followed (at most three) without the ``Authorization`` header.
+* **Limits**: ``timeout`` (seconds, finite and > 0) is a deadline for the whole request (connect,
+  send, read: a server that drips a byte at a time is cut off at it) and is not retried; a response
   larger than ``max_response_bytes`` (default 8 MiB) is refused, so an endless stream cannot
   exhaust memory.
 * **Usage**: ``calls`` and the API-reported ``prompt_tokens`` are counted.
@@ -22,14 +25,15 @@ LongMemEval answerer and judge. Only the standard library is used (``urllib``).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import math
 import os
+import socket
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -139,24 +143,42 @@ class ChatClient:
         for attempt in range(self.retries + 1):
             if attempt and self.backoff:
                 time.sleep(self.backoff * attempt)
-            req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    raw = resp.read(self.max_response_bytes + 1)
-            except urllib.error.HTTPError as exc:
-                detail = _first_line(exc.read(4096).decode("utf-8", "replace")) if exc.fp else ""
-                reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
-                if exc.code == 429 or exc.code >= 500:
-                    continue
-                raise EndpointError(f"endpoint {self.url} refused the request ({reason})") from None
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, OSError) as exc:
+                status, raw = self._post(self.url, body, headers)
+            except _DeadlineError:
+                raise EndpointError(f"endpoint {self.url} sent no complete answer within the {self.timeout:g} s "
+                                    "timeout") from None
+            except (http.client.HTTPException, ConnectionError, TimeoutError, OSError) as exc:
                 reason = _reason(exc)
                 continue
+            if status >= 400:
+                detail = _first_line(raw[:4096].decode("utf-8", "replace"))
+                reason = f"HTTP {status}" + (f": {detail}" if detail else "")
+                if status == 429 or status >= 500:
+                    continue
+                raise EndpointError(f"endpoint {self.url} refused the request ({reason})")
             if len(raw) > self.max_response_bytes:
                 raise EndpointError(f"endpoint {self.url} sent a response larger than {self.max_response_bytes} bytes")
             self.calls += 1
             return self._content(raw)
         raise EndpointError(f"cannot reach endpoint {self.url} after {self.retries + 1} attempt(s): {reason}")
+
+    def _post(self, url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """(status, body) of one POST, following at most :data:`MAX_REDIRECTS` same-origin 307/308
+        redirects without ``Authorization``; any other redirect is an :class:`EndpointError`."""
+        origin = _origin(url)
+        for _hop in range(MAX_REDIRECTS + 1):
+            status, location, raw = _request_once(url, body, headers, self.timeout, self.max_response_bytes)
+            if status not in _REDIRECTS:
+                return status, raw
+            target = urllib.parse.urljoin(url, location or "")
+            if not location or _origin(target) != origin:
+                raise EndpointError(f"endpoint {self.url} redirected (HTTP {status}) to another origin "
+                                    f"{_origin(target)!r}; not followed, so credentials stay with their origin")
+            if status not in (307, 308):  # 301/302/303 would turn the POST into a GET
+                raise EndpointError(f"endpoint {self.url} redirected (HTTP {status}); not followed")
+            url, headers = target, {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        raise EndpointError(f"endpoint {self.url} redirected more than {MAX_REDIRECTS} times")
 
     def ask(self, messages: list[dict[str, str]], parse: Callable[[str], T | None], correction: str) -> Asked[T]:
         """Up to ``retries + 1`` completions until ``parse`` accepts one; after an invalid answer the
@@ -187,6 +209,67 @@ class ChatClient:
 
     def stats(self) -> dict[str, Any]:
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens}
+
+
+MAX_REDIRECTS = 3
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class _DeadlineError(TimeoutError):
+    """The whole request (connect, send, read) outlasted the timeout."""
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+def _request_once(url: str, body: bytes, headers: dict[str, str], timeout: float,
+                  limit: int) -> tuple[int, str | None, bytes]:
+    """One HTTP exchange under a deadline: a timer shuts the socket down when ``timeout`` seconds have
+    passed since the start, so a server that drips one byte at a time cannot hold the call (a socket
+    timeout alone bounds each read, not the request)."""
+    parts = urllib.parse.urlsplit(url)
+    cls = http.client.HTTPSConnection if parts.scheme.lower() == "https" else http.client.HTTPConnection
+    conn = cls(parts.hostname, parts.port, timeout=timeout)
+    fired = threading.Event()
+    held: list[socket.socket] = []  # the connection's socket (http.client drops its own reference early)
+
+    def abort() -> None:
+        fired.set()
+        for sock in held:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(timeout, abort)
+    timer.daemon = True
+    timer.start()
+    resp = None
+    try:
+        conn.connect()
+        held.append(conn.sock)
+        if fired.is_set():
+            abort()
+        path = parts.path or "/"
+        conn.request("POST", path + (f"?{parts.query}" if parts.query else ""), body=body, headers=headers)
+        resp = conn.getresponse()
+        raw = resp.read(limit + 1)
+        status, location = resp.status, resp.getheader("Location")
+    except (OSError, http.client.HTTPException):
+        if fired.is_set():
+            raise _DeadlineError from None
+        raise
+    finally:
+        timer.cancel()
+        if resp is not None:
+            resp.close()
+        conn.close()
+        for sock in held:
+            sock.close()
+    if fired.is_set():
+        raise _DeadlineError
+    return status, location, raw
 
 
 def _first_line(text: str) -> str:

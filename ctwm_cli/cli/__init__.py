@@ -16,6 +16,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import EXIT_UNEXPECTED, CtwmError
+from ..inert import visible  # error lines quote trace contents: no control character reaches the terminal
 from ..interrupts import exit_code as interrupt_exit_code
 from ..interrupts import interrupt_cause, signals_raise
 from .flags import flag_message  # the library names parameters; the user reads flags
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtwmError as exc:
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
-        print(f"ctwm: error: {flag_message(exc)}", file=sys.stderr)
+        print(f"ctwm: error: {visible(flag_message(exc))}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt as exc:
         print(f"ctwm: {exc or 'interrupted'}", file=sys.stderr)
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
         print(
-            f"ctwm: unexpected error: {type(exc).__name__}: {exc} (set CTWM_DEBUG=1 for the traceback)",
+            f"ctwm: unexpected error: {type(exc).__name__}: {visible(str(exc))} (set CTWM_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
         code = EXIT_UNEXPECTED

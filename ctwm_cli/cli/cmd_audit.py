@@ -18,7 +18,7 @@ from .options import (
     TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt,
     at_most, read_flags, resolve_format,
 )
-from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
 CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
@@ -134,6 +134,7 @@ def audit(
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     check_plot_path(plot)
+    check_outputs(traces, junit_xml=junit_xml, plot=plot)
     scan_range = _parse_range(xmin_range)
     validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,

@@ -15,7 +15,7 @@ from .options import (
     DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt, at_most, read_flags,
     resolve_format,
 )
-from .output import announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 Detrend = choice("Detrend", ("constant", "linear"))
 LogBase = choice("LogBase", ("e", "10", "2"))
@@ -68,6 +68,7 @@ def concentration(
     gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
+    check_outputs(traces, junit_xml=junit_xml, plot=plot)
     with progress_bar("reading traces") as progress:
         report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress)
     if plot:
@@ -163,6 +164,7 @@ def psd(
     band_v = parse_band(band, "--band") if band is not None else None
     beta_v = parse_band(beta_band, "--beta-band")
     check_plot_path(plot)
+    check_outputs([trace], junit_xml=junit_xml, plot=plot)
     with progress_bar(f"reading {trace}") as progress:
         res = psd_of_trace(
             trace, cmap, series=series, events=event, run=run, nperseg=nperseg, detrend=Detrend(detrend).value,

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..plots import check_plot_path
 from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
-from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
 class InputFormat(StrEnum):
@@ -149,6 +149,7 @@ def health(
     checks = parse_checks(fail_on, list(METRICS), parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
+    check_outputs([trace, *([objects] if objects else [])], junit_xml=junit_xml, plot=plot)
     with progress_bar(f"reading {trace}") as progress:
         report = health_of_trace(
             trace, cmap, objects=objects, budget=budget, run=run, input_format=input_format.value, checks=checks,
@@ -263,6 +264,7 @@ import_app = typer.Typer(
 OutOpt = Annotated[str, typer.Option(
     "--out", "--output", "-o", help="Parquet file to write (columns item, step, run, event, rank, score, tokens, ts, "
     "task, outcome, by).")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the --out file if it exists.")]
 
 
 @import_app.command("otel")
@@ -270,6 +272,7 @@ def import_otel(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
     output: OutOpt,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -287,7 +290,7 @@ def import_otel(
       ctwm import otel spans.otlp.json -o trace.parquet
       ctwm import otel spans.jsonl -o trace.parquet --json
     """
-    _import(file, "otel", output, resolve_format(fmt, as_json))
+    _import(file, "otel", output, resolve_format(fmt, as_json), overwrite)
 
 
 @import_app.command("mem0")
@@ -299,6 +302,7 @@ def import_mem0(
     owners: Annotated[str | None, typer.Option(
         "--owners", help="Owners of the memories (Mem0's history records none): a get_all() JSON dump or the "
         "trace the ctwm Mem0 wrapper wrote.")] = None,
+    overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
@@ -315,7 +319,7 @@ def import_mem0(
       ctwm import mem0 ~/.mem0/history.db -o trace.parquet --owners get_all.json
       ctwm import mem0 history.json -o trace.parquet && ctwm health trace.parquet
     """
-    _import(file, "mem0", output, resolve_format(fmt, as_json), owners=owners)
+    _import(file, "mem0", output, resolve_format(fmt, as_json), overwrite, owners=owners)
 
 
 @import_app.command("openinference")
@@ -325,6 +329,7 @@ def import_openinference_cmd(
             "instrumentations).",
     )],
     output: OutOpt,
+    overwrite: OverwriteOpt = False,
     id_key: Annotated[str, typer.Option(
         "--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.",
     )] = "id",
@@ -346,7 +351,8 @@ def import_openinference_cmd(
     """
     from ..traces.openinference import import_openinference
 
-    res = import_openinference(file, output, id_key=id_key)
+    check_outputs([file], output=output)
+    res = import_openinference(file, output, id_key=id_key, overwrite=overwrite)
     d = res.to_dict()
     t = Table(title=f"{res.source} (openinference) -> {res.output}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")
@@ -359,10 +365,12 @@ def import_openinference_cmd(
     emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
 
 
-def _import(file: str, kind: str, output: str, fmt: Format, *, owners: str | None = None) -> None:
+def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool, *,
+            owners: str | None = None) -> None:
     from ..traces.telemetry import import_telemetry
 
-    res = import_telemetry(file, kind, output, owners=owners)
+    check_outputs([file, *([owners] if owners else [])], output=output)
+    res = import_telemetry(file, kind, output, overwrite=overwrite, owners=owners)
     d = res.to_dict()
     t = Table(title=f"{res.source} ({kind}) -> {res.output}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")

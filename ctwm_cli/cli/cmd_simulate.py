@@ -13,7 +13,7 @@ from rich.table import Table
 from ..errors import UsageError
 from ..plots import check_plot_path
 from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
-from .output import check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
     from ..allocation import Allocation, TauSweep, TraceSimulation
@@ -114,6 +114,7 @@ def simulate(
         raise UsageError("--fail-on needs --trace (it tests the allocation's effect on a trace)")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
+    check_outputs([trace] if trace else [], junit_xml=junit_xml, plot=plot)
     if tau and sweep is not None:
         raise UsageError("give either --tau or --sweep, not both")
     taus = list(parse_sweep(sweep, "--sweep")) if sweep is not None else _taus(tau)

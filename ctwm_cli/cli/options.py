@@ -25,6 +25,7 @@ class Format(str, Enum):  # noqa: UP042 - Typer renders str Enums as choices
     json = "json"
     jsonl = "jsonl"
     csv = "csv"
+    csv_raw = "csv-raw"
     github = "github"
     markdown = "markdown"
 
@@ -33,7 +34,8 @@ FormatOpt = Annotated[
     Format,
     typer.Option(
         "--format", "-f",
-        help="Output: a Rich table, one JSON document, JSON lines, CSV, GitHub workflow annotations of the checks, "
+        help="Output: a Rich table, one JSON document, JSON lines, CSV (text that a spreadsheet would run as a "
+        "formula gets a leading '; csv-raw keeps it as is), GitHub workflow annotations of the checks, "
         "or Markdown (for $GITHUB_STEP_SUMMARY).",
     ),
 ]

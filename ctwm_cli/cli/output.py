@@ -24,8 +24,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .._version import __version__
-from ..errors import CheckFailed
+from ..errors import CheckFailed, UsageError
 from ..files import check_output_file, write_text
+from ..inert import spreadsheet_safe, visible
 from ..progress import ProgressCallback
 from .options import Format
 from .reporters import check_status, failure_text, github_annotations, junit_xml, markdown_report
@@ -37,19 +38,40 @@ if TYPE_CHECKING:
 PIPE_WIDTH = 100_000
 
 
+class InertConsole(Console):
+    """A Rich console that never writes a control character it was given as text.
+
+    Text reaching a table or a message may quote a trace (item ids, group labels, check names); an
+    ESC in it would start an ANSI/OSC sequence in the terminal or the CI log. Rich's own styling and
+    cursor control are separate segments and pass; every text segment is made :func:`visible`."""
+
+    def _render_buffer(self, buffer) -> str:
+        from rich.segment import Segment
+
+        return super()._render_buffer(
+            seg if seg.control or not seg.text else Segment(_visible_lines(seg.text), seg.style, seg.control)
+            for seg in buffer
+        )
+
+
+def _visible_lines(text: str) -> str:
+    """Rich's layout newlines stay; everything else unsafe in a segment is made visible."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
 def stdout_console() -> Console:
-    """Results console. Markup off: labels are data, never style tags."""
+    """Results console. Markup off: labels are data, never style tags; control characters made visible."""
     width = None if sys.stdout.isatty() else PIPE_WIDTH
-    return Console(file=sys.stdout, soft_wrap=False, markup=False, highlight=False, width=width)
+    return InertConsole(file=sys.stdout, soft_wrap=False, markup=False, highlight=False, width=width)
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, soft_wrap=True, markup=False, highlight=False)
+    return InertConsole(file=sys.stderr, soft_wrap=True, markup=False, highlight=False)
 
 
 def message(text: str) -> None:
-    """A one-line message on stderr (never mixed into results)."""
-    stderr_console().print(text)
+    """A one-line message on stderr (never mixed into results); control characters made visible."""
+    stderr_console().print(visible(text))
 
 
 def announce_seed(seed: int | None) -> None:
@@ -114,8 +136,8 @@ def emit(
     elif fmt is Format.jsonl:
         for row in rows:
             out.write(json.dumps(jsonl_row(row, seed)) + "\n")
-    elif fmt is Format.csv:
-        out.write(to_csv(rows))
+    elif fmt in (Format.csv, Format.csv_raw):
+        out.write(to_csv(rows, raw=fmt is Format.csv_raw))
     elif fmt is Format.github:
         out.write(github_annotations(command, checks))
     elif fmt is Format.markdown:
@@ -157,13 +179,18 @@ def summary_rows(
     return out
 
 
-def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+def to_csv(rows: Sequence[dict[str, Any]], *, raw: bool = False) -> str:
+    """Rows as CSV. Unless ``raw``, text cells are made inert: control characters visible and a cell a
+    spreadsheet would evaluate as a formula prefixed with ``'`` (:mod:`ctwm_cli.inert`)."""
     buf = io.StringIO()
     fields = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: csv_cell(v) for k, v in jsonable(r).items()})
+        cells = {k: csv_cell(v) for k, v in jsonable(r).items()}
+        if not raw:
+            cells = {k: spreadsheet_safe(visible(v)) if isinstance(v, str) else v for k, v in cells.items()}
+        writer.writerow(cells)
     return buf.getvalue()
 
 
@@ -201,7 +228,7 @@ def rows_table(rows: Sequence[dict[str, Any]], *, title: str | None = None) -> T
     for f in fields:
         table.add_column(f, overflow="fold")
     for r in rows:
-        table.add_row(*(Text(fmt_num(r.get(f))) for f in fields))
+        table.add_row(*(Text(visible(fmt_num(r.get(f)))) for f in fields))
     return table
 
 
@@ -211,8 +238,9 @@ def checks_table(checks: Sequence[CheckOutcome]) -> Table:
         t.add_column(name)
     for c in checks:
         style = "bold red" if c.failed else ("yellow" if c.status != "pass" else "green")
-        t.add_row(Text(c.subject), Text(c.check), Text(c.status.upper() if c.failed else c.status, style=style),
-                  Text(fmt_num(c.observed)), Text(c.note))
+        t.add_row(Text(visible(c.subject)), Text(visible(c.check)),
+                  Text(c.status.upper() if c.failed else c.status, style=style),
+                  Text(visible(fmt_num(c.observed))), Text(visible(c.note)))
     return t
 
 
@@ -230,6 +258,34 @@ def conclude(command: str, checks: Sequence[CheckOutcome], junit: Path | None = 
 def check_output_path(path: str | None, option: str) -> Path | None:
     """Fail before any work when an output file cannot be written (a directory, a missing parent)."""
     return None if path is None else check_output_file(path, param=option)
+
+
+def check_outputs(inputs: Sequence[str | Path], **outputs: str | Path | None) -> None:
+    """Refuse (exit 2), before any work, an output that would overwrite an input or another output.
+
+    ``outputs`` maps a flag written with underscores (``junit_xml=``, ``plot=``, ``output=``) to its
+    path; ``inputs`` are the trace arguments (globs expanded; ``-`` and URLs skipped) and config files.
+    Paths are compared after resolving symlinks, so ``./t.parquet``, ``t.parquet`` and a link to it
+    are one file."""
+    import glob as globbing
+    import os
+
+    seen: dict[str, str] = {}
+    for given in inputs:
+        text = str(given)
+        if text == "-" or "://" in text:
+            continue
+        for hit in (globbing.glob(text) if globbing.has_magic(text) else [text]):
+            seen.setdefault(os.path.realpath(hit), f"the input {hit!r}")
+    for name, path in outputs.items():
+        if path is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UsageError(f"{flag} {str(path)!r}: is {seen[real]}; an output never overwrites an input",
+                             params=(flag,))
+        seen[real] = f"the {flag} file"
 
 
 def write_atomic(path: Path, text: str) -> None:

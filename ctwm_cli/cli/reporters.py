@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
+from ..inert import markdown_text, visible, xml_text
+
 
 def check_status(outcomes: Sequence[Any]) -> str:
     """One word for a subject's gates: ``none`` (no gates), ``ok`` or ``FAILED``."""
@@ -44,27 +46,29 @@ def failure_text(c: Any) -> str:
 def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None]]) -> str:
     """``suites``: (suite name, outcomes, error or None) -> a JUnit XML document. An error (the run
     itself failed: bad input, bad options) becomes one testcase with an ``<error>``."""
+    x = xml_text
     root = ET.Element("testsuites", name="ctwm")
     total = failures = skipped = errors = 0
     for name, outcomes, error in suites:
-        suite = ET.SubElement(root, "testsuite", name=name)
+        suite = ET.SubElement(root, "testsuite", name=x(name))
         n_fail = n_skip = 0
         if error is not None:
-            case = ET.SubElement(suite, "testcase", name="run", classname=name, time="0")
-            ET.SubElement(case, "error", message=error, type="error").text = error
+            case = ET.SubElement(suite, "testcase", name="run", classname=x(name), time="0")
+            ET.SubElement(case, "error", message=x(error), type="error").text = x(error)
         for c in outcomes:
-            case = ET.SubElement(suite, "testcase", name=c.check, classname=f"{name}.{c.subject}", time="0")
+            case = ET.SubElement(suite, "testcase", name=x(c.check), classname=x(f"{name}.{c.subject}"), time="0")
             if c.failed:
                 n_fail += 1
-                f = ET.SubElement(case, "failure", message=failure_text(c), type=c.status)
-                f.text = (f"subject: {c.subject}\ncheck: {c.check}\nobserved: {_value(c.observed)}\n"
-                          f"threshold: {c.op} {_value(c.threshold)}\n{c.note}")
+                f = ET.SubElement(case, "failure", message=x(failure_text(c)), type=c.status)
+                f.text = "\n".join(x(line) for line in (
+                    f"subject: {c.subject}", f"check: {c.check}", f"observed: {_value(c.observed)}",
+                    f"threshold: {c.op} {_value(c.threshold)}", str(c.note)))
             elif c.status == "skipped":
                 n_skip += 1
-                ET.SubElement(case, "skipped", message=c.note)
+                ET.SubElement(case, "skipped", message=x(c.note))
             else:
                 out = ET.SubElement(case, "system-out")
-                out.text = f"observed {_value(c.observed)}"
+                out.text = x(f"observed {_value(c.observed)}")
         n_err = int(error is not None)
         suite.set("tests", str(len(outcomes) + n_err))
         suite.set("failures", str(n_fail))
@@ -84,7 +88,8 @@ def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None]]) -> str:
 
 def _escape_data(s: str) -> str:
     # GitHub workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # (control characters from data made visible first: one annotation, no terminal escapes in the log)
+    return visible(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(s: str) -> str:
@@ -112,14 +117,14 @@ def _md(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float):
         return f"{v:.4g}" if math.isfinite(v) else "–"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(str(v))
 
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     fields = list(dict.fromkeys(k for r in rows for k in r))
     if not fields:
         return ["_no rows_"]
-    out = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
+    out = ["| " + " | ".join(visible(f) for f in fields) + " |", "|" + "---|" * len(fields)]
     out += ["| " + " | ".join(_md(r.get(f)) for f in fields) + " |" for r in rows]
     return out
 

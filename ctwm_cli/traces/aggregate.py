@@ -18,7 +18,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .base import TraceReader
-from .engine import Engine, quote_ident, quote_literal
+from .engine import quote_ident, quote_literal
 from .mem0 import MEM0_NOTE
 from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT
 
@@ -136,7 +136,7 @@ class _Counted:
 
     def __init__(self, reader: TraceReader, group_by: str | None = None, by: Sequence[str] = ()):
         self.reader, self.group_by, self.by = reader, group_by, tuple(by)
-        self.engine = Engine(reader.options)
+        self.engine = reader.open_engine()
         try:
             self.rows_sql, self.checks = reader.canonical_sql(self.engine, strict_item=False)
             sql, self.keys = aggregate_sql(reader, self.rows_sql, group_by, by)
@@ -267,7 +267,7 @@ def count_items(
 
 
 def _direct_counts(reader: TraceReader, group_by: str | None, progress: ProgressCallback | None) -> list[ItemCounts]:
-    with Engine(reader.options) as engine:
+    with reader.open_engine() as engine:
         rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
         sql, keys = aggregate_sql(reader, rows_sql, group_by)
         grouped = group_by is not None

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
 from .engine import Engine, EngineOptions, quote_ident, quote_literal
+from .predicate import check_where
 from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap, missing_column_message
 
 #: Raised inside DuckDB by a value normalisation cannot accept; the reader then locates it.
@@ -186,7 +187,7 @@ class TraceReader(ABC):
         self.columns = columns
         self.keep = tuple(dict.fromkeys([*keep, *optional]))
         self._required_keep = tuple(keep)
-        self.where = where
+        self.where = check_where(where)  # every reader, whatever path it came by
         self.options = engine or EngineOptions()
         self.columns_found: list[str] = []
 
@@ -210,6 +211,15 @@ class TraceReader(ABC):
         """The precise error behind a failed query (default: DuckDB's own first line)."""
         return InputError(f"{self.source}: {engine_message(exc)}")
 
+    def inputs(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(files, directories) DuckDB may read for this trace; nothing for a trace already in memory."""
+        return (), ()
+
+    def open_engine(self, *, preserve_order: bool = False) -> Engine:
+        """A sandboxed :class:`Engine` that can read this trace's inputs and nothing else."""
+        files, dirs = self.inputs()
+        return Engine(self.options, preserve_order=preserve_order, allowed=files, allowed_dirs=dirs)
+
     # -- shared --------------------------------------------------------------------------------
 
     def check_required(self, names: Sequence[str]) -> None:
@@ -228,6 +238,7 @@ class TraceReader(ABC):
         item = quote_ident("item")
         sql = f"SELECT {', '.join(select)} FROM {self.raw_sql(engine)}"
         if self.where:
+            self._bind_where(engine, sql)
             sql = f"SELECT * FROM ({sql}) WHERE ({self.where})"
         if strict_item:
             msg = f"missing value in column {self.columns.item!r}"
@@ -236,6 +247,23 @@ class TraceReader(ABC):
         checks = [Check(f"{quote_ident(self.columns.item)} IS NULL", f"missing value in column {self.columns.item!r}"),
                   *checks]
         return sql, checks
+
+    def _bind_where(self, engine: Engine, rows_sql: str) -> None:
+        """The predicate must name columns this trace has and be true or false for each row: a
+        usage error (quoting it) before any row is read, not a cast failure half-way through."""
+        import duckdb
+
+        try:
+            kind = engine.con.sql(f"SELECT ({self.where}) AS ctwm_where FROM ({rows_sql}) LIMIT 0").types[0]
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
+        except duckdb.Error as exc:
+            found = ", ".join(self.columns_found)
+            raise UsageError(f"where: {self.where!r}: {engine_message(exc)} (columns: {found})",
+                             params=("where",)) from None
+        if str(kind).upper() not in ("BOOLEAN", "NULL", '"NULL"'):
+            raise UsageError(f"where: {self.where!r} must be a condition, true or false for each row "
+                             f"(it is a {str(kind).upper()} expression)", params=("where",))
 
     def query(self, engine: Engine, sql: str, checks: Sequence[Check]):
         """Run ``sql`` on ``engine``; a DuckDB error becomes a located :class:`InputError`."""
@@ -261,9 +289,15 @@ class TraceReader(ABC):
 
         if isinstance(exc, duckdb.InterruptException):
             raise KeyboardInterrupt from None
-        if self.where and isinstance(exc, (duckdb.BinderException, duckdb.ParserException)):
+        if self.where and isinstance(exc, (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)):
             found = ", ".join(self.columns_found)
-            raise UsageError(f"where: {engine_message(exc)} (columns: {found})", params=("where",)) from None
+            raise UsageError(f"where: {self.where!r}: {engine_message(exc)} (columns: {found})",
+                             params=("where",)) from None
+        if (self.where and isinstance(exc, (duckdb.ConversionException, duckdb.OutOfRangeException))
+                and CHECK_MARK not in str(exc)):
+            # The predicate failed on a value (a cast of text to a number, say): its fault, named as such.
+            raise UsageError(f"where: {self.where!r} cannot be evaluated on {self.source}: {engine_message(exc)}",
+                             params=("where",)) from None
         if isinstance(exc, duckdb.OutOfMemoryException):
             return InputError(f"{self.source}: out of memory under memory_limit {self.options.memory_limit!r} "
                               f"({engine_message(exc)})")
@@ -274,7 +308,7 @@ class TraceReader(ABC):
         DuckDB). ``dictionary_items`` is accepted for compatibility; items always come back as text."""
         import duckdb
 
-        with Engine(self.options, preserve_order=True) as engine:
+        with self.open_engine(preserve_order=True) as engine:
             sql, checks = self.canonical_sql(engine, strict_item=True)
             rel = self.query(engine, sql, checks)
             try:

@@ -16,7 +16,7 @@ from ..distributed import dask_client
 from ..errors import InputError, UsageError
 from .aggregate import TraceScan, aggregate_sql, scan_trace
 from .base import ArrowReader, TraceReader
-from .engine import Engine, EngineOptions
+from .engine import EngineOptions
 from .readers import FileReader
 from .schema import ColumnMap
 
@@ -26,7 +26,7 @@ def _partition_counts(pdf: pd.DataFrame, source: str, fmt: str, columns: ColumnM
     """One partition's counts by ([group,] event, item), plus its row count (runs on a worker)."""
     table = pa.Table.from_pandas(pdf, preserve_index=False)
     reader = ArrowReader(table, source, fmt, columns, keep, where=where, engine=EngineOptions(threads=1))
-    with Engine(reader.options) as engine:
+    with reader.open_engine() as engine:
         rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
         sql, _ = aggregate_sql(reader, rows_sql, group_by)
         return reader.fetch(engine, sql, checks, arrow=True).to_pandas()

@@ -10,12 +10,15 @@ downloaded at run time, which an offline machine cannot do).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 
 from ..checks import check_choice
 from ..errors import UsageError
+from .predicate import check_where
 from .schema import ColumnMap
 
 ENGINES = ("duckdb", "dask")
@@ -60,22 +63,6 @@ class EngineOptions:
             raise UsageError(f"threads must be a positive integer, got {self.threads!r}")
 
 
-def check_where(where: str | None) -> str | None:
-    """``where`` if it parses as one SQL expression, else a :class:`UsageError` naming it."""
-    if where is None:
-        return None
-    if not isinstance(where, str) or not where.strip():
-        raise UsageError("where must be a non-empty SQL predicate", params=("where",))
-    import duckdb
-
-    try:
-        duckdb.SQLExpression(where)
-    except (duckdb.Error, ValueError) as exc:
-        first = (str(exc).strip().splitlines() or ["syntax error"])[0]
-        raise UsageError(f"where: not a SQL predicate: {where!r} ({first})", params=("where",)) from None
-    return where
-
-
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ReadOptions:
     """How to read a trace: column map, row filter (SQL predicate), engine, telemetry format."""
@@ -91,6 +78,15 @@ class ReadOptions:
 
 
 
+def spellings(path: str) -> tuple[str, ...]:
+    """The names DuckDB may check a readable input under: as given, absolute, and for a URL also the
+    ``proto:///path`` form its file-system layer normalises ``proto://path`` to."""
+    if "://" in path:
+        proto, rest = path.split("://", 1)
+        return (path, f"{proto}:///{rest.lstrip('/')}", f"{proto}://{rest.lstrip('/')}")
+    return (path, os.path.abspath(path), os.path.realpath(path))
+
+
 def as_read_options(read: ReadOptions | ColumnMap | None) -> ReadOptions:
     """``read`` as :class:`ReadOptions` (a bare :class:`ColumnMap` keeps every other default)."""
     if read is None:
@@ -103,14 +99,34 @@ def as_read_options(read: ReadOptions | ColumnMap | None) -> ReadOptions:
 
 
 class Engine:
-    """A DuckDB connection configured from :class:`EngineOptions`; use as a context manager."""
+    """A DuckDB connection configured from :class:`EngineOptions`, sandboxed; use as a context manager.
 
-    def __init__(self, options: EngineOptions | None = None, *, preserve_order: bool = False):
+    ``allowed`` names the files (and dataset directories) the connection may read: the trace's own.
+    Before the first query the connection is sealed, so whatever SQL runs on it (a ``where`` predicate
+    that slipped past :mod:`.predicate`, a crafted file name) can touch nothing else. Each setting
+    stops one attack:
+
+    - ``allowed_paths`` / ``allowed_directories`` + ``enable_external_access = false``: no other
+      file is read (``read_text('/etc/passwd')``, ``read_text('/proc/self/environ')``,
+      ``glob('/root/*')``), nothing is written (``COPY … TO``), no URL is opened
+      (``read_text('http://…')``), no Python object is found by a replacement scan; the spill
+      directory (``temp_directory``) stays usable;
+    - ``autoinstall_known_extensions`` / ``autoload_known_extensions = false``: no extension is
+      downloaded (httpfs) and nothing is created under ``~/.duckdb``;
+    - ``lock_configuration = true``: no ``SET`` or ``PRAGMA`` can undo the above.
+
+    Arrow tables and datasets registered on the connection (telemetry rows, Arrow IPC files opened
+    by pyarrow) and fsspec filesystems registered for URLs still work.
+    """
+
+    def __init__(self, options: EngineOptions | None = None, *, preserve_order: bool = False,
+                 allowed: Sequence[str] = (), allowed_dirs: Sequence[str] = ()):
         import duckdb
 
         self.options = options or EngineOptions()
         self._tmp = tempfile.mkdtemp(prefix="ctwm-duckdb-")
-        self.con = duckdb.connect(config={"temp_directory": self._tmp})
+        self.con = duckdb.connect(config={"temp_directory": self._tmp, "autoinstall_known_extensions": False,
+                                          "autoload_known_extensions": False})
         try:
             self.con.execute(f"SET memory_limit = {quote_literal(self.options.memory_limit.strip())}")
         except duckdb.Error as exc:
@@ -119,7 +135,18 @@ class Engine:
         if self.options.threads is not None:
             self.con.execute(f"SET threads = {int(self.options.threads)}")
         self.con.execute(f"SET preserve_insertion_order = {'true' if preserve_order else 'false'}")
+        self._seal(allowed, allowed_dirs)
         self._registered: set[str] = set()
+
+    def _seal(self, allowed: Sequence[str], allowed_dirs: Sequence[str]) -> None:
+        paths = sorted({p for path in allowed for p in spellings(path)})
+        dirs = sorted({p.rstrip("/") + "/" for path in allowed_dirs for p in spellings(path)})
+        if paths:
+            self.con.execute(f"SET allowed_paths = [{', '.join(quote_literal(p) for p in paths)}]")
+        if dirs:
+            self.con.execute(f"SET allowed_directories = [{', '.join(quote_literal(d) for d in dirs)}]")
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET lock_configuration = true")
 
     def register_filesystem(self, fs) -> None:
         """Let DuckDB open this fsspec filesystem's URLs (s3://, gs://, memory://, ...)."""

@@ -182,14 +182,14 @@ def _checked_rows(path: str | Path, id_key: str = "id") -> tuple[list[dict], int
     return rows, spans, retrievers, sources
 
 
-def import_openinference(path: str | Path, output: str | Path | None = None, *, id_key: str = "id"
-                         ) -> OpenInferenceImport:
+def import_openinference(path: str | Path, output: str | Path | None = None, *, id_key: str = "id",
+                         overwrite: bool = False) -> OpenInferenceImport:
     """Read OpenInference spans (OTLP JSON) and, if ``output`` is given, write a Parquet trace.
     Raises :class:`InputError` (nothing written) when no retrieved record can be identified."""
     if not id_key:
         raise UsageError("id_key must be a non-empty metadata key")
     if output is not None:
-        check_output_file(output, param="output", suffixes=(".parquet", ".pq"))
+        check_output_file(output, param="output", suffixes=(".parquet", ".pq"), overwrite=overwrite)
     if not Path(path).is_file():
         raise InputError(f"{path}: no such file")
     rows, spans, retrievers, sources = _checked_rows(path, id_key)

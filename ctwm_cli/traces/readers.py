@@ -15,8 +15,9 @@ from ..checks import check_choice
 from ..errors import InputError, UsageError
 from . import jsonl
 from .base import Check, TraceReader, engine_message
-from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, check_where, quote_ident, quote_literal
+from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_ident, quote_literal
 from .guard import MAX_LINE_BYTES
+from .predicate import check_where
 from .schema import ColumnMap
 from .sources import JSONL_SUFFIXES, Layout, resolve, spool_stdin
 from .mem0 import is_sqlite
@@ -51,6 +52,9 @@ class FileReader(TraceReader):
 
     def _files_sql(self) -> str:
         return "[" + ", ".join(quote_literal(f) for f in self.layout.files) + "]"
+
+    def inputs(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(self.layout.files), (() if self.layout.root is None else (self.layout.root,))
 
     def _register(self, engine: Engine) -> None:
         if self.layout.fs is not None:
@@ -109,7 +113,7 @@ class FileReader(TraceReader):
     def _describe(self) -> dict[str, str]:
         import duckdb
 
-        with Engine(self.options) as engine:
+        with self.open_engine() as engine:
             try:
                 sql = self._scan_sql(engine, types=None)
                 if self.layout.format == "csv":  # text columns first need the names
@@ -165,7 +169,7 @@ class FileReader(TraceReader):
     def _first_bad_row(self, checks: Sequence[Check]) -> tuple[str, int, str] | None:
         order = {f: i for i, f in enumerate(self.layout.files)}
         best: tuple[int, int, str, str] | None = None
-        with Engine(self.options, preserve_order=True) as engine:
+        with self.open_engine(preserve_order=True) as engine:
             raw = self._scan_sql(engine, types=self._types, locate=True)
             if self.layout.format == "parquet":
                 rel = f"SELECT *, filename AS __file, file_row_number + 1 AS __row FROM {raw}"

@@ -166,8 +166,9 @@ class TelemetryReader(ArrowReader):
 
 
 def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None, *,
-                     owners: str | Path | None = None) -> ImportResult:
-    """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace.
+                     owners: str | Path | None = None, overwrite: bool = False) -> ImportResult:
+    """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace
+    (an existing ``output`` only with ``overwrite``).
 
     ``owners`` (mem0 only): a ``get_all()`` dump or a trace of the Mem0 wrapper, whose owners (session
     scopes) fill ``run`` of the history rows, which have none."""
@@ -178,7 +179,7 @@ def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = Non
     if owners is not None and fmt != "mem0":
         raise UsageError("owners applies to a Mem0 history only", params=("owners",))
     if output is not None:
-        check_output_file(output, param="output", suffixes=(".parquet", ".pq"))
+        check_output_file(output, param="output", suffixes=(".parquet", ".pq"), overwrite=overwrite)
     extra: list[str] = []
     if fmt == "mem0":
         hist = mem0_history(p, read_owners(owners) if owners is not None else None)
