@@ -66,7 +66,7 @@ def test_fail_on_exits_1_with_the_reason(run_cli):
     ("args", "code", "match"),
     [(["--fail-on", "bogus>1"], 2, "unknown metric 'bogus'"), (["--budget", "0"], 2, "--budget must be a positive"),
      (["--plot", "x.txt"], 2, "--plot: file must end in"), (["--objects", "/nonexistent.jsonl"], 3, "no such file"),
-     (["--input-format", "mem0"], 3, "missing memory_id")],
+     (["--input-format", "mem0"], 3, "not a Mem0 history")],
 )
 def test_errors(run_cli, args, code, match):
     res = run_cli(["health", OTEL, *args])

@@ -10,6 +10,7 @@ import pytest
 
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
+from ctwm_cli.traces.mem0 import mem0_history, read_owners
 from ctwm_cli.traces.telemetry import any_value, import_telemetry, mem0_rows, otel_rows, sniff_format
 
 HERE = Path(__file__).resolve().parent.parent / "sample_traces" / "telemetry"
@@ -61,17 +62,49 @@ def test_otel_example_imports_to_the_expected_events():
     assert rows[-1]["ts"] == "2026-01-01T00:01:50.000000Z"  # the failed task's root span ends at t0+110
 
 
-def test_mem0_example_imports_to_the_expected_events():
-    rows, n, mapped = mem0_rows(MEM0)
+def _hist(i, mid, old, new, event, created, updated=None, **extra):
+    return {"id": f"h{i}", "memory_id": mid, "old_memory": old, "new_memory": new, "event": event,
+            "created_at": created, "updated_at": updated, "is_deleted": event == "DELETE", "actor_id": None,
+            "role": "user", **extra}
+
+
+def test_mem0_history_rows_map_to_the_expected_events(tmp_path):
+    p = tmp_path / "h.json"
+    p.write_text(json.dumps([
+        _hist(1, "m1", None, "Likes green tea", "ADD", "2026-01-01T10:00:00+00:00"),
+        _hist(2, "m2", None, "Lives in Lyon", "ADD", "2026-01-01T10:00:00+00:00", user_id="alice"),
+        _hist(3, "m1", "Likes green tea", "Likes oolong tea", "UPDATE", "2026-01-01T10:00:00+00:00",
+              "2026-01-02T09:00:00+00:00"),
+        _hist(4, "m3", None, "Works on billing", "ADD", "2026-01-03T08:00:00+00:00"),
+        _hist(5, "m3", "Works on billing", "Works on billing", "UPDATE", "2026-01-03T08:00:00+00:00",
+              "2026-01-03T09:00:00+00:00"),  # an expiry set: the text is unchanged, not an edit
+        _hist(6, "m2", "Lives in Lyon", None, "DELETE", "2026-01-01T10:00:00+00:00", "2026-01-04T12:00:00+00:00"),
+    ]))
+    rows, n, mapped = mem0_rows(p)
     got = [(r["event"], r["item"], r["step"], r["run"], r["ts"]) for r in rows]
     assert got == [
-        ("write", "m1", 0, "alice", "2026-01-01T10:00:00+00:00"),
-        ("write", "m2", 0, "alice", "2026-01-01T10:00:00+00:00"),  # same time, same step
-        ("update", "m1", 1, "alice", "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
-        ("write", "m3", 2, "alice", "2026-01-03T08:00:00+00:00"),
-        ("archive", "m2", 3, "alice", "2026-01-04T12:00:00+00:00"),  # DELETE
+        ("write", "m1", 0, None, "2026-01-01T10:00:00+00:00"),  # Mem0's history has no owner
+        ("write", "m2", 0, "user_id=alice", "2026-01-01T10:00:00+00:00"),  # same time, same step
+        ("update", "m1", 1, None, "2026-01-02T09:00:00+00:00"),  # UPDATE is timed by updated_at
+        ("write", "m3", 2, None, "2026-01-03T08:00:00+00:00"),
+        ("archive", "m2", 3, "user_id=alice", "2026-01-04T12:00:00+00:00"),  # DELETE
     ]
-    assert (n, mapped) == (5, 5)
+    assert (n, mapped) == (6, 5)
+
+
+def test_the_sample_written_by_a_real_mem0_imports_with_owners_from_its_get_all():
+    """``mem0_history.json`` is ``history()`` of a real Mem0 run (generate_mem0.py): 4 ADD, an edit, an
+    expiry-only UPDATE and a DELETE; its get_all dump knows the owners of the 3 memories left."""
+    hist = json.loads(MEM0.read_text())
+    assert [h["event"] for h in hist].count("ADD") == 4 and len(hist) == 7
+    assert not any(k in h for h in hist for k in ("user_id", "agent_id", "run_id"))  # Mem0 never writes them
+    plain = mem0_history(MEM0)
+    assert (plain.records, plain.mapped, plain.unchanged_updates, plain.with_owner) == (7, 6, 1, 0)
+    owned = mem0_history(MEM0, read_owners(HERE / "mem0_get_all.json"))
+    assert owned.with_owner == 3 and owned.memories == 4  # the deleted memory's owner is not in get_all
+    assert {r["run"] for r in owned.rows} == {"user_id=alice", "agent_id=planner&user_id=bob", None}
+    full = mem0_history(MEM0, read_owners(HERE / "mem0_trace.jsonl"))
+    assert full.with_owner == 4
 
 
 def test_any_value_decodes_typed_otlp_values():
@@ -94,7 +127,7 @@ def test_open_trace_sniffs_telemetry_and_the_audit_counts_see_it():
     (counts,) = item_counts(scan)
     got = dict(zip(counts.items.to_pylist(), counts.counts.tolist(), strict=True))
     assert got == {"mem_b": 2, "doc_1": 1, "mem_a": 1}
-    assert scan_trace(open_trace(MEM0)).events == {"archive": 1, "update": 1, "write": 3}
+    assert scan_trace(open_trace(MEM0)).events == {"archive": 1, "update": 1, "write": 4}
 
 
 def test_plain_jsonl_traces_are_not_mistaken_for_telemetry(tmp_path):
@@ -159,12 +192,17 @@ def test_otel_errors_name_the_span(tmp_path, text, match):
 @pytest.mark.parametrize(
     ("rows", "match"),
     [
-        ([{"event": "ADD"}], "history row 1: missing memory_id"),
+        ([{"memory_id": "m", "event": "ADD", "new_memory": "x"}, {"event": "ADD", "new_memory": "y"}],
+         "history row 2: missing memory_id"),
         (
-            [{"memory_id": "m", "event": "ADD"}, {"memory_id": "m", "event": "MERGE"}],
+            [{"memory_id": "m", "event": "ADD", "new_memory": "x"}, {"memory_id": "m", "event": "MERGE"}],
             "history row 2: event must be ADD",
         ),
-        ([{"memory_id": "m", "event": "NONE"}], "no ADD/UPDATE/DELETE rows"),
+        ([{"memory_id": "m", "event": "NONE", "new_memory": "x"}], "no ADD/UPDATE/DELETE rows"),
+        # an agent log with memory_id and event columns is not Mem0's history: one line says what is expected
+        ([{"memory_id": "m", "event": "write"}], "not a Mem0 history .expected rows with memory_id"),
+        ([{"id": "m", "memory": "likes tea", "user_id": "u"}],
+         "a Mem0 get_all.*search.* result .1 memories.*--objects"),
     ],
 )
 def test_mem0_errors_name_the_row(tmp_path, rows, match):
@@ -190,3 +228,33 @@ def test_forced_input_format_checks(tmp_path):
         open_trace("-", input_format="otel")
     with pytest.raises(UsageError, match="format must be one of"):
         import_telemetry(OTEL, "zipkin")
+
+
+def test_an_agent_log_with_memory_id_and_event_is_not_taken_for_mem0(run_cli):
+    log = HERE.parent / "agent_log.jsonl"
+    want = ("missing column 'item' (columns found: memory_id, agent_step, session, event); "
+            "remap with --item-col memory_id")
+    for cmd in ("inspect", "audit", "concentration"):
+        from_file = run_cli([cmd, log])
+        from_stdin = run_cli([cmd, "-"], stdin=log.read_bytes())
+        assert from_file.code == from_stdin.code == 3
+        assert from_file.err == f"ctwm: error: {log}: {want}\n"
+        assert from_stdin.err == f"ctwm: error: <stdin>: {want}\n"
+    assert sniff_format(log) is None
+    ok = run_cli(["inspect", log, "--item-col", "memory_id", "--step-col", "agent_step", "--run-col", "session"])
+    assert ok.code == 0
+
+
+def test_a_get_all_or_search_dump_given_as_a_trace_says_what_it_is(run_cli, tmp_path):
+    dump = HERE / "mem0_get_all.json"
+    for cmd in (["audit", dump], ["inspect", dump], ["health", dump]):
+        res = run_cli(cmd)
+        assert res.code == 3 and "a Mem0 get_all()/search() result (3 memories)" in res.err, res.err
+        assert "pass it as --objects to ctwm health" in res.err and len(res.err.splitlines()) == 1
+    one_line = tmp_path / "search.json"
+    one_line.write_text(json.dumps({"results": [{"id": "x", "memory": "likes tea", "score": 0.4}]}))
+    assert "a Mem0 get_all()/search() result (1 memories)" in run_cli(["audit", one_line]).err
+    # an ordinary trace with an id-like column is not taken for one
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"item": "a", "memory": "x", "id": 1}\n')
+    assert sniff_format(plain) is None

@@ -73,6 +73,20 @@ Metrics (names usable in --fail-on):
   supersede_cycles, max_chain_length, superseded_but_retrieved
                            cycles of the supersede graph (from `by` and the objects' supersedes),
                            items on its longest chain, items retrieved after being superseded
+  dead_weight_share        live memories with no retrieve/inject row in the window (--window, default
+                           the whole trace) / live memories. Live at the window's end: written (or in
+                           the store when the trace began), not superseded, invalidated, archived or
+                           evicted since, not past valid_until. Not available when the trace
+                           records no reads (no search, retrieve or inject row)
+  dead_token_share         the same by tokens (a memory's tokens: its last write/update row with
+                           tokens), when every live memory's size is known. The oldest
+                           never-retrieved memories are listed
+
+\b
+--group-by COL: one report per scope (and a summary row each): run, a column of the trace, or user /
+agent read from the Mem0 session scope (user_id=alice&agent_id=...) in run; --objects rows go to the
+scope their `scope` names (without one: to the scopes whose rows mention them); --fail-on applies to
+the pooled report and to each scope.
 
 \b
 --objects: memory-object table (JSONL/Parquet): id, type, subject, content, source, created_at,
@@ -88,6 +102,7 @@ Examples:
   ctwm health agent_trace.jsonl --budget 8000
   ctwm health spans.otlp.json --budget 8000 --fail-on 'stale_hit_share>0.05' --junit-xml health.xml
   ctwm health trace.parquet --objects objects.jsonl --fail-on 'context_usage?>0.5' --format github
+  ctwm health mem0_trace.jsonl --group-by user --objects get_all.json --fail-on 'dead_weight_share>0.8'
 """
 
 
@@ -103,6 +118,14 @@ def health(
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     run: Annotated[str | None, typer.Option("--run", help="Use only the rows of this run.")] = None,
+    group_by: Annotated[str | None, typer.Option(
+        "--group-by", metavar="COL",
+        help="One report per scope: run, a trace column, or user / agent (also read from a Mem0 session scope "
+        "in run); --objects is split by scope.")] = None,
+    window: Annotated[str | None, typer.Option(
+        "--window", metavar="N|7d",
+        help="Dead weight over the last N steps (or a duration: 90s, 30m, 24h, 7d) [default: the whole trace].",
+    )] = None,
     input_format: Annotated[InputFormat, typer.Option(
         "--input-format",
         help="auto (sniff JSON content), otel (OTLP JSON spans) or mem0 (history export).")] = InputFormat.auto,
@@ -130,7 +153,8 @@ def health(
     with progress_bar(f"reading {trace}") as progress:
         report = health_of_trace(
             trace, cmap, objects=objects, budget=budget, run=run, input_format=input_format.value, checks=checks,
-            extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, progress=progress,
+            extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, group_by=group_by, window=window,
+            progress=progress,
         )
     for w in report.warnings:
         message(f"warning: {w}")
@@ -143,8 +167,24 @@ def health(
     rows.append(
         {"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason}
     )
-    emit("health", report.to_dict(), rows, fmt, tables=_tables(report), checks=report.checks)
+    tables = _tables(report)
+    if report.groups:
+        tables.append(_scope_table(report))
+    emit("health", report.to_dict(), rows, fmt, tables=tables, checks=report.checks)
     conclude("health", report.checks, junit)
+
+
+def _scope_table(report) -> Table:
+    t = Table(title=Text(f"Per {report.group_by}"), title_justify="left")
+    for col in (report.group_by, "rows", "store", "live", "never retrieved", "dead_weight_share", "stale_hit_share",
+                "hit_rate", "expired"):
+        t.add_column(col, justify="left" if col == report.group_by else "right")
+    for g in report.groups:
+        s = g.summary
+        t.add_row(Text(s.group), f"{s.rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
+                  fmt_num(s.dead_weight_share), fmt_num(s.stale_hit_share), fmt_num(s.retrieval_hit_rate),
+                  f"{s.expired_items:,}")
+    return t
 
 
 def _tables(report) -> list[Table]:
@@ -191,6 +231,13 @@ def _tables(report) -> list[Table]:
         t.add_row(
             "inflection_volume", fmt_num(sc.inflection_volume), knee if sc.inflection_volume is not None else sc.reason
         )
+    d = report.dead_weight
+    span = "whole trace" if d.window is None else f"last {fmt_num(d.window)} {d.time_unit}s"
+    toks = "" if d.dead_token_share is None else f"; {fmt_num(d.dead_token_share)} of {d.live_tokens:,} live tokens"
+    t.add_row("dead_weight_share", fmt_num(m["dead_weight_share"]), f"{d.never_retrieved:,} of {d.live:,} live "
+        f"memories never retrieved ({span}){toks}")
+    if d.oldest:
+        t.add_row("oldest never retrieved", "", ", ".join(e.item for e in d.oldest[:5]))
     k = report.contradictions
     t.add_row("supersede_cycles", fmt_num(k.n_cycles), "; ".join(" -> ".join(cyc) for cyc in k.cycles[:3]) or "none")
     t.add_row("max_chain_length", fmt_num(k.max_chain_length), f"{k.chains:,} chains over {k.items_in_chains:,} items")
@@ -249,23 +296,30 @@ def import_otel(
 @import_app.command("mem0")
 def import_mem0(
     file: Annotated[str, typer.Argument(
-        metavar="FILE", help="Mem0 history export: JSON array, {\"results\": [...]} or JSON lines.")],
+        metavar="FILE", help="Mem0's SQLite history.db, or history() output as JSON (array, {\"results\": [...]} "
+        "or JSON lines).")],
     output: OutOpt,
+    owners: Annotated[str | None, typer.Option(
+        "--owners", help="Owners of the memories (Mem0's history records none): a get_all() JSON dump or the "
+        "trace the ctwm Mem0 wrapper wrote.")] = None,
     overwrite: OverwriteOpt = False,
     fmt: FormatOpt = Format.table,
     as_json: JsonOpt = False,
 ) -> None:
     """Mem0 history rows -> trace rows: ADD -> write, UPDATE -> update, DELETE -> archive.
 
-    ts = updated_at (UPDATE, DELETE) or created_at; step = dense rank of ts; run = run_id / user_id /
-    agent_id; task = task_id / task (also in metadata).
+    An UPDATE that leaves the text unchanged (Mem0 writes one when an expiry or metadata is set) is
+    not an edit and is skipped (counted in a note). ts = updated_at (UPDATE, DELETE) or created_at;
+    step = dense rank of ts; run = the owner as Mem0's session scope (user_id=alice&agent_id=...),
+    from the row or from --owners; task = task_id / task (also in metadata). Mem0 records no
+    searches: log them with ctwm_cli.integrations.mem0.
 
     \b
     Examples:
-      ctwm import mem0 mem0_history.json -o trace.parquet
-      ctwm import mem0 history.jsonl -o trace.parquet && ctwm health trace.parquet
+      ctwm import mem0 ~/.mem0/history.db -o trace.parquet --owners get_all.json
+      ctwm import mem0 history.json -o trace.parquet && ctwm health trace.parquet
     """
-    _import(file, "mem0", output, resolve_format(fmt, as_json), overwrite)
+    _import(file, "mem0", output, resolve_format(fmt, as_json), overwrite, owners=owners)
 
 
 @import_app.command("openinference")
@@ -311,11 +365,12 @@ def import_openinference_cmd(
     emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
 
 
-def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool) -> None:
+def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool, *,
+            owners: str | None = None) -> None:
     from ..traces.telemetry import import_telemetry
 
-    check_outputs([file], output=output)
-    res = import_telemetry(file, kind, output, overwrite=overwrite)
+    check_outputs([file, *([owners] if owners else [])], output=output)
+    res = import_telemetry(file, kind, output, overwrite=overwrite, owners=owners)
     d = res.to_dict()
     t = Table(title=f"{res.source} ({kind}) -> {res.output}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")

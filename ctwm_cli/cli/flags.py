@@ -47,6 +47,8 @@ FLAGS: dict[str, str] = {
     "overwrite": "--overwrite",
     "resume": "--resume",
     "output": "-o/--output",
+    "owners": "--owners",
+    "window": "--window",
     "retriever": "--retriever",
     "policy": "--policy",
     "steps": "--steps",

@@ -37,9 +37,25 @@ class EventLog:
     has_step: bool
     has_tokens: bool
     has_task: bool
+    group: list[str | None] | None = None  # values of the --group-by column, when one was read
 
     def __len__(self) -> int:
         return len(self.item)
+
+    def subset(self, keep: list[int]) -> EventLog:
+        """The rows at the indices ``keep`` (in order), e.g. one tenant's rows."""
+
+        def take(xs: list) -> list:
+            return [xs[i] for i in keep]
+
+        return dataclasses.replace(
+            self, item=take(self.item), event=take(self.event), step=take(self.step), run=take(self.run),
+            tokens=take(self.tokens), task=take(self.task), outcome=take(self.outcome), by=take(self.by),
+            time=take(self.time), group=None if self.group is None else take(self.group),
+            has_step=bool(keep) and all(self.step[i] is not None for i in keep),
+            has_tokens=any(self.tokens[i] is not None for i in keep),
+            has_task=any(self.task[i] is not None for i in keep),
+        )
 
 
 def load_events(
@@ -50,14 +66,18 @@ def load_events(
     run: str | None = None,
     input_format: str = "auto",
     extra_columns: Mapping[str, str] | None = None,
+    group_column: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> EventLog:
     """Read every row of ``path``. ``time_kind`` forces ``timestamp`` or ``step`` ordering
     (default: timestamps when every row has a parseable ``ts``, else steps, else row order).
-    ``extra_columns`` maps ``task`` / ``outcome`` / ``by`` to the source columns holding them."""
+    ``extra_columns`` maps ``task`` / ``outcome`` / ``by`` to the source columns holding them;
+    ``group_column``, a source column read as text into ``group`` when the trace has it."""
     extra = _extra_map(extra_columns)
-    reader = open_trace(path, columns, optional=tuple(extra.values()), input_format=input_format)
-    cols = _read_all(reader, extra, progress)
+    optional = tuple(dict.fromkeys([*extra.values(), *([group_column] if group_column else [])]))
+    reader = open_trace(path, columns, optional=optional, input_format=input_format)
+    cols = _read_all(reader, {**extra, **({"group": group_column} if group_column else {})}, progress)
+    has_group = group_column is not None and group_column in reader.columns_found
     if "count" in reader.mapping and cols["count_present"]:
         raise InputError(f"{reader.source}: a counts table has no events; ctwm health needs an event trace")
     if run is not None:
@@ -80,6 +100,7 @@ def load_events(
         step=take(steps), run=take(cols["run"]), tokens=take(cols["tokens"]), task=take(cols["task"]),
         outcome=take(cols["outcome"]), by=take(cols["by"]), time=take(time), time_kind=kind, has_step=has_step,
         has_tokens=any(t is not None for t in cols["tokens"]), has_task=any(t is not None for t in cols["task"]),
+        group=take([None if g is None else str(g) for g in cols["group"]]) if has_group else None,
     )
 
 
@@ -122,7 +143,8 @@ def _time_axis(cols: dict, time_kind: str | None, has_step: bool, source: str) -
 
 
 def _read_all(reader: TraceReader, extra: Mapping[str, str], progress: ProgressCallback | None) -> dict:
-    names = ("item", "event", "step", "run", "tokens", "ts", "task", "outcome", "by")
+    names = ("item", "event", "step", "run", "tokens", "ts", "task", "outcome", "by", *(("group",) if "group" in extra
+                                                                                      else ()))
     source = {k: extra.get(k, k) for k in names}
     out: dict = {k: [] for k in names}
     out["count_present"] = False

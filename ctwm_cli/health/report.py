@@ -52,6 +52,7 @@ The trace is treated as one memory store: rows of all runs update the same store
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
@@ -69,8 +70,10 @@ from .accumulators import (
 )
 from ..gates import Check, CheckOutcome, evaluate_checks
 from .curve import SuccessCurve, success_volume_curve
+from .deadweight import DeadWeight, DeadWeightAcc, parse_window
 from .events import EventLog, load_events
 from .growth import GrowthFit, classify_growth
+from .scopes import ScopeSummary, scope_of_objects, split_by_scope
 from .results import ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn
 
 MAX_SERIES_POINTS = 200
@@ -101,6 +104,8 @@ METRICS: dict[str, str] = {
     "supersede_cycles": "number of supersede cycles",
     "max_chain_length": "items on the longest supersede chain",
     "superseded_but_retrieved": "items retrieved after they were superseded",
+    "dead_weight_share": "live memories never retrieved (in the window) / live memories",
+    "dead_token_share": "tokens of live memories never retrieved / tokens of live memories",
 }
 
 
@@ -121,9 +126,12 @@ class HealthReport(ToDict):
     growth_series: tuple[tuple[float, int], ...]
     success_curve: SuccessCurve | None
     contradictions: Contradictions
+    dead_weight: DeadWeight
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
     checks: tuple[CheckOutcome, ...] = ()
+    group_by: str | None = None
+    groups: tuple[ScopeHealth, ...] = ()  # one report per scope (--group-by), beside this pooled one
     version: str = __version__
 
     @property
@@ -153,6 +161,8 @@ class HealthReport(ToDict):
             "supersede_cycles": float(self.contradictions.n_cycles),
             "max_chain_length": float(self.contradictions.max_chain_length),
             "superseded_but_retrieved": float(self.contradictions.superseded_but_retrieved),
+            "dead_weight_share": _num(self.dead_weight.dead_weight_share),
+            "dead_token_share": _num(self.dead_weight.dead_token_share),
         }
 
     def to_dict(self) -> dict:
@@ -167,10 +177,22 @@ class HealthReport(ToDict):
         return d
 
     def with_checks(self, checks: Sequence[Check]) -> HealthReport:
-        import dataclasses
-
+        """Gate outcomes of the pooled report, then of each scope's (subject ``SOURCE [user=alice]``)."""
         needs = dict.fromkeys(BUDGET_METRICS, "budget") if self.context.budget is None else {}
-        return dataclasses.replace(self, checks=evaluate_checks(checks, self.metrics, subject=self.source, needs=needs))
+        out = list(evaluate_checks(checks, self.metrics, subject=self.source, needs=needs))
+        for g in self.groups:
+            out += evaluate_checks(checks, g.report.metrics, subject=f"{self.source} [{self.group_by}={g.group}]",
+                                   needs=needs)
+        return dataclasses.replace(self, checks=tuple(out))
+
+
+@result
+class ScopeHealth(ToDict):
+    """The health of one scope's rows (and its share of the memory-object table)."""
+
+    group: str
+    summary: ScopeSummary
+    report: HealthReport
 
 
 def _num(x: float | None) -> float | None:
@@ -187,24 +209,60 @@ def health_of_trace(
     input_format: str = "auto",
     extra_columns: Mapping[str, str] | None = None,
     checks: Sequence[Check] = (),
+    group_by: str | None = None,
+    window: float | str | None = None,
     progress: ProgressCallback | None = None,
 ) -> HealthReport:
-    """Every memory-health metric of the trace at ``path`` (see the module docstring)."""
+    """Every memory-health metric of the trace at ``path`` (see the module docstring).
+
+    ``group_by`` adds one report per scope (:mod:`.scopes`); ``window``: dead weight over the last
+    ``window`` steps, or seconds for a trace timed by ``ts`` (``7d``, ``24h``: :func:`.deadweight.parse_window`)."""
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
         raise UsageError(f"budget must be a positive integer (tokens), got {budget!r}", params=("budget",))
     objs = read_objects(objects) if isinstance(objects, str) else objects
     log = load_events(
         path, columns, time_kind=objs.time_kind if objs is not None else None, run=run,
-        input_format=input_format, extra_columns=extra_columns, progress=progress,
+        input_format=input_format, extra_columns=extra_columns,
+        group_column=group_by if group_by not in (None, "run") else None, progress=progress,
     )
-    report = health_of_events(log, objects=objs, budget=budget, run=run)
+    window = parse_window(window, log.time_kind)
+    if run is not None and objs is not None:  # one run's share of the objects, as for one scope of --group-by
+        objs = scope_of_objects(objs, "run", run, set(log.item))
+    report = health_of_events(log, objects=objs, budget=budget, run=run, window=window)
+    if group_by is not None:
+        report = _with_scopes(report, log, group_by, objs, budget, run, window)
     return report.with_checks(checks) if checks else report
 
 
+def _with_scopes(report: HealthReport, log: EventLog, group_by: str, objects: MemoryObjects | None,
+                 budget: int | None, run: str | None, window: float | None) -> HealthReport:
+    groups, missing = split_by_scope(log, group_by)
+    out = []
+    for g, idx in groups.items():
+        sub = log.subset(idx)
+        objs = None if objects is None else scope_of_objects(objects, group_by, g, set(sub.item))
+        r = health_of_events(sub, objects=objs, budget=budget, run=run, window=window, end=log.time[-1])
+        summary = ScopeSummary(
+            group=g, rows=len(sub), objects=None if objs is None else len(objs.ids), store_size=r.churn.final_size,
+            dead_weight_share=r.dead_weight.dead_weight_share, live=r.dead_weight.live,
+            never_retrieved=r.dead_weight.never_retrieved, stale_hit_share=r.retrieval.stale_hit_share,
+            retrieval_hit_rate=r.retrieval.retrieval_hit_rate, revoked_share=r.failures.revoked_share,
+            expired_items=r.failures.expired_items,
+        )
+        out.append(ScopeHealth(group=g, summary=summary, report=r))
+    notes = report.notes
+    if missing:
+        notes = (*notes, f"{missing:,} rows have no {group_by!r} and are in no group's report")
+    return dataclasses.replace(report, group_by=group_by, groups=tuple(out), notes=notes)
+
+
 def health_of_events(
-    log: EventLog, *, objects: MemoryObjects | None = None, budget: int | None = None, run: str | None = None
+    log: EventLog, *, objects: MemoryObjects | None = None, budget: int | None = None, run: str | None = None,
+    window: float | None = None, end: float | None = None,
 ) -> HealthReport:
-    """Every metric of an event log, in one pass over its rows (see the module docstring)."""
+    """Every metric of an event log, in one pass over its rows (see the module docstring); ``window``:
+    dead weight over the last ``window`` time units only (see :mod:`.deadweight`); ``end``: the time the
+    store is judged at (expiry, dead weight), default the last row's (one scope of a trace: the trace's)."""
     notes: list[str] = []
     warnings: list[str] = []
     kinds = set(log.event)
@@ -213,6 +271,7 @@ def health_of_events(
     store = StoreState(objects)
     context, maint, churn = ContextAcc(mem_event), MaintenanceAcc(), ChurnAcc()
     retrieval, failures, growth = RetrievalAcc(hit_event, kinds), FailureAcc(log.source), GrowthAcc()
+    dead = DeadWeightAcc()
     edges = list(store.obj_edges)
     for i in range(len(log)):
         it, ev, t, task = log.item[i], log.event[i], log.time[i], log.task[i]
@@ -226,6 +285,7 @@ def health_of_events(
         if ev in NON_ITEM_EVENTS:
             continue
         delta = store.apply(it, ev, t)
+        dead.feed(it, ev, t, log.tokens[i])
         churn.feed(task, ev, delta)
         if ev == "supersede" and log.by[i]:
             edges.append((it, log.by[i]))
@@ -242,7 +302,7 @@ def health_of_events(
     maintenance = maint.finish(ctx.steps, warnings)
     store_churn = churn.finish(store, notes)
     retr = retrieval.finish(log.has_step, notes)
-    t_end = log.time[-1] if len(log) else float("nan")
+    t_end = end if end is not None else log.time[-1] if len(log) else float("nan")
     fail = failures.finish(store, objects, t_end, bool(churn.task_start), notes)
     series_t, series_s = growth.series(store.initial)
     curve = None
@@ -253,10 +313,12 @@ def health_of_events(
     contradictions = contradiction_chains(edges, retrieval.superseded_hits)
     if contradictions.n_cycles:
         warnings.append(f"{contradictions.n_cycles} supersede cycle(s): entries supersede each other in a loop")
+    dead_weight = dead.finish(t_end if len(log) else None, window, store.valid_until, unit, notes,
+                              reads_logged=bool(kinds & {"search", "retrieve", "inject"}))
     return HealthReport(
         source=log.source, format=log.format, objects=objects.to_dict() if objects else None, rows=len(log),
         time_unit=unit, run=run, context=ctx, maintenance=maintenance, churn=store_churn, retrieval=retr,
         failures=fail, growth=classify_growth(series_t, series_s, time_unit=unit),
         growth_series=tuple(zip(series_t, series_s, strict=True)), success_curve=curve,
-        contradictions=contradictions, warnings=tuple(warnings), notes=tuple(notes),
+        contradictions=contradictions, dead_weight=dead_weight, warnings=tuple(warnings), notes=tuple(notes),
     )

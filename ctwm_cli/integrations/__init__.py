@@ -3,5 +3,9 @@ and is never imported by the core:
 
 * :mod:`ctwm_cli.integrations.langchain` — ``CtwmCallbackHandler`` (``pip install 'ctwm[langchain]'``);
 * :mod:`ctwm_cli.integrations.llamaindex` — ``CtwmEventHandler`` (``'ctwm[llamaindex]'``);
-* :mod:`ctwm_cli.integrations.otel` — ``TraceFileExporter`` and ``otlp_json`` (``'ctwm[otel]'``).
+* :mod:`ctwm_cli.integrations.otel` — ``TraceFileExporter`` and ``otlp_json`` (``'ctwm[otel]'``);
+* :mod:`ctwm_cli.integrations.mem0` — ``TracedMemory`` around a Mem0 ``Memory`` (``'ctwm[mem0]'``);
+* :mod:`ctwm_cli.integrations.langgraph` — ``TracedStore`` around any LangGraph ``BaseStore``
+  (``'ctwm[langgraph]'``);
+* :mod:`ctwm_cli.integrations.minilm` — ``MiniLMEmbeddings``, an offline LangChain embedder for both.
 """

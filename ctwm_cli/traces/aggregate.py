@@ -20,7 +20,7 @@ from ..results import ToDict, result
 from .base import CHECK_MARK, TraceReader, engine_message
 from .engine import quote_ident, quote_literal
 from .mem0 import MEM0_NOTE
-from .schema import DEFAULT_EVENT
+from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT
 
 #: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.
 DEFAULT_COUNTED = ("retrieve", "inject")
@@ -196,9 +196,15 @@ class _Counted:
         return self.agg.select([*self.keys, "n"])
 
     def distinct_items(self) -> int:
-        if len(self.events) == 1 and self.group_by is None and not self.by:  # one row per item already
+        """Distinct memory items: rows of the kinds that carry no memory item (a ``search`` row's item is
+        its query id) are not items."""
+        others = [e for e in self.events if e in CONTEXT_EVENT_KINDS]
+        if len(self.events) == 1 and not others and self.group_by is None and not self.by:  # one row per item
             return self.agg.num_rows
-        return int(self._one("SELECT count(DISTINCT item) FROM ctwm_agg")[0])
+        if not others:
+            return int(self._one("SELECT count(DISTINCT item) FROM ctwm_agg")[0])
+        kinds = ", ".join(quote_literal(e) for e in others)
+        return int(self._one(f"SELECT count(DISTINCT item) FROM ctwm_agg WHERE event NOT IN ({kinds})")[0])
 
     def item_counts(self, chosen: Sequence[str]) -> list[ItemCounts]:
         """Per-item counts of the ``chosen`` event kinds, sorted by count (descending) then item."""

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ..errors import InputError, UsageError
 from .engine import Engine, EngineOptions, quote_ident, quote_literal
 from .predicate import check_where
-from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap
+from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap, missing_column_message
 
 #: Raised inside DuckDB by a value normalisation cannot accept; the reader then locates it.
 CHECK_MARK = "ctwm-check"
@@ -225,12 +225,8 @@ class TraceReader(ABC):
     def check_required(self, names: Sequence[str]) -> None:
         missing = [c for c in (self.columns.item, *self._required_keep) if c not in names]
         if missing:
-            found = ", ".join(names) if names else "none"
-            raise InputError(
-                f"{self.source}: missing column {missing[0]!r} (columns found: {found}); "
-                "remap with item_col or the matching *_col option",
-                params=("item_col",),
-            )
+            msg = missing_column_message(self.source, missing[0], list(names), item=missing[0] == self.columns.item)
+            raise InputError(msg, params=("item_col",))
 
     def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:
         """``SELECT`` of canonical rows (filtered by ``where``) and the checks behind its casts."""

@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from ..errors import InputError
 from .guard import checked_blocks
-from .schema import INTEGER_COLUMNS, ColumnMap
+from .schema import INTEGER_COLUMNS, ColumnMap, missing_column_message
 from .sources import Layout
 
 
@@ -142,8 +142,8 @@ def _check_line(raw: bytes, where: str, wanted: dict, columns: ColumnMap, found:
         if first_row or columns.item not in found:
             missing = [c for c in (columns.item, *required) if c not in found]
             if missing:
-                return InputError(f"{name}: missing column {missing[0]!r} (columns found: {', '.join(found)}); "
-                                  "remap with item_col or the matching *_col option", params=("item_col",))
+                msg = missing_column_message(name, missing[0], found, item=missing[0] == columns.item)
+                return InputError(msg, params=("item_col",))
         return InputError(f"{where}: missing value in column {columns.item!r}")
     if columns.count in found and columns.count not in obj:
         return InputError(f"{where}: no column {columns.count!r} where earlier lines have one: a counts table and "

@@ -13,16 +13,18 @@ kind. ``valid_until`` null means "no expiry".
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..results import ToDict, result
 from .guard import MAX_DEPTH, json_depth, load_json, read_document
+from .mem0 import is_memory_row, memory_objects_rows
 
 OBJECT_TYPES = ("working", "episodic", "semantic", "procedural")
 TIME_FIELDS = ("created_at", "valid_until", "last_hit_at")
@@ -41,6 +43,22 @@ class MemoryObjects(ToDict):
     confidence: Mapping[str, float | None]
     hit_count: Mapping[str, int | None]
     time_kind: str | None  # "timestamp" (ISO 8601, seconds since the epoch), "step", or None
+    #: owner: a text (a Mem0 session scope, a namespace) or a mapping of texts ({"user": ..., "project": ...})
+    scope: Mapping[str, str | Mapping[str, str] | None] = dataclasses.field(default_factory=dict)
+
+    def restrict(self, keep: Callable[[str, str | Mapping[str, str] | None], bool]) -> MemoryObjects:
+        """The objects for which ``keep(id, scope)`` holds (one tenant's share of a shared table)."""
+        ids = tuple(i for i in self.ids if keep(i, self.scope.get(i)))
+        pick = set(ids)
+
+        def sub(m: Mapping) -> dict:
+            return {k: v for k, v in m.items() if k in pick}
+
+        return dataclasses.replace(
+            self, ids=ids, types=sub(self.types), created_at=sub(self.created_at), valid_until=sub(self.valid_until),
+            supersedes=sub(self.supersedes), confidence=sub(self.confidence), hit_count=sub(self.hit_count),
+            scope=sub(self.scope),
+        )
 
     def to_dict(self) -> dict:
         by_type: dict[str, int] = {}
@@ -66,7 +84,7 @@ def read_objects(path: str | Path) -> MemoryObjects:
     if not rows:
         raise InputError(f"{source}: memory-object table is empty")
     ids: list[str] = []
-    types, created, valid, sup, conf, hits = {}, {}, {}, {}, {}, {}
+    types, created, valid, sup, conf, hits, scope = {}, {}, {}, {}, {}, {}, {}
     kinds: set[str] = set()
     for where, row in rows:
         oid = row.get("id")
@@ -89,15 +107,29 @@ def read_objects(path: str | Path) -> MemoryObjects:
         conf[oid] = _number(row.get("confidence"), "confidence", source, where)
         h = _number(row.get("hit_count"), "hit_count", source, where)
         hits[oid] = None if h is None else int(h)
+        sc = row.get("scope")
+        if isinstance(sc, dict):
+            scope[oid] = {str(k): str(v) for k, v in sc.items() if v is not None}
+        else:
+            scope[oid] = None if sc in (None, "") else str(sc)
     if len(kinds) > 1:
         raise InputError(f"{source}: times mix ISO-8601 timestamps and step numbers; use one kind")
     return MemoryObjects(
         source=source, ids=tuple(ids), types=types, created_at=created, valid_until=valid, supersedes=sup,
-        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None),
+        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None), scope=scope,
     )
 
 
 def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
+    """The object rows of a table; a Mem0 ``get_all()`` / ``search()`` dump becomes object rows
+    (:func:`~ctwm_cli.traces.mem0.memory_objects_rows`: expiry as ``valid_until``, owner as ``scope``)."""
+    rows = _table_rows(p, source)
+    if rows and all(is_memory_row(r) for _, r in rows):
+        return [(w, o) for (w, _), o in zip(rows, memory_objects_rows([r for _, r in rows]), strict=True)]
+    return rows
+
+
+def _table_rows(p: Path, source: str) -> list[tuple[str, dict]]:
     name = p.name.lower()
     try:
         if name.endswith((".parquet", ".pq")):
@@ -111,7 +143,21 @@ def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
         raw = read_document(p, source)
     except (OSError, EOFError) as exc:
         raise InputError(f"{source}: cannot read ({exc})") from None
-    if raw.lstrip().startswith(b"["):
+    head = raw.lstrip()[:1]
+    if head == b"{" and b"\n" in raw.strip():  # one JSON object over several lines: get_all()'s {"results": [...]}
+        try:
+            doc = json.loads(raw.decode("utf-8-sig"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            doc = None  # JSON lines after all: read line by line below, with the line in any error
+        if isinstance(doc, dict) and isinstance(doc.get("results"), list):
+            raw = json.dumps(doc["results"]).encode()
+            head = b"["
+    elif head == b"{":
+        doc = load_json(raw, source, "line 1")
+        if isinstance(doc, dict) and isinstance(doc.get("results"), list):
+            raw = json.dumps(doc["results"]).encode()
+            head = b"["
+    if head == b"[":
         if json_depth(raw) > MAX_DEPTH:
             raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
         data = load_json(raw, source)

@@ -24,6 +24,7 @@ from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_ide
 from .guard import MAX_LINE_BYTES
 from .predicate import check_where
 from .schema import ColumnMap
+from .mem0 import is_sqlite
 from .sources import JSONL_SUFFIXES, Layout, remove_file, resolve, spool_stdin
 from .telemetry import TelemetryReader, sniff_format
 
@@ -303,6 +304,9 @@ def open_trace(
         reader = FileReader(spool_stdin(holder), columns, keep, optional, where=where, engine=engine)
         reader._stdin = holder  # type: ignore[attr-defined]  # the spooled file lives as long as the reader
         return reader
+    if input_format in ("auto", "mem0") and Path(text).is_file() and is_sqlite(text):
+        # Mem0's history.db (a foreign SQLite database gets one line saying so)
+        return TelemetryReader(text, "mem0", keep, optional, where=where, engine=engine)
     layout = resolve(text)
     single_json = len(layout.files) == 1 and layout.root is None and layout.format == "jsonl"
     if input_format == "auto" and single_json and layout.fs is None and text.lower().endswith(JSONL_SUFFIXES):

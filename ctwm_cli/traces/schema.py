@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
@@ -34,6 +34,8 @@ CONTEXT_EVENT_KINDS = ("search", "context", "task_outcome")
 #: task's outcome, and (on ``supersede`` rows) the item that supersedes ``item``.
 HEALTH_COLUMNS = ("task", "outcome", "by")
 DEFAULT_EVENT = "retrieve"
+#: Column names that hold who or what a row belongs to, never the memory item itself.
+_OWNER_IDS = frozenset({"run_id", "session_id", "user_id", "agent_id", "trace_id", "span_id", "task_id", "thread_id"})
 INTEGER_COLUMNS = frozenset({"step", "rank", "tokens", "count"})
 
 
@@ -68,3 +70,22 @@ class ColumnMap:
     def canonical(self) -> dict[str, str]:
         """``{canonical name: source name}`` for every field."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def item_column_guess(found: Sequence[str]) -> str | None:
+    """The found column most likely to hold the item id (``id``, ``memory_id``, ``doc_id``...), else None."""
+    for name in found:
+        low = name.lower()
+        if low in ("id", "item_id", "key") or (low.endswith(("_id", "id")) and low not in _OWNER_IDS):
+            return name
+    return None
+
+
+def missing_column_message(source: str, missing: str, found: Sequence[str], *, item: bool = True) -> str:
+    """The one line for a trace without a required column, naming a likely item column when there is one.
+
+    ``item``: the missing column is the item column. It names the parameter ``item_col`` (the CLI shows
+    its flag)."""
+    guess = item_column_guess(found) if item else None
+    hint = f"remap with item_col {guess}" if guess else "remap with item_col or the matching *_col option"
+    return f"{source}: missing column {missing!r} (columns found: {', '.join(found) if found else 'none'}); {hint}"

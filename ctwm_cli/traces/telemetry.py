@@ -33,13 +33,15 @@ else the trace id; ``ts`` = span start (ISO 8601, UTC; the outcome row uses the 
 generate_content) of the run that started before the span, so memory operations share the step
 of the model call that follows them (runs without inference spans: order of start times).
 
-A Mem0 history export is the list of rows of ``Memory.history()`` / the ``history`` table
-(``memory_id``, ``event`` ADD/UPDATE/DELETE, ``old_memory``, ``new_memory``, ``created_at``,
-``updated_at``, ...), as a JSON array, ``{"results": [...]}`` or JSON lines. ADD -> ``write``,
-UPDATE -> ``update``, DELETE -> ``archive`` (NONE rows are skipped); ts = ``updated_at`` for
+A Mem0 history is Mem0's SQLite ``history.db`` or the rows of ``Memory.history()`` / the ``history``
+table (``memory_id``, ``event`` ADD/UPDATE/DELETE, ``old_memory``, ``new_memory``, ``created_at``,
+``updated_at``, ...) as a JSON array, ``{"results": [...]}`` or JSON lines (:mod:`.mem0`). ADD ->
+``write``, UPDATE -> ``update`` (an UPDATE whose text is unchanged — an expiry or metadata change — is
+skipped: not an edit), DELETE -> ``archive`` (NONE rows are skipped); ts = ``updated_at`` for
 UPDATE/DELETE when present, else ``created_at``; step = dense rank of ts (file order if a row has
-no time); run = ``run_id`` / ``user_id`` / ``agent_id`` if present; task = ``task_id`` / ``task``
-(top level or in ``metadata``) if present.
+no time); run = the owner as Mem0's session-scope key (``agent_id=a1&user_id=alice``) from the row's
+``user_id`` / ``agent_id`` / ``run_id`` (Mem0 itself writes none) or from ``owners``; task =
+``task_id`` / ``task`` (top level or in ``metadata``) if present.
 """
 
 from __future__ import annotations
@@ -51,13 +53,15 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..checks import check_choice
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..files import atomic_write, check_output_file
 from ..results import ToDict, result
 from .base import ArrowReader
 from .engine import EngineOptions
 from .guard import read_document
-from .mem0 import MEM0_EVENTS, MEM0_NOTE, mem0_rows
+from .mem0 import (
+    MEM0_EVENTS, MEM0_NOTE, is_sqlite, looks_like_history, looks_like_memories, mem0_history, mem0_rows, read_owners,
+)
 from .openinference import looks_like_openinference, openinference_trace_rows
 from .otel import INFERENCE_OPS, SEARCH_OPS, WRITE_OPS, any_value, otel_rows
 from .schema import ColumnMap
@@ -109,7 +113,7 @@ def _is_otel(head: bytes, columns: ColumnMap) -> bool:
 
 def _is_mem0(head: bytes, columns: ColumnMap) -> bool:
     has_item = re.search(b'"' + re.escape(columns.item.encode()) + rb'"\s*:', head) is not None
-    return b'"memory_id"' in head and b'"event"' in head and not has_item
+    return (looks_like_history(head) or looks_like_memories(head)) and not has_item
 
 
 #: Content sniffers, tried in order: format name -> test on the first 64 KiB of the file.
@@ -119,8 +123,11 @@ SNIFFERS: dict[str, Callable[[bytes, ColumnMap], bool]] = {
 
 
 def sniff_format(path: str | Path, columns: ColumnMap | None = None) -> str | None:
-    """The telemetry format whose sniffer recognises the head of a JSON file, else ``None``."""
+    """The telemetry format whose sniffer recognises the head of a JSON file (or an SQLite database:
+    Mem0's history.db), else ``None``."""
     columns = columns or ColumnMap()
+    if is_sqlite(path):
+        return "mem0"
     try:
         head = read_document(path, limit=_SNIFF_BYTES)
     except (OSError, InputError):  # unreadable: let the JSONL reader report it
@@ -159,17 +166,28 @@ class TelemetryReader(ArrowReader):
 
 
 def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = None, *,
-                     overwrite: bool = False) -> ImportResult:
+                     owners: str | Path | None = None, overwrite: bool = False) -> ImportResult:
     """Read ``path`` as ``fmt`` (otel or mem0) and, if ``output`` is given, write a Parquet trace
-    (an existing ``output`` only with ``overwrite``)."""
+    (an existing ``output`` only with ``overwrite``).
+
+    ``owners`` (mem0 only): a ``get_all()`` dump or a trace of the Mem0 wrapper, whose owners (session
+    scopes) fill ``run`` of the history rows, which have none."""
     check_choice("format", fmt, ROW_READERS)
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such file")
+    if owners is not None and fmt != "mem0":
+        raise UsageError("owners applies to a Mem0 history only", params=("owners",))
     if output is not None:
         check_output_file(output, param="output", suffixes=(".parquet", ".pq"), overwrite=overwrite)
-    rows, records, mapped = telemetry_rows(p, fmt)
-    notes = import_notes(path, fmt, rows, records)
+    extra: list[str] = []
+    if fmt == "mem0":
+        hist = mem0_history(p, read_owners(owners) if owners is not None else None)
+        rows, records, mapped = hist.rows, hist.records, hist.mapped
+        extra = mem0_notes(hist)
+    else:
+        rows, records, mapped = telemetry_rows(p, fmt)
+    notes = import_notes(path, fmt, rows, records) + tuple(extra)
     table = rows_table(rows)
     if output is not None:
         import pyarrow.parquet as pq
@@ -185,6 +203,18 @@ def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = Non
         runs=len({r.get("run") for r in rows if r.get("run") is not None}),
         tasks=len({r.get("task") for r in rows if r.get("task") is not None}), notes=notes,
     )
+
+
+def mem0_notes(hist) -> list[str]:
+    """What a Mem0 import dropped or could not join."""
+    notes = []
+    if hist.unchanged_updates:
+        notes.append(f"{hist.unchanged_updates:,} UPDATE rows left the text unchanged (an expiry or metadata change): "
+                     "not counted as edits")
+    if hist.with_owner < hist.memories:
+        notes.append(f"{hist.memories - hist.with_owner:,} of {hist.memories:,} memories have no owner (Mem0's history "
+                     "records none): pass owners from the wrapper's trace or a get_all() dump")
+    return notes
 
 
 def import_notes(path: str | Path, fmt: str, rows: Sequence[dict], records: int) -> tuple[str, ...]:

@@ -3,7 +3,6 @@
 * ``otel_spans.json``     OTLP JSON (one ExportTraceServiceRequest) with GenAI memory/retrieval spans:
                           two agent invocations (traces) of conversation ``conv-1``, hand-written
                           so that the imported rows and the health metrics can be checked by hand
-* ``mem0_history.json``   a Mem0 ``history`` export (JSON array of ADD / UPDATE / DELETE rows)
 * ``events.jsonl``        a synthetic event trace of one agent over 80 tasks with task outcomes,
                           token counts, context rows, maintenance steps, supersede chains (seeded)
 * ``objects.jsonl``       the memory-object table of the same store (id, type, subject, content,
@@ -127,26 +126,6 @@ def otel_document() -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# Mem0 history
-
-
-def mem0_history() -> list[dict]:
-    def row(i, mid, old, new, event, created, updated=None, deleted=0):
-        return {"id": f"h{i}", "memory_id": mid, "old_memory": old, "new_memory": new, "event": event,
-                "created_at": created, "updated_at": updated, "is_deleted": deleted, "actor_id": None,
-                "role": "user", "user_id": "alice"}
-
-    return [
-        row(1, "m1", None, "Likes green tea", "ADD", "2026-01-01T10:00:00+00:00"),
-        row(2, "m2", None, "Lives in Lyon", "ADD", "2026-01-01T10:00:00+00:00"),
-        row(3, "m1", "Likes green tea", "Likes oolong tea", "UPDATE",
-            "2026-01-01T10:00:00+00:00", "2026-01-02T09:00:00+00:00"),
-        row(4, "m3", None, "Works on the billing service", "ADD", "2026-01-03T08:00:00+00:00"),
-        row(5, "m2", "Lives in Lyon", None, "DELETE", "2026-01-01T10:00:00+00:00", "2026-01-04T12:00:00+00:00", 1),
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
 # Synthetic event trace + memory-object table
 
 
@@ -237,7 +216,6 @@ def synthetic(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
 def main() -> None:
     rng = np.random.default_rng(SEED)
     (HERE / "otel_spans.json").write_text(json.dumps(otel_document(), indent=1) + "\n")
-    (HERE / "mem0_history.json").write_text(json.dumps(mem0_history(), indent=1) + "\n")
     rows, objs = synthetic(rng)
     with (HERE / "events.jsonl").open("w") as fh:
         for r in rows:

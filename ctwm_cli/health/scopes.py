@@ -1,0 +1,101 @@
+"""Per-tenant health: one report per scope (user, agent, run, namespace) of a shared memory store.
+
+``group_by`` names how a row's scope is found:
+
+* ``run`` — the trace's ``run`` column (a LangGraph namespace, a Mem0 session scope, an episode);
+* a column of the trace (``user``, ``tenant``, ``task``...) — its values;
+* ``user`` / ``agent`` (or ``user_id`` / ``agent_id`` / ``run_id``) when the trace has no such column —
+  that part of the Mem0 session scope in ``run`` (``agent_id=planner&user_id=alice``), as the Mem0
+  wrapper and ``ctwm import mem0`` write it.
+
+Rows without a scope are left out of every group (counted in a note). A group's memory objects are
+those whose ``scope`` names it; objects without a scope belong to the groups whose rows mention them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..errors import InputError
+from ..results import ToDict, result
+from ..traces.mem0 import scope_parts
+from ..traces.objects import MemoryObjects
+from .events import EventLog
+
+#: --group-by names that can also be read out of a Mem0 session scope held in ``run``
+SCOPE_PARTS = {"user": "user_id", "agent": "agent_id", "user_id": "user_id", "agent_id": "agent_id",
+               "run_id": "run_id"}
+
+
+@result
+class ScopeSummary(ToDict):
+    """One row of the per-scope table."""
+
+    group: str
+    rows: int
+    objects: int | None
+    store_size: int
+    dead_weight_share: float
+    live: int
+    never_retrieved: int
+    stale_hit_share: float
+    retrieval_hit_rate: float
+    revoked_share: float
+    expired_items: int
+
+
+def group_values(log: EventLog, group_by: str) -> list[str | None]:
+    """The scope of each row of ``log`` under ``group_by`` (see the module docstring)."""
+    if group_by == "run":
+        return list(log.run)
+    if log.group is not None:
+        return list(log.group)
+    key = SCOPE_PARTS.get(group_by)
+    if key is not None:
+        parsed = [scope_parts(r) for r in log.run]
+        if any(p is not None for p in parsed):
+            return [None if p is None else p.get(key) for p in parsed]
+    raise InputError(
+        f"{log.source}: no column {group_by!r} to group by"
+        + (" (and its run values are not Mem0 session scopes such as user_id=alice)" if key else ""),
+        params=("group_by",),
+    )
+
+
+def scope_of_objects(objects: MemoryObjects, group_by: str, group: str, items: set[str]) -> MemoryObjects:
+    """The objects of one group: those whose ``scope`` names the group, and those the group's rows mention
+    whose scope cannot say otherwise (none, a text that is not a Mem0 session scope, a mapping without
+    the ``group_by`` entry).
+
+    A scope is a text (``run``: equal to the group; ``user``/``agent``: that part of a Mem0 session
+    scope) or a mapping (``{"user": "u_102", "project": "p_77"}``: its ``group_by`` entry, or the
+    ``user_id``-style one)."""
+    key = SCOPE_PARTS.get(group_by)
+
+    def keep(oid: str, scope) -> bool:
+        if isinstance(scope, Mapping):
+            names = [group_by] + ([key, key.removesuffix("_id")] if key else [])
+            value = next((scope[n] for n in names if n in scope), None)
+            return oid in items if value is None else value == group
+        if scope is None:
+            return oid in items
+        if group_by == "run" or key is None:
+            return scope == group or oid in items
+        parts = scope_parts(scope)
+        return oid in items if parts is None else parts.get(key) == group
+
+    return objects.restrict(keep)
+
+
+def split_by_scope(log: EventLog, group_by: str) -> tuple[dict[str, list[int]], int]:
+    """Row indices of each scope (sorted by scope), and the number of rows without one."""
+    groups: dict[str, list[int]] = {}
+    missing = 0
+    for i, g in enumerate(group_values(log, group_by)):
+        if g is None or g == "":
+            missing += 1
+        else:
+            groups.setdefault(g, []).append(i)
+    if not groups:
+        raise InputError(f"{log.source}: no row has a {group_by!r} to group by", params=("group_by",))
+    return dict(sorted(groups.items())), missing
