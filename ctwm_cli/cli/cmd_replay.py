@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 METRIC_LABELS = {"tokens_mean": "tokens/step", "tail_error": "tail error", "overall_error": "overall error",
                  "state_coverage": "state cov.", "transition_coverage": "transition cov.",
                  "answerable_tail_error": "answerable tail err.", "answerable_overall_error": "answerable err.",
-                 "evidence_in_prompt": "evidence in prompt", "task_rate": "tasks/step", "steps_per_task": "steps/task"}
+                 "evidence_in_prompt": "evidence in prompt", "tasks_per_episode": "tasks/episode",
+                 "steps_per_task": "steps/task"}
+METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
 
 
 def _ci(lo, hi, digits: int = 3) -> str:
@@ -72,12 +74,37 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
     return t
 
 
+def reading(d) -> str:
+    """What a paired delta says, in words: significant, bounded by its MDE, or why there is no interval."""
+    if d.interval != "formed":
+        return d.interval
+    if d.ci_low is None:
+        return "–"
+    if d.ci_low > 0 or d.ci_high < 0:
+        return "higher" if d.ci_low > 0 else "lower"
+    return "no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0"
+
+
+def _resampled(d) -> str:
+    if d.resampling == "episodes":
+        return "episodes"
+    if d.block is None:
+        return "–"
+    return f"{d.block}" + ("" if d.lag1_autocorrelation is None else f" / {d.lag1_autocorrelation:+.2f}")
+
+
 def _deltas_table(res: ReplayResult, seed: int) -> Table:
     cfg = res.config
-    c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% block-bootstrap CIs "
-                    f"(B={cfg.bootstrap}, block={cfg.block}, seed={seed})", title_justify="left")
-    for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "relative [CI]"):
-        c.add_column(col, justify="left" if col in ("treatment - baseline", "metric") else "right")
+    on = "; error metrics as regret (error - counts on the arm's own steps)" if res.loop == "closed" else ""
+    c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% CIs, MDE at 80% power "
+                    f"(B={cfg.bootstrap}, resample {cfg.resample}, block {cfg.block}, seed={seed}){on}",
+              title_justify="left",
+              caption="block / ρ1: the bootstrap block (steps) and the lag-1 autocorrelation of the per-step "
+                      "difference it was chosen from; episodes: whole episodes resampled (Student-t interval); MDE: "
+                      "the smallest difference this run detects 80% of the time", caption_justify="left")
+    for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "MDE", "block / ρ1",
+                "reading", "relative [CI]"):
+        c.add_column(col, justify="left" if col in ("treatment - baseline", "metric", "reading") else "right")
     last = None
     for d in res.comparisons:
         pair = f"{d.treatment} - {d.baseline}"
@@ -85,13 +112,31 @@ def _deltas_table(res: ReplayResult, seed: int) -> Table:
             "" if d.relative_ci_low is None else f" [{_pct(d.relative_ci_low)}, {_pct(d.relative_ci_high)}]")
         delta = fmt_num(d.delta, 3) + ("" if d.ci_low is None else f" {_ci(d.ci_low, d.ci_high)}")
         c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
-                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, rel)
+                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, fmt_num(d.mde, 3),
+                  _resampled(d), reading(d), rel)
         last = pair
-    statuses = {d.interval for d in res.comparisons} - {"formed"}
-    if statuses:
-        c.caption = "no interval: " + "; ".join(sorted(statuses))
-        c.caption_justify = "left"
     return c
+
+
+def check_min_effect(res: ReplayResult, specs: list[str] | None) -> None:
+    """``--min-effect [METRIC=]X``: exit 1 naming the comparisons that cannot detect X at 80% power."""
+    from ..replay.metrics import HEADLINE_METRIC, undetectable
+
+    bad = []
+    for spec in specs or []:
+        metric, _, value = spec.rpartition("=")
+        metric = metric.strip() or HEADLINE_METRIC
+        try:
+            effect = float(value)
+        except ValueError:
+            raise UsageError(f"--min-effect expects X or METRIC=X, got {spec!r}") from None
+        if not effect > 0:
+            raise UsageError(f"--min-effect must be > 0, got {spec!r}")
+        bad += [f"{d.treatment} - {d.baseline} on {d.metric}: "
+                + (f"MDE {d.mde:.4g} > {effect:g}" if d.mde is not None else f"no interval ({d.interval})")
+                for d in undetectable(res.comparisons, metric, effect)]
+    if bad:
+        raise CheckFailed(f"this run cannot detect the effect asked for at 80% power: {'; '.join(bad)}")
 
 
 def _render(res: ReplayResult, fmt: Format, seed: int, title: str, plot: str | None = None) -> None:
@@ -168,13 +213,15 @@ def replay(
         res = timed(opts, "replay", n * cfg.steps, lambda: replay_encodings(
             cfg, memory=memory.value, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, f"encodings of {memory.value}", opts.plot)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("compare")
 @replay_options
 def compare(
     memory: Annotated[str, typer.Option(
-        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered).")] = "full,flat,graph,ctwm",
+        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered, none: no memory, the floor "
+        "row).")] = "full,flat,graph,ctwm,none",
     encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
     baseline: Annotated[str, typer.Option(
         "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
@@ -212,6 +259,7 @@ def compare(
             cfg, memories=mems, encoding=encoding.value, baseline=base, taus=taus, match_tokens=match_tokens,
             out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "memory policies", opts.plot)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("ablation")
@@ -237,6 +285,7 @@ def ablation(*, opts: ReplayOptions) -> None:
         res = timed(opts, "replay ablation", n * cfg.steps, lambda: replay_ablation(
             cfg, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "encoding x allocation ablation", opts.plot)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("pareto")
@@ -276,7 +325,8 @@ def pareto(
         res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=parse_taus(opts.tau),
                             seed=seed, progress=progress)
     t = Table(title=f"Pareto ({res.loop} loop): {cfg.family}, |V|={cfg.size}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
-                    f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block={cfg.block}, seed={seed})",
+                    f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block {res.bootstrap['block']}, "
+                    f"seed={seed})",
               title_justify="left", caption=res.finding, caption_justify="left")
     cols = ["series", "budget", "tokens/step [CI]", "ans. tail err [CI]", "evidence"]
     if res.loop == "closed":
@@ -298,6 +348,7 @@ def pareto(
 
         tables.append(f"figure: {save_figure(plot_pareto(res), plot)}")
     emit("replay pareto", res.to_dict(), [p.to_dict() for p in res.points], fmt, seed=seed, tables=tables)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("frozen")

@@ -43,6 +43,7 @@ from ..world.env import WorldEnv
 from ..world.policy_base import TaskSampler
 from ..world.run import WorldConfig, simulate
 from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
+from .metrics import RESAMPLES
 
 OPEN_LOOP_AGENTS = ("random-walk", "semantic")
 AGENTS = (*OPEN_LOOP_AGENTS, *CLOSED_LOOP_AGENTS)
@@ -71,7 +72,8 @@ class ReplayConfig(ToDict):
     predictor: str = "reader"
     predictor_params: dict[str, Any] = dataclasses.field(default_factory=dict)
     bootstrap: int = 1000
-    block: int = 50
+    block: int | str = "auto"  # steps per bootstrap block, or "auto": the Politis-White rule per metric
+    resample: str = "steps"  # "steps" (moving blocks) or "episodes" (cluster bootstrap; task metrics always)
     level: float = 0.95
     verify_tokens: bool = False
     tiered: dict[str, Any] = dataclasses.field(default_factory=dict)  # overrides of the tiered policy's parameters
@@ -97,7 +99,13 @@ class ReplayConfig(ToDict):
         if self.predictor not in PREDICTORS:
             raise UsageError(f"unknown predictor {self.predictor!r} (choose from: {', '.join(PREDICTORS)})")
         check_range("bootstrap", self.bootstrap, lo=0)
-        check_range("block", self.block, lo=1)
+        if self.block != "auto":
+            if isinstance(self.block, bool) or not isinstance(self.block, (int, np.integer)):
+                raise UsageError(f"block must be a number of steps or 'auto', got {self.block!r}", params=("block",))
+            check_range("block", self.block, lo=1)
+        if self.resample not in RESAMPLES:
+            raise UsageError(f"resample must be one of {', '.join(RESAMPLES)}, got {self.resample!r}",
+                             params=("resample",))
         check_range("level", self.level, lo=0, hi=1, lo_open=True, hi_open=True)
         check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
         check_tiered_args(self.tiered)
