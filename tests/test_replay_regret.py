@@ -105,3 +105,19 @@ def test_closed_loop_task_metrics_are_per_episode_and_resampled_by_episode():
     assert d.delta == pytest.approx((sum(x.tasks_reached for x in n) - sum(x.tasks_reached for x in g)) / 6)
     few = _delta(n[:3], g[:3], "tasks_per_episode", True)
     assert few.ci_low is None and few.interval.startswith("not formable: 3 episode(s)")
+
+
+def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
+    from scipy import stats
+
+    from ctwm_cli.replay import frozen_replay, replay_encodings
+
+    cfg = ReplayConfig(size=100, steps=300, seeds=(1, 2, 3, 4), bootstrap=0, agent="reader", budget=200)
+    replay_encodings(cfg, memory="graph", seed=1, out=tmp_path / "closed")
+    res = frozen_replay(tmp_path / "closed", "verbose")
+    (term,) = [t for t in res.trajectory_terms if t.live_encoding == "compact"]
+    terms = [r.trajectory_term for r in res.rows if r.live_encoding == "compact"]
+    assert term.episodes == 4 and term.mean == pytest.approx(np.mean(terms))
+    lo, hi = stats.t.interval(0.95, 3, loc=np.mean(terms), scale=np.std(terms, ddof=1) / 2)
+    assert (term.ci_low, term.ci_high) == pytest.approx((lo, hi))
+    assert term.interval.startswith("formed")

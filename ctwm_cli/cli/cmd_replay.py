@@ -405,6 +405,15 @@ def frozen(
                   fmt_num(r.live_overall_error, 4), fmt_num(r.replay_overall_error, 4), fmt_num(r.live_tokens_mean, 5),
                   fmt_num(r.replay_tokens_mean, 5), fmt_num(r.trajectory_term, 3))
     tables: list[Any] = [t]
+    if res.trajectory_terms:
+        tt = Table(title="trajectory term over episodes (mean, Student-t interval over episodes)", title_justify="left")
+        for col in ("memory", "live enc", "episodes", "trajectory term [CI]", "tail term [CI]", "interval"):
+            tt.add_column(col, justify="left" if col in ("memory", "live enc", "interval") else "right")
+        for g in res.trajectory_terms:
+            tt.add_row(g.memory if g.tau is None else f"{g.memory}(tau={g.tau:g})", g.live_encoding, str(g.episodes),
+                       f"{fmt_num(g.mean, 3)} {_ci(g.ci_low, g.ci_high)}",
+                       f"{fmt_num(g.tail_mean, 3)} {_ci(g.tail_ci_low, g.tail_ci_high)}", g.interval)
+        tables.append(tt)
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")
     emit("replay frozen", res.to_dict(), [r.to_dict() for r in res.rows], fmt, tables=tables)
