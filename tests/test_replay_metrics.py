@@ -35,9 +35,13 @@ def test_metrics_match_an_independent_recomputation(small_run):
         memory, tau = arm.memory, arm.tau
         d = steps[(steps.memory == memory) & ((steps.tau == tau) if tau is not None else steps.tau.isna())]
         assert len(d) == 800
-        assert arm.tokens_mean == pytest.approx(d.prompt_tokens.mean())
-        assert arm.tokens_median == pytest.approx(d.prompt_tokens.median())
-        assert arm.tokens_p95 == pytest.approx(np.percentile(d.prompt_tokens, 95))
+        assert arm.tokens_counted == "request"
+        assert arm.tokens_mean == pytest.approx(d.request_tokens.mean())
+        assert arm.tokens_median == pytest.approx(d.request_tokens.median())
+        assert arm.tokens_p95 == pytest.approx(np.percentile(d.request_tokens, 95))
+        assert arm.user_tokens_mean == pytest.approx(d.prompt_tokens.mean())
+        # the request adds the same system prompt and chat template at every step
+        assert (d.request_tokens - d.prompt_tokens).nunique() == 1 and (d.request_tokens > d.prompt_tokens).all()
         assert arm.overall_error == pytest.approx(1 - d.correct.mean())
         tail = []
         for _, g in d.groupby("seed"):  # bottom half of visited states by visits, ties by id

@@ -22,7 +22,7 @@ from .replay_options import (
 if TYPE_CHECKING:
     from ..replay import ReplayResult
 
-METRIC_LABELS = {"tokens_mean": "tokens/step", "tail_error": "tail error", "overall_error": "overall error",
+METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tokens/step", "tail_error": "tail error", "overall_error": "overall error",
                  "state_coverage": "state cov.", "transition_coverage": "transition cov.",
                  "answerable_tail_error": "answerable tail err.", "answerable_overall_error": "answerable err.",
                  "evidence_in_prompt": "evidence in prompt", "tasks_per_episode": "tasks/episode",
@@ -44,20 +44,22 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
     t = Table(title=f"{title} ({res.loop} loop): {cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x "
                     f"{cfg.steps:,} steps, budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}",
               title_justify="left",
-              caption="tokens: whole prediction prompt per step; coverage: state/transition; answerable: an "
+              caption="tokens: the whole request a model receives per step (system prompt, user message, chat "
+                      f"template of {res.tokenizer}); user msg: the memory prompt alone (what the budget binds); "
+                      "coverage: state/transition; answerable: an "
                       "outcome of (s, a) was seen earlier, so a memory could hold it; evidence: share of answerable "
                       "steps whose evidence "
                       "reached the prompt; tail: steps at the least-visited half of the visited states"
                       + ("; each arm drives its own trajectory (closed loop)." if closed else "."),
               caption_justify="left")
-    cols = ["method", "tokens/step", "p95", "coverage", "tail err", "overall err", "answerable", "ans. tail err",
-            "ans. err", "evidence"]
+    cols = ["method", "tokens/step", "p95", "user msg", "coverage", "tail err", "overall err", "answerable",
+            "ans. tail err", "ans. err", "evidence"]
     if closed:
         cols += ["decision tokens", "tasks reached", "steps/task"]
     for col in cols:
         t.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
     for a in res.arms:
-        row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5),
+        row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5), fmt_num(a.user_tokens_mean, 5),
                f"{fmt_num(a.state_coverage, 3)}/{fmt_num(a.transition_coverage, 3)}", fmt_num(a.tail_error, 3),
                fmt_num(a.overall_error, 3), f"{a.answerable_steps:,}", fmt_num(a.answerable_tail_error, 3),
                fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3)]
@@ -67,7 +69,7 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
         t.add_row(*row)
     for r in res.references:
         label = r.name if r.on is None else f"{r.name} on {r.on}"
-        row = [f"{label} (reference)", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
+        row = [f"{label} (reference)", "–", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
                f"{r.answerable_steps:,}", fmt_num(r.answerable_tail_error, 3), fmt_num(r.answerable_overall_error, 3),
                "–"]
         t.add_row(*([*row, "–", "–", "–"] if closed else row))

@@ -2,8 +2,11 @@
 
 Per arm (pooled over the seeds' steps, and per seed):
 
-* ``tokens_mean``, ``tokens_median``, ``tokens_p95``: exact prompt tokens per step (whole prompt,
-  header and output contract included; p95 and the median by linear interpolation, numpy's default);
+* ``tokens_mean``, ``tokens_median``, ``tokens_p95``: exact tokens per step of the whole chat request a
+  model receives: system prompt, user message (the memory prompt: header, memory lines, output
+  contract) and the chat template (:meth:`~ctwm_cli.memory.tokens.TokenCounter.chat_overhead`);
+  ``user_tokens_mean``, ``user_tokens_p95``: the user message alone (what the budget binds);
+  ``tokens_counted`` says so. p95 and the median by linear interpolation, numpy's default;
 * ``state_coverage``: of the steps at which the memory held a transition from ``s_t``, the share
   whose prompt shows one (as a line or a tail-summary entry); ``transition_coverage``: the same for
   an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
@@ -67,7 +70,7 @@ from ..results import ToDict, result
 __all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "ArmMetrics", "PairedDelta", "ReferenceMetrics",
            "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "undetectable"]
 
-METRICS = ("tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
+METRICS = ("tokens_mean", "user_tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
            "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt")
 ERROR_METRICS = ("tail_error", "overall_error", "answerable_tail_error", "answerable_overall_error")
 CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
@@ -107,6 +110,9 @@ class ArmMetrics(ToDict):
     tasks_started: int | None
     tasks_reached: int | None
     steps_per_task: float | None
+    user_tokens_mean: float | None = None  # the user message alone (tokens_* count the whole request)
+    user_tokens_p95: float | None = None
+    tokens_counted: str = "request"  # tokens_*: "request" (system + user + chat template) or "user" (message only)
     tasks_per_episode: float | None = None  # closed loop: targets reached per episode
     # error minus the counts (oracle) reference's error on this arm's own steps
     tail_error_regret: float | None = None
@@ -155,9 +161,18 @@ def _tails(logs: Sequence, tails: Sequence[np.ndarray] | None) -> np.ndarray:
     return np.concatenate(list(tails) if tails is not None else [g.tail for g in logs])
 
 
+def _request(logs: Sequence) -> tuple[np.ndarray, str]:
+    """Per-step tokens of the whole request (``"request"``), or of the user message when a log has no
+    request count (``"user"``)."""
+    if all(getattr(g, "request_tokens", None) is not None for g in logs):
+        return _cat(logs, "request_tokens"), "request"
+    return _cat(logs, "tokens"), "user"
+
+
 def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, seed: int | None = None) -> ArmMetrics:
     """Metrics of one arm over ``logs`` (one per seed) with the seeds' tail-step masks (default: each log's own)."""
-    tok = _cat(logs, "tokens")
+    tok, counted = _request(logs)
+    user = _cat(logs, "tokens")
     wrong = ~_cat(logs, "correct")
     tail = _tails(logs, tails)
     te, tc = _cat(logs, "transition_evidence"), _cat(logs, "transition_covered")
@@ -185,7 +200,8 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         decision_tokens_mean=float(np.mean(_cat(logs, "decision_tokens"))) if closed else None,
         tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
-        tasks_per_episode=reached / len(logs) if closed else None, **regret,
+        tasks_per_episode=reached / len(logs) if closed else None, user_tokens_mean=float(user.mean()),
+        user_tokens_p95=float(np.percentile(user, 95)), tokens_counted=counted, **regret,
     )
 
 
@@ -208,13 +224,14 @@ def reference_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None,
 def _series(logs: Sequence, tails: Sequence[np.ndarray] | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """metric -> (numerator, denominator) per step, seeds concatenated."""
     f = np.float64
-    tok = _cat(logs, "tokens").astype(f)
+    tok = _request(logs)[0].astype(f)
     wrong = ~_cat(logs, "correct")
     tail = _tails(logs, tails)
     te, tc = _cat(logs, "transition_evidence"), _cat(logs, "transition_covered")
     ones = np.ones(tok.size)
     out = {
         "tokens_mean": (tok, ones),
+        "user_tokens_mean": (_cat(logs, "tokens").astype(f), ones),
         "tail_error": ((wrong & tail).astype(f), tail.astype(f)),
         "overall_error": (wrong.astype(f), ones),
         "state_coverage": (_cat(logs, "state_covered").astype(f), _cat(logs, "state_evidence").astype(f)),

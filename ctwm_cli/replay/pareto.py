@@ -117,7 +117,7 @@ def _arms(memories: Sequence[str], encoding: str, taus: Sequence[float], closed:
 
 def _point(arm: Arm, logs: list, budget: int, resample: BlockResample, level: float) -> ParetoPoint:
     m = arm_metrics(logs)
-    tok = np.concatenate([g.tokens for g in logs]).astype(np.float64)
+    tok = np.concatenate([g.request_tokens for g in logs]).astype(np.float64)  # the whole request, as tokens_mean
     ones = np.ones(tok.size)
     wrong = ~np.concatenate([g.correct for g in logs])
     ans_tail = np.concatenate([g.transition_evidence & g.tail for g in logs])
@@ -144,7 +144,7 @@ def _point_block(cfg: ReplayConfig, by_arm: Sequence[Sequence]) -> int:
     best = 1
     for logs in by_arm:
         wrong = [(~g.correct & g.transition_evidence & g.tail).astype(np.float64) for g in logs]
-        for pieces in ([g.tokens.astype(np.float64) for g in logs], wrong):
+        for pieces in ([g.request_tokens.astype(np.float64) for g in logs], wrong):
             best = max(best, politis_white_block(pieces).block)
     return best
 

@@ -35,7 +35,7 @@ from ..memory.policies import (
     DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, CoreTail, EpisodicMemory,
     FullHistory, check_policy_args, make_policy,
 )
-from ..memory.predictor import PREDICTORS, Predictor, make_predictor
+from ..memory.predictor import PREDICTORS, SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tiered_params import check_tiered_args
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_counter
 from ..results import ToDict, result
@@ -198,6 +198,7 @@ class EpisodeLog:
     summarised: list[tuple[tuple[int, ...], tuple[int, ...]]]
     history_tokens: np.ndarray | None  # full history: tokens of the line of each past step
     api_prompt_tokens: np.ndarray | None
+    request_tokens: np.ndarray | None = None  # the whole chat request: system prompt + user message + template
     history_tids: np.ndarray | None = None  # full history: e_0 .. e_{T-1}
     mismatches: int = 0  # frozen replay: steps whose retrieval differs from the recorded one
     first_mismatch: int | None = None
@@ -393,6 +394,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         evidence=evid, state_evidence=se, transition_evidence=te, state_covered=sc & se, transition_covered=tc & te,
         n_injected=n_inj, n_summarised=n_sum, tail_count=tail_count, retrieved=retrieved, scores=scores,
         injected=injected, summarised=summarised, history_tokens=hist_tokens, api_prompt_tokens=api,
+        request_tokens=tokens + counter.chat_overhead(SYSTEM_PROMPT),
         history_tids=tids if history else None, mismatches=mismatches, first_mismatch=first,
         matched_over_budget=over,
         tasks_started=loop.started if closed else None, tasks_reached=loop.reached if closed else None,
