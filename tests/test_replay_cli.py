@@ -32,10 +32,10 @@ def test_default_compares_encodings_and_same_seed_gives_the_same_tables(run_cli)
     assert "seconds" not in first
     assert doc["command"] == "replay" and doc["seed"] == 7 and doc["tokenizer"] == "cl100k_base"
     assert [a["encoding"] for a in doc["arms"]] == ["verbose", "compact"]
-    assert {c["metric"] for c in doc["comparisons"]} == {"tokens_mean", "user_tokens_mean", "tail_error", "overall_error",
-                                                         "state_coverage", "transition_coverage",
+    assert {c["metric"] for c in doc["comparisons"]} == {"tokens_mean", "user_tokens_mean", "tail_error",
+                                                         "overall_error", "state_coverage", "transition_coverage",
                                                          "answerable_tail_error", "answerable_overall_error",
-                                                         "evidence_in_prompt"}
+                                                         "evidence_in_prompt", "majority_evidence_in_prompt"}
     assert all(c["treatment"] == "ctwm(tau=1)/compact" for c in doc["comparisons"])
     assert doc["config"]["seeds"] == [7, 8]
 

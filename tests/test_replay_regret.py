@@ -121,3 +121,17 @@ def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
     lo, hi = stats.t.interval(0.95, 3, loc=np.mean(terms), scale=np.std(terms, ddof=1) / 2)
     assert (term.ci_low, term.ci_high) == pytest.approx((lo, hi))
     assert term.interval.startswith("formed")
+
+
+def test_majority_evidence_is_graded_below_any_outcome_evidence(planted):
+    """Top-k = 1 shows an outcome of (s, a) on most answerable steps, but not always the most seen one."""
+    _, logs = planted
+    for g in logs.values():
+        m = arm_metrics(g)
+        assert m.majority_evidence_in_prompt <= m.evidence_in_prompt
+    k1 = arm_metrics(logs["k1"])
+    assert k1.majority_evidence_in_prompt < k1.evidence_in_prompt
+    assert arm_metrics(logs["none"]).majority_evidence_in_prompt == 0
+    cfg = ReplayConfig(**{**CFG, "seeds": (1,)}).checked()
+    full = arm_metrics(_logs(cfg, Arm(memory="full", encoding="compact"), False))
+    assert full.majority_evidence_in_prompt == full.evidence_in_prompt == 1

@@ -22,10 +22,12 @@ from .replay_options import (
 if TYPE_CHECKING:
     from ..replay import ReplayResult
 
-METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tokens/step", "tail_error": "tail error", "overall_error": "overall error",
+METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tokens/step", "tail_error": "tail error",
+                 "overall_error": "overall error",
                  "state_coverage": "state cov.", "transition_coverage": "transition cov.",
                  "answerable_tail_error": "answerable tail err.", "answerable_overall_error": "answerable err.",
-                 "evidence_in_prompt": "evidence in prompt", "tasks_per_episode": "tasks/episode",
+                 "evidence_in_prompt": "evidence in prompt", "majority_evidence_in_prompt": "majority in prompt",
+                 "tasks_per_episode": "tasks/episode",
                  "steps_per_task": "steps/task"}
 METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
 
@@ -49,11 +51,12 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
                       "coverage: state/transition; answerable: an "
                       "outcome of (s, a) was seen earlier, so a memory could hold it; evidence: share of answerable "
                       "steps whose evidence "
-                      "reached the prompt; tail: steps at the least-visited half of the visited states"
+                      "reached the prompt; majority: ... whose most often seen outcome did; tail: steps at the "
+                      "least-visited half of the visited states"
                       + ("; each arm drives its own trajectory (closed loop)." if closed else "."),
               caption_justify="left")
     cols = ["method", "tokens/step", "p95", "user msg", "coverage", "tail err", "overall err", "answerable",
-            "ans. tail err", "ans. err", "evidence"]
+            "ans. tail err", "ans. err", "evidence", "majority"]
     if closed:
         cols += ["decision tokens", "tasks reached", "steps/task"]
     for col in cols:
@@ -62,7 +65,8 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
         row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5), fmt_num(a.user_tokens_mean, 5),
                f"{fmt_num(a.state_coverage, 3)}/{fmt_num(a.transition_coverage, 3)}", fmt_num(a.tail_error, 3),
                fmt_num(a.overall_error, 3), f"{a.answerable_steps:,}", fmt_num(a.answerable_tail_error, 3),
-               fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3)]
+               fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3),
+               fmt_num(a.majority_evidence_in_prompt, 3)]
         if closed:
             row += [fmt_num(a.decision_tokens_mean, 5), f"{a.tasks_reached}/{a.tasks_started}",
                     fmt_num(a.steps_per_task, 4)]
@@ -71,7 +75,7 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
         label = r.name if r.on is None else f"{r.name} on {r.on}"
         row = [f"{label} (reference)", "–", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
                f"{r.answerable_steps:,}", fmt_num(r.answerable_tail_error, 3), fmt_num(r.answerable_overall_error, 3),
-               "–"]
+               "–", "–"]
         t.add_row(*([*row, "–", "–", "–"] if closed else row))
     return t
 

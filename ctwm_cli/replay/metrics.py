@@ -21,7 +21,11 @@ can, and the error measures only the reader's fallback guess. ``answerable_steps
 ``answerable_tail_error`` and ``answerable_overall_error`` are the errors over the answerable steps
 (of the tail, of all); ``evidence_in_prompt`` is the share of answerable steps whose evidence (an
 outcome of ``(s_t, a_t)``) reached the prompt as its own line or inside the tail summary (it equals
-``transition_coverage``). Two **reference rows** on the same steps bound what a memory can do:
+``transition_coverage``); ``majority_evidence_in_prompt`` is the graded version: the share of
+answerable steps whose prompt shows the *most frequent* past outcome of ``(s_t, a_t)`` (the one
+``counts`` predicts), so a prompt showing only a minority outcome does not count (``None`` for a
+policy with its own store, whose entries are not transitions). Two **reference rows** on the same
+steps bound what a memory can do:
 ``oracle`` predicts the argmax of the true ``P(s' | s_t, a_t)`` (ties: the smaller transition id);
 ``counts`` predicts the outcome of ``(s_t, a_t)`` seen most often so far (all past outcomes, no
 budget; ties: the one seen first) and has no prediction on unanswerable steps.
@@ -71,7 +75,7 @@ __all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "ArmMetri
            "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "undetectable"]
 
 METRICS = ("tokens_mean", "user_tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
-           "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt")
+           "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt", "majority_evidence_in_prompt")
 ERROR_METRICS = ("tail_error", "overall_error", "answerable_tail_error", "answerable_overall_error")
 CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
 EPISODE_METRICS = CLOSED_LOOP_METRICS  # their unit is the episode: always resampled by episode
@@ -110,6 +114,7 @@ class ArmMetrics(ToDict):
     tasks_started: int | None
     tasks_reached: int | None
     steps_per_task: float | None
+    majority_evidence_in_prompt: float | None = None  # answerable steps whose prompt shows the most seen outcome
     user_tokens_mean: float | None = None  # the user message alone (tokens_* count the whole request)
     user_tokens_p95: float | None = None
     tokens_counted: str = "request"  # tokens_*: "request" (system + user + chat template) or "user" (message only)
@@ -181,6 +186,8 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
     history = logs[0].history_tokens is not None
     closed = getattr(logs[0], "tasks_reached", None) is not None
     reached = sum(g.tasks_reached for g in logs) if closed else None
+    mc = _cat(logs, "majority_covered") if all(getattr(g, "majority_covered", None) is not None for g in logs) \
+        else None
     series = _series(logs, tails)
     regret = {f"{m}{kind}": _ratio(series[f"{m}{kind}"][0].sum(), series[f"{m}{kind}"][1].sum())
               for m in ERROR_METRICS for kind in ("_regret", "_oracle_regret")}
@@ -200,6 +207,7 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         decision_tokens_mean=float(np.mean(_cat(logs, "decision_tokens"))) if closed else None,
         tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
+        majority_evidence_in_prompt=_ratio((mc & te).sum(), te.sum()) if mc is not None else None,
         tasks_per_episode=reached / len(logs) if closed else None, user_tokens_mean=float(user.mean()),
         user_tokens_p95=float(np.percentile(user, 95)), tokens_counted=counted, **regret,
     )
@@ -240,6 +248,8 @@ def _series(logs: Sequence, tails: Sequence[np.ndarray] | None) -> dict[str, tup
         "answerable_overall_error": ((wrong & te).astype(f), te.astype(f)),
         "evidence_in_prompt": (tc.astype(f), te.astype(f)),
     }
+    if all(getattr(g, "majority_covered", None) is not None for g in logs):
+        out["majority_evidence_in_prompt"] = (_cat(logs, "majority_covered").astype(f), te.astype(f))
     masks = {"tail_error": tail, "overall_error": ones.astype(bool), "answerable_tail_error": te & tail,
              "answerable_overall_error": te}
     for ref, kind in (("counts", "_regret"), ("oracle", "_oracle_regret")):

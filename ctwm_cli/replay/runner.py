@@ -199,6 +199,8 @@ class EpisodeLog:
     history_tokens: np.ndarray | None  # full history: tokens of the line of each past step
     api_prompt_tokens: np.ndarray | None
     request_tokens: np.ndarray | None = None  # the whole chat request: system prompt + user message + template
+    # the most frequent past outcome of (s_t, a_t) reached the prompt (None: a policy with its own store)
+    majority_covered: np.ndarray | None = None
     history_tids: np.ndarray | None = None  # full history: e_0 .. e_{T-1}
     mismatches: int = 0  # frozen replay: steps whose retrieval differs from the recorded one
     first_mismatch: int | None = None
@@ -320,7 +322,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
     tokens = np.empty(n, dtype=np.int64)
     conf: list[str] = []
     evid: list[str] = []
-    se, te, sc, tc = (np.zeros(n, dtype=bool) for _ in range(4))
+    se, te, sc, tc, mc = (np.zeros(n, dtype=bool) for _ in range(5))
     n_inj, n_sum, tail_count = (np.zeros(n, dtype=np.int64) for _ in range(3))
     retrieved: list[tuple[int, ...]] = []
     scores: list[tuple[float, ...]] = []
@@ -340,9 +342,11 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         tids[t] = tid
         se[t] = mem.has_state(s)
         outs = by_action.get(g)
+        best = -1
         if outs:
             te[t] = True
-            counts_pred[t] = dst[max(outs, key=lambda x: freq[x])]  # max keeps the first seen on ties
+            best = max(outs, key=lambda x: freq[x])  # max keeps the first seen on ties
+            counts_pred[t] = dst[best]
         oracle_pred[t] = oracle[g]
         r = retrieve(s, a)
         if recorded is not None and r.tids != recorded[t]:
@@ -371,6 +375,8 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         tokens[t] = p.tokens
         sc[t] = p.mentions_state
         tc[t] = p.mentions_transition
+        if best >= 0 and p.mentions_transition and not history:  # the most seen outcome itself is shown
+            mc[t] = best in p.injected or best in p.summarised
         n_inj[t] = len(p.injected)
         n_sum[t] = len(p.summarised)
         tail_count[t] = p.tail_count
@@ -383,6 +389,8 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         if observe is not None:
             observe(tid, t)
     nxt = world.tid_dst[tids]
+    if history:  # every past step is in the prompt
+        mc = te.copy()
     hist_tokens = None
     if history:  # the line of step j costs the same at every later step (history lines never change)
         lt = pol.line_tokens
@@ -392,6 +400,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         arm=arm, seed=ep.seed, tids=tids, states=world.tid_src[tids], prediction=pred, correct=pred == nxt,
         oracle_correct=oracle_pred == nxt, counts_correct=counts_pred == nxt, tokens=tokens, confidence=conf,
         evidence=evid, state_evidence=se, transition_evidence=te, state_covered=sc & se, transition_covered=tc & te,
+        majority_covered=None if observe is not None else mc & te,
         n_injected=n_inj, n_summarised=n_sum, tail_count=tail_count, retrieved=retrieved, scores=scores,
         injected=injected, summarised=summarised, history_tokens=hist_tokens, api_prompt_tokens=api,
         request_tokens=tokens + counter.chat_overhead(SYSTEM_PROMPT),
