@@ -80,8 +80,9 @@ class BlockResample:
 
     #: above this many block starts in all (replicates x blocks) they are drawn again, in chunks of
     #: replicates from one stored seed, at every ``sums`` (short blocks on long runs: 1,000 replicates of
-    #: 40,000 one-step blocks would hold 320 MB)
-    MAX_STORED = 4_000_000
+    #: 40,000 one-step blocks would hold 160 MB)
+    MAX_STORED = 8_000_000
+    CHUNK = 1_000_000  # block starts gathered at once (bounds the temporaries of ``sums``)
 
     def __init__(self, lengths: Sequence[int], block: int, replicates: int, rng: np.random.Generator):
         self.replicates = int(replicates)
@@ -97,7 +98,8 @@ class BlockResample:
                            "steps (use a block <= half the steps)")
         else:
             self.status = FORMED
-            if replicates * sum(n // block for n in lengths) <= self.MAX_STORED:
+            self.per_replicate = sum(n // block for n in lengths)
+            if replicates * self.per_replicate <= self.MAX_STORED:
                 self.starts = self._draw(rng, replicates)
             else:
                 self._seed = int(rng.integers(0, 2**63 - 1))
@@ -105,21 +107,29 @@ class BlockResample:
     def _draw(self, rng: np.random.Generator, replicates: int) -> np.ndarray:
         starts, offset = [], 0
         for n in self.lengths:
-            starts.append(offset + rng.integers(0, n - self.size + 1, size=(replicates, n // self.size)))
+            starts.append(offset + rng.integers(0, n - self.size + 1, size=(replicates, n // self.size),
+                                                dtype=np.int32))
             offset += n
         return np.concatenate(starts, axis=1)
 
-    def sums(self, x: np.ndarray) -> np.ndarray:
-        cs = np.concatenate([[0.0], np.cumsum(x, dtype=np.float64)])
+    def _chunks(self):
+        rows = max(1, self.CHUNK // self.per_replicate)
         if self.starts is not None:
-            return (cs[self.starts + self.size] - cs[self.starts]).sum(axis=1)
+            for lo in range(0, self.replicates, rows):
+                yield self.starts[lo: lo + rows]
+            return
         rng = np.random.default_rng(self._seed)  # the same starts at every call: the arms stay paired
-        per = max(1, self.MAX_STORED // sum(n // self.size for n in self.lengths))
-        out = []
-        for lo in range(0, self.replicates, per):
-            st = self._draw(rng, min(per, self.replicates - lo))
-            out.append((cs[st + self.size] - cs[st]).sum(axis=1))
-        return np.concatenate(out)
+        for lo in range(0, self.replicates, rows):
+            yield self._draw(rng, min(rows, self.replicates - lo))
+
+    def sums(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.size and x[0] == 1 and np.all(x == 1):  # a count of steps: every replicate sums the same number
+            return np.full(self.replicates, float(self.per_replicate * self.size))
+        if self.size == 1:
+            return np.concatenate([x[st].sum(axis=1) for st in self._chunks()])
+        cs = np.concatenate([[0.0], np.cumsum(x)])
+        return np.concatenate([(cs[st + self.size] - cs[st]).sum(axis=1) for st in self._chunks()])
 
 
 class EpisodeResample:
