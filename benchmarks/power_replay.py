@@ -63,7 +63,9 @@ def memory_off(args) -> None:
 
 
 def topk1(args) -> None:
-    right = wrong_raw = 0
+    metrics = ("answerable_tail_error", "answerable_overall_error")
+    right = dict.fromkeys(metrics, 0)
+    wrong_raw = dict.fromkeys(metrics, 0)
     agent = make_agent("reader", {})
     for r in range(args.reps):
         seed = 1000 * r + args.seed
@@ -80,15 +82,17 @@ def topk1(args) -> None:
                 g.tail = tail_states(g.states, ep.world.size)[g.states]
                 logs[name].append(g)
         rng = np.random.default_rng(seed)
-        kw = dict(replicates=cfg.bootstrap, block="auto", level=0.95, rng=rng, metrics=("answerable_tail_error",))
-        reg = paired_deltas(logs["k1"], logs["k5"], None, regret=True, **kw)[0]
-        raw = paired_deltas(logs["k1"], logs["k5"], None, regret=False, **kw)[0]
-        right += reg.ci_low is not None and reg.ci_low > 0
-        wrong_raw += raw.ci_high is not None and raw.ci_high < 0
-        print(f"run {r}: regret delta {reg.delta:+.4f} [{reg.ci_low:+.4f}, {reg.ci_high:+.4f}]; raw delta "
-              f"{raw.delta:+.4f} [{raw.ci_low:+.4f}, {raw.ci_high:+.4f}]", flush=True)
-    print(f"k=1 worse by answerable tail error regret (right sign, significant): {_rate(right, args.reps)}")
-    print(f"k=1 'better' by raw answerable tail error (wrong sign, significant): {_rate(wrong_raw, args.reps)}")
+        kw = dict(replicates=cfg.bootstrap, block="auto", level=0.95, rng=rng, metrics=metrics)
+        reg = paired_deltas(logs["k1"], logs["k5"], None, regret=True, **kw)
+        raw = paired_deltas(logs["k1"], logs["k5"], None, regret=False, **kw)
+        for m, g, w in zip(metrics, reg, raw, strict=True):
+            right[m] += g.ci_low is not None and g.ci_low > 0
+            wrong_raw[m] += w.ci_high is not None and w.ci_high < 0
+            print(f"run {r} {m}: regret delta {g.delta:+.4f} [{g.ci_low:+.4f}, {g.ci_high:+.4f}]; raw delta "
+                  f"{w.delta:+.4f} [{w.ci_low:+.4f}, {w.ci_high:+.4f}]", flush=True)
+    for m in metrics:
+        print(f"{m}: k=1 worse by regret (right sign, significant): {_rate(right[m], args.reps)}; "
+              f"k=1 'better' by raw error (wrong sign, significant): {_rate(wrong_raw[m], args.reps)}")
 
 
 def _persistent(rng: np.random.Generator, n: int = 2000, run: int = 200, p: float = 0.3, d: float = 0.1):

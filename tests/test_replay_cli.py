@@ -138,3 +138,11 @@ def test_block_and_resample_are_checked(run_cli):
                    "--seed", "1", "--bootstrap", "50", "--resample", "episodes", "--json"])
     doc = json.loads(few.out)
     assert all(c["interval"].startswith("not formable: 2 episode(s)") for c in doc["comparisons"])
+
+
+def test_default_episodes_are_3_in_open_loop_and_30_in_closed_loop(run_cli):
+    """30: the measured number at which tasks per episode detects memory off >= 80% of the time."""
+    base = ["replay", "compare", "--memory", "none", "--baseline", "none", "--size", "100", "--steps", "20",
+            "--seed", "1", "--bootstrap", "0", "--json"]
+    assert len(json.loads(run_cli(base).out)["config"]["seeds"]) == 3
+    assert len(json.loads(run_cli([*base, "--agent", "reader"]).out)["config"]["seeds"]) == 30

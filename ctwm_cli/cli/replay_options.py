@@ -36,7 +36,7 @@ Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ign
 PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
 Resample = Enum("Resample", {r: r for r in ("steps", "episodes")}, type=str)  # type: ignore[misc]
 OPEN_LOOP_EPISODES = 3
-CLOSED_LOOP_EPISODES = 12  # measured: benchmarks/power_replay.py (README, "How many episodes")
+CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
 
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="Endpoint predictor or agent: base URL (http/https) of an OpenAI-compatible server, e.g. "
