@@ -14,7 +14,7 @@ Sources, each giving one or more rows (configuration, token reduction with its C
 Token reduction is always 1 − tokens(CTWM) / tokens(Graph Memory) over the paired units (steps or
 questions); a negative value means CTWM spent more. A saving is only worth what it costs, so every row
 also carries the **quality difference** CTWM − Graph with its interval, from the same paired
-comparison: answerable tail error (its regret in closed loop) for the synthetic and replay rows,
+comparison: tail error (its regret in closed loop) for the synthetic and replay rows,
 the parity metric (accuracy, else session recall) for LongMemEval; text games have none.
 """
 
@@ -86,7 +86,7 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
         cov = next((d for d in comps if d.get("metric") == "transition_coverage"
                     and d.get("treatment") == c["treatment"]
                     and d.get("baseline") == c["baseline"]), {})
-        quality = next((d for d in comps if d.get("metric") in ("answerable_tail_error", "answerable_tail_error_regret")
+        quality = next((d for d in comps if d.get("metric") in ("tail_error", "tail_error_regret")
                         and d.get("treatment") == c["treatment"] and d.get("baseline") == c["baseline"]), {})
         rows.append(ReportRow(
             configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],
