@@ -43,6 +43,13 @@ def _rate(hits: int, n: int) -> str:
     return f"{hits}/{n} = {hits / n:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
+def _d(d) -> str:
+    """A delta with its interval, or why it has none."""
+    if d.ci_low is None:
+        return f"{d.delta:+.4f} ({d.interval})"
+    return f"{d.delta:+.4f} [{d.ci_low:+.4f}, {d.ci_high:+.4f}]"
+
+
 def memory_off(args) -> None:
     detect = err = 0
     for r in range(args.reps):
@@ -56,8 +63,7 @@ def memory_off(args) -> None:
         detect += t.ci_high is not None and t.ci_high < 0
         err += e.ci_low is not None and e.ci_low > 0
         print(f"run {r} (seeds {seed}..{seed + args.episodes - 1}): tasks/episode none {t.treatment_value:.2f} graph "
-              f"{t.baseline_value:.2f} delta {t.delta:+.2f} [{t.ci_low:+.2f}, {t.ci_high:+.2f}] mde {t.mde:.2f}",
-              flush=True)
+              f"{t.baseline_value:.2f} delta {_d(t)} mde {t.mde}; answerable tail error regret {_d(e)}", flush=True)
     print(f"memory off detected by tasks/episode (interval below 0): {_rate(detect, args.reps)}")
     print(f"memory off detected by answerable tail error regret (interval above 0): {_rate(err, args.reps)}")
 
@@ -88,8 +94,7 @@ def topk1(args) -> None:
         for m, g, w in zip(metrics, reg, raw, strict=True):
             right[m] += g.ci_low is not None and g.ci_low > 0
             wrong_raw[m] += w.ci_high is not None and w.ci_high < 0
-            print(f"run {r} {m}: regret delta {g.delta:+.4f} [{g.ci_low:+.4f}, {g.ci_high:+.4f}]; raw delta "
-                  f"{w.delta:+.4f} [{w.ci_low:+.4f}, {w.ci_high:+.4f}]", flush=True)
+            print(f"run {r} {m}: regret delta {_d(g)}; raw delta {_d(w)}", flush=True)
     for m in metrics:
         print(f"{m}: k=1 worse by regret (right sign, significant): {_rate(right[m], args.reps)}; "
               f"k=1 'better' by raw error (wrong sign, significant): {_rate(wrong_raw[m], args.reps)}")

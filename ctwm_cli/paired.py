@@ -62,6 +62,7 @@ class PairedDelta(ToDict):
     mde: float | None = None  # minimum detectable effect at 80% power and the interval's level (formed only)
     block: int | None = None  # moving-block bootstrap: the block length used for this metric
     lag1_autocorrelation: float | None = None  # of the linearised per-step difference the block was chosen from
+    block_capped: bool | None = None  # the block hit its cap: the dependence may outlast it (interval too narrow)
     resampling: str | None = None  # what was resampled: "steps" (blocks), "episodes" (clusters), "units"
 
 
@@ -239,6 +240,8 @@ def paired_delta(treat: tuple[np.ndarray, np.ndarray], base: tuple[np.ndarray, n
         status = "not formable: no unit has data under both arms"
     if status == FORMED and _same(treat, base):
         status = f"not formed: no {unit} differs"
+    elif status == FORMED and not tn.any() and not bn.any():
+        status = f"not formed: the numerator is 0 at every {unit} under both arms"
     if status == FORMED:
         df = getattr(resample, "df", None)
         with np.errstate(invalid="ignore", divide="ignore"):

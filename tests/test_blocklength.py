@@ -120,3 +120,20 @@ def test_index_resample_still_forms_where_units_differ():
     d = paired_delta((rng.random(50), one), (rng.random(50), one), IndexResample(50, 200, rng), level=0.9,
                      treatment="t", baseline="b", metric="m")
     assert d.interval == "formed" and d.mde > 0 and d.block is None
+
+
+def test_dependence_longer_than_the_rule_can_see_is_flagged():
+    rng = np.random.default_rng(4)
+    reg = (np.arange(2000) + 37) // 200
+    persistent = rng.choice([-1.0, 1.0], size=int(reg.max()) + 1)[reg] + 0.5 * rng.standard_normal(2000)
+    assert politis_white_block(persistent).capped
+    assert not politis_white_block(_ar1(0.3, 2000, rng)).capped
+
+
+def test_all_zero_numerators_are_not_an_interval():
+    one = np.ones(300)
+    zero = np.zeros(300)
+    d = paired_delta((zero, one), (zero, one.copy() * (np.arange(300) % 2)), BlockResample([300], 10, 100,
+                     np.random.default_rng(0)), level=0.95, treatment="a", baseline="b", metric="m", unit="step")
+    assert d.delta == 0 and d.ci_low is None
+    assert d.interval == "not formed: the numerator is 0 at every step under both arms"

@@ -86,9 +86,10 @@ def reading(d) -> str:
         return d.interval
     if d.ci_low is None:
         return "–"
+    capped = " (block at its cap: the dependence may outlast it; try --resample episodes)" if d.block_capped else ""
     if d.ci_low > 0 or d.ci_high < 0:
-        return "higher" if d.ci_low > 0 else "lower"
-    return "no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0"
+        return ("higher" if d.ci_low > 0 else "lower") + capped
+    return ("no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0") + capped
 
 
 def _resampled(d) -> str:
@@ -103,7 +104,7 @@ def _deltas_table(res: ReplayResult, seed: int) -> Table:
     cfg = res.config
     on = "; error metrics as regret (error - counts on the arm's own steps)" if res.loop == "closed" else ""
     c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% CIs, MDE at 80% power "
-                    f"(B={cfg.bootstrap}, resample {cfg.resample}, block {cfg.block}, seed={seed}){on}",
+                    f"(B={cfg.bootstrap}, resample {cfg.resampling}, block {cfg.block}, seed={seed}){on}",
               title_justify="left",
               caption="block / ρ1: the bootstrap block (steps) and the lag-1 autocorrelation of the per-step "
                       "difference it was chosen from; episodes: whole episodes resampled (Student-t interval); MDE: "

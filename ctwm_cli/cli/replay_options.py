@@ -34,7 +34,7 @@ Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: igno
 EncodingName = Enum("EncodingName", {e: e for e in ENCODINGS}, type=str)  # type: ignore[misc]
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
 PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
-Resample = Enum("Resample", {r: r for r in ("steps", "episodes")}, type=str)  # type: ignore[misc]
+Resample = Enum("Resample", {r: r for r in ("auto", "steps", "episodes")}, type=str)  # type: ignore[misc]
 OPEN_LOOP_EPISODES = 3
 CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
 
@@ -126,9 +126,9 @@ SHARED = [
          "Block length (steps) of the moving-block bootstrap, or auto: per metric, the Politis-White rule on the "
          "per-step difference (reported with its lag-1 autocorrelation). At most half the steps.", "auto"),
     opt("resample", Resample, ("--resample",),
-         "What the bootstrap resamples: steps (moving blocks within each episode) or episodes (cluster bootstrap "
-         "over whole episodes; closed loop, needs >= 5 episodes). Task metrics are always resampled by episode.",
-         Resample["steps"]),
+         "What the bootstrap resamples: steps (moving blocks within each episode), episodes (cluster bootstrap "
+         "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: steps in open loop, episodes in "
+         "closed loop. Task metrics are always resampled by episode.", Resample["auto"]),
     opt("min_effect", list[str] | None, ("--min-effect",),
          "X or METRIC=X (repeatable): exit 1 when a comparison cannot detect an effect of X at 80% power (its minimum "
          "detectable effect is larger, or no interval formed). A bare X is for answerable tail error (its regret in "

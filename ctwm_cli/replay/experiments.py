@@ -149,10 +149,10 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
     comps: list[PairedDelta] = []
     for ti, bi in comparisons:
         comps.extend(paired_deltas(by_arm[ti], by_arm[bi], None, replicates=cfg.bootstrap, block=cfg.block,
-                                   level=cfg.level, rng=rng, resample=cfg.resample, regret=cfg.loop == "closed"))
+                                   level=cfg.level, rng=rng, resample=cfg.resampling, regret=cfg.loop == "closed"))
     files: dict[str, str] = {}
     boot = {"replicates": cfg.bootstrap, "block": cfg.block, "level": cfg.level, "seed": seed,
-            "resample": cfg.resample, "power": POWER, "method": _method(cfg)}
+            "resample": cfg.resampling, "power": POWER, "method": _method(cfg)}
     if outdir is not None:
         manifest = {"config": cfg.to_dict(), "seed": seed, "loop": cfg.loop, "arms": [a.to_dict() for a in arms],
                     "tokenizer": {"name": counter.name, "package": counter.package},
@@ -179,8 +179,8 @@ def _method(cfg: ReplayConfig) -> str:
     steps = ("moving-block bootstrap over steps, stratified by seed, " +
              ("block per metric by the Politis-White rule on the per-step difference"
               if cfg.block == "auto" else f"block {cfg.block}"))
-    base = "cluster bootstrap over episodes" if cfg.resample == "episodes" else steps
-    by_episode = cfg.loop == "closed" and cfg.resample == "steps"
+    base = "cluster bootstrap over episodes, Student-t interval" if cfg.resampling == "episodes" else steps
+    by_episode = cfg.loop == "closed" and cfg.resampling == "steps"
     tasks = "; task metrics: cluster bootstrap over episodes" if by_episode else ""
     regret = "; closed loop: error metrics compared as regret (error - counts on the arm's own steps)" \
         if cfg.loop == "closed" else ""

@@ -306,6 +306,8 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
             ua, ub = _linearised(*a[m]), _linearised(*b[m])
             chosen = politis_white_block(_split(ua - ub, lengths)) if ua is not None and ub is not None else None
             extra["lag1_autocorrelation"] = chosen.lag1_autocorrelation if chosen is not None else None
+            if block == "auto" and chosen is not None:
+                extra["block_capped"] = chosen.capped
             size = int(block) if block != "auto" else chosen.block if chosen is not None else 1
             if size not in blocks:
                 blocks[size] = BlockResample(lengths, size, replicates, rng)

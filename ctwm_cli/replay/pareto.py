@@ -203,7 +203,7 @@ def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequen
             for i, a in enumerate(arms):
                 if a.memory == "ctwm":
                     got = paired_deltas(by_arm[i], by_arm[graph], None, replicates=cfg.bootstrap, block=cfg.block,
-                                        level=cfg.level, rng=rng, resample=cfg.resample, regret=cfg.loop == "closed",
+                                        level=cfg.level, rng=rng, resample=cfg.resampling, regret=cfg.loop == "closed",
                                         metrics=("tokens_mean", "answerable_tail_error", "tasks_per_episode"))
                     comps += [dataclasses.replace(d, group=str(b)) for d in got]
     monotone = {}

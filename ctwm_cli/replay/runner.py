@@ -73,7 +73,9 @@ class ReplayConfig(ToDict):
     predictor_params: dict[str, Any] = dataclasses.field(default_factory=dict)
     bootstrap: int = 1000
     block: int | str = "auto"  # steps per bootstrap block, or "auto": the Politis-White rule per metric
-    resample: str = "steps"  # "steps" (moving blocks) or "episodes" (cluster bootstrap; task metrics always)
+    # "steps" (moving blocks), "episodes" (cluster bootstrap; task metrics always) or "auto": steps in open
+    # loop, episodes in closed loop (where step t of one arm and step t of another are different steps)
+    resample: str = "auto"
     level: float = 0.95
     verify_tokens: bool = False
     tiered: dict[str, Any] = dataclasses.field(default_factory=dict)  # overrides of the tiered policy's parameters
@@ -82,6 +84,13 @@ class ReplayConfig(ToDict):
     def loop(self) -> str:
         """``closed`` when the agent acts from the memory prompt, else ``open``."""
         return "closed" if self.agent in CLOSED_LOOP_AGENTS else "open"
+
+    @property
+    def resampling(self) -> str:
+        """What the intervals resample: ``resample``, with ``auto`` resolved by the loop."""
+        if self.resample == "auto":
+            return "episodes" if self.loop == "closed" else "steps"
+        return self.resample
 
     def checked(self) -> ReplayConfig:
         if self.agent not in AGENTS:
@@ -103,8 +112,8 @@ class ReplayConfig(ToDict):
             if isinstance(self.block, bool) or not isinstance(self.block, (int, np.integer)):
                 raise UsageError(f"block must be a number of steps or 'auto', got {self.block!r}", params=("block",))
             check_range("block", self.block, lo=1)
-        if self.resample not in RESAMPLES:
-            raise UsageError(f"resample must be one of {', '.join(RESAMPLES)}, got {self.resample!r}",
+        if self.resample not in ("auto", *RESAMPLES):
+            raise UsageError(f"resample must be one of auto, {', '.join(RESAMPLES)}, got {self.resample!r}",
                              params=("resample",))
         check_range("level", self.level, lo=0, hi=1, lo_open=True, hi_open=True)
         check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
@@ -124,6 +133,7 @@ class ReplayConfig(ToDict):
         d["predictor_params"] = {k: v for k, v in self.predictor_params.items() if k != "api_key"}
         d["agent_params"] = {k: v for k, v in self.agent_params.items() if k != "api_key"}
         d["loop"] = self.loop
+        d["resampling"] = self.resampling
         return d
 
 
