@@ -241,14 +241,16 @@ def compare(
     """Memory policies on the same episodes, in the layout of the paper's Table 3.
 
     Tokens per step, coverage, tail and overall error, answerable error and evidence in prompt per
-    policy, the oracle and counts reference rows, and the paired deltas of every policy against
-    --baseline with block-bootstrap CIs. A --tau sweep runs ctwm once per τ.
+    policy, the oracle and counts reference rows (none: the floor), and the paired deltas of every
+    policy against --baseline with bootstrap CIs and their MDE at 80% power (closed loop: on regret,
+    each arm's error minus counts on its own steps). A --tau sweep runs ctwm once per τ.
 
     \b
     Examples:
       ctwm replay compare --seed 1
       ctwm replay compare --memory graph,ctwm --match-tokens graph --seed 1 --json
       ctwm replay compare --agent reader --memory graph,ctwm --seed 1
+      ctwm replay compare --memory graph,ctwm --min-effect 0.02 --seed 1   # exit 1 if 0.02 is undetectable
     """
     from ..replay import parse_taus, replay_compare
 
