@@ -157,11 +157,13 @@ def _finding(comps: Sequence[PairedDelta], monotone: dict[str, bool]) -> str:
     if matched:
         better = [c.group for c in matched if c.ci_high is not None and c.ci_high < 0]
         worse = [c.group for c in matched if c.ci_low is not None and c.ci_low > 0]
-        tied = [c.group for c in matched if c.group not in better and c.group not in worse]
+        tied = [c for c in matched if c.group not in better and c.group not in worse]
+        bounds = ", ".join(c.group + ("" if c.mde is None else f" (no difference larger than ±{c.mde:.3g})")
+                           for c in tied)
         parts.append("At equal cost (CTWM's budget per step = what Graph Memory spent), CTWM's answerable tail "
                      f"error is lower than Graph's at budget(s) {', '.join(better) or 'none'}, higher at "
                      f"{', '.join(worse) or 'none'}, and not distinguishable (CI covers 0, or no CI) at "
-                     f"{', '.join(tied) or 'none'}.")
+                     f"{bounds or 'none'}.")
     bad = [k for k, v in monotone.items() if not v]
     parts.append("Mean tokens grow with the budget for every series." if not bad else
                  f"Mean tokens fall somewhere as the budget grows for: {', '.join(bad)}.")
