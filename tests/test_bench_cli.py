@@ -79,6 +79,15 @@ def test_report_collects_saved_results(run_cli, tmp_path):
     assert syn["ci_low"] <= syn["reduction"] <= syn["ci_high"]
     assert syn["reduction"] >= 0  # the matched rule: ctwm never spends more than graph here
     assert "--match-tokens graph" in syn["source"] and any("matched budget rule" in n for n in rep["notes"])
+    # the quality that comes with the saving sits in the same row, with its interval
+    assert syn["quality_metric"] == "tail_error"
+    if syn["quality_interval"] == "formed":
+        assert syn["quality_ci_low"] <= syn["quality_delta"] <= syn["quality_ci_high"]
+    else:  # no tail step differs: said, not printed as [0, 0]
+        assert syn["quality_delta"] == 0 and syn["quality_interval"] == "not formed: no step differs"
+    p = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == rows[1]["quality_metric"]
+             and c["group"] == "all")
+    assert (rows[1]["quality_delta"], rows[1]["quality_ci_low"]) == (p["delta"], p["ci_low"])
     table = _ok(run_cli(["bench", "report", str(lme)]))
     assert "Table 5" in table and "LongMemEval" in table
 

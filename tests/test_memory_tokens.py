@@ -86,3 +86,16 @@ def test_lines_starting_with_a_non_space_are_additive(parts):
     text = "".join(lines)
     assert c.lines(lines) == len(c.encode(text))
     assert o.lines(lines) == len(o.encode(text))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_chat_overhead_is_openais_per_message_rule(name):
+    """system + user messages: 3 template tokens each, their roles (one token each in both vocabularies),
+    the system prompt's content, and 3 to prime the reply; the 44-token system prompt makes it 55."""
+    from ctwm_cli.memory.predictor import SYSTEM_PROMPT
+    from ctwm_cli.memory.tokens import token_counter
+
+    c = token_counter(name)
+    assert len(c.encode(SYSTEM_PROMPT)) == 44
+    assert c.chat_overhead(SYSTEM_PROMPT) == 3 + 1 + 44 + 3 + 1 + 3 == 55
+    assert c.chat_overhead("") == 11  # an empty system message still costs its template and role

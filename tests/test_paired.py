@@ -59,3 +59,18 @@ def test_bm25_closed_form_and_one_implementation():
     for i, d in enumerate(docs):
         index.add(i, d)
     assert [index.scores({"cat"}).get(i, 0.0) for i in range(3)] == pytest.approx(got)
+
+
+def test_block_starts_drawn_again_in_chunks_keep_the_arms_paired(monkeypatch):
+    """Past MAX_STORED block starts the resample keeps a seed and draws the same starts at every call:
+    two arms' sums come from the same blocks, so identical series give identical replicates."""
+    monkeypatch.setattr(BlockResample, "MAX_STORED", 500)
+    monkeypatch.setattr(BlockResample, "CHUNK", 300)
+    rng = np.random.default_rng(3)
+    x = rng.random(400)
+    r = BlockResample([200, 200], 4, 50, rng)
+    assert r.starts is None and r.status == "formed"
+    a, b = r.sums(x), r.sums(x.copy())
+    assert a.shape == (50,) and np.array_equal(a, b)
+    assert np.allclose(r.sums(np.ones(400)), 400) and np.allclose(r.sums(2 * x), 2 * a)
+    assert abs(a.mean() / 400 - x.mean()) < 0.02  # an unbiased resample of the mean

@@ -32,10 +32,10 @@ def test_default_compares_encodings_and_same_seed_gives_the_same_tables(run_cli)
     assert "seconds" not in first
     assert doc["command"] == "replay" and doc["seed"] == 7 and doc["tokenizer"] == "cl100k_base"
     assert [a["encoding"] for a in doc["arms"]] == ["verbose", "compact"]
-    assert {c["metric"] for c in doc["comparisons"]} == {"tokens_mean", "tail_error", "overall_error",
-                                                         "state_coverage", "transition_coverage",
+    assert {c["metric"] for c in doc["comparisons"]} == {"tokens_mean", "user_tokens_mean", "tail_error",
+                                                         "overall_error", "state_coverage", "transition_coverage",
                                                          "answerable_tail_error", "answerable_overall_error",
-                                                         "evidence_in_prompt"}
+                                                         "evidence_in_prompt", "majority_evidence_in_prompt"}
     assert all(c["treatment"] == "ctwm(tau=1)/compact" for c in doc["comparisons"])
     assert doc["config"]["seeds"] == [7, 8]
 
@@ -106,3 +106,43 @@ def test_no_seed_draws_and_announces_one(run_cli):
     assert res.code == 0
     seed = json.loads(res.out)["seed"]
     assert f"seed: {seed}" in res.err
+
+
+def test_min_effect_exits_1_when_the_run_cannot_detect_it_and_0_when_it_can(run_cli):
+    args = ["replay", "compare", "--memory", "graph,none", "--size", "100", "--steps", "400", "--episodes", "2",
+            "--seed", "7", "--bootstrap", "200"]
+    doc = json.loads(run_cli([*args, "--json"]).out)
+    d = next(c for c in doc["comparisons"] if c["metric"] == "answerable_tail_error")
+    assert d["mde"] > 0 and d["block"] >= 1 and d["resampling"] == "steps"
+    tiny = run_cli([*args, "--min-effect", f"{d['mde'] / 2:.6f}"])
+    assert tiny.code == 1 and "cannot detect" in tiny.err and "answerable_tail_error" in tiny.err
+    ok = run_cli([*args, "--min-effect", f"{d['mde'] * 2:.6f}", "--min-effect", "tokens_mean=1000"])
+    assert ok.code == 0, ok.err
+    bad = run_cli([*args, "--min-effect", "no_such_metric=0.1"])
+    assert bad.code == 2 and "no comparison of 'no_such_metric'" in bad.err
+
+
+def test_delta_table_reads_an_interval_through_its_mde(run_cli):
+    res = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--size", "100", "--steps", "300", "--episodes",
+                   "2", "--seed", "3", "--bootstrap", "200"])
+    assert res.code == 0, res.err
+    assert "MDE" in res.out and "block / ρ1" in res.out
+    assert "no difference larger than ±" in res.out or "not formed: no step differs" in res.out
+    assert "[0, 0]" not in res.out
+
+
+def test_block_and_resample_are_checked(run_cli):
+    bad = run_cli(["replay", *SMALL, "--block", "ten"])
+    assert bad.code == 2 and "--block expects a number of steps or 'auto'" in bad.err
+    few = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--size", "100", "--steps", "150", "--episodes", "2",
+                   "--seed", "1", "--bootstrap", "50", "--resample", "episodes", "--json"])
+    doc = json.loads(few.out)
+    assert all(c["interval"].startswith("not formable: 2 episode(s)") for c in doc["comparisons"])
+
+
+def test_default_episodes_are_3_in_open_loop_and_30_in_closed_loop(run_cli):
+    """30: the measured number at which tasks per episode detects memory off >= 80% of the time."""
+    base = ["replay", "compare", "--memory", "none", "--baseline", "none", "--size", "100", "--steps", "20",
+            "--seed", "1", "--bootstrap", "0", "--json"]
+    assert len(json.loads(run_cli(base).out)["config"]["seeds"]) == 3
+    assert len(json.loads(run_cli([*base, "--agent", "reader"]).out)["config"]["seeds"]) == 30

@@ -35,9 +35,13 @@ def test_metrics_match_an_independent_recomputation(small_run):
         memory, tau = arm.memory, arm.tau
         d = steps[(steps.memory == memory) & ((steps.tau == tau) if tau is not None else steps.tau.isna())]
         assert len(d) == 800
-        assert arm.tokens_mean == pytest.approx(d.prompt_tokens.mean())
-        assert arm.tokens_median == pytest.approx(d.prompt_tokens.median())
-        assert arm.tokens_p95 == pytest.approx(np.percentile(d.prompt_tokens, 95))
+        assert arm.tokens_counted == "request"
+        assert arm.tokens_mean == pytest.approx(d.request_tokens.mean())
+        assert arm.tokens_median == pytest.approx(d.request_tokens.median())
+        assert arm.tokens_p95 == pytest.approx(np.percentile(d.request_tokens, 95))
+        assert arm.user_tokens_mean == pytest.approx(d.prompt_tokens.mean())
+        # the request adds the same system prompt and chat template at every step
+        assert (d.request_tokens - d.prompt_tokens).nunique() == 1 and (d.request_tokens > d.prompt_tokens).all()
         assert arm.overall_error == pytest.approx(1 - d.correct.mean())
         tail = []
         for _, g in d.groupby("seed"):  # bottom half of visited states by visits, ties by id
@@ -72,7 +76,8 @@ def _log(name: str, tokens, correct, seed=0):
     ones = np.ones(n, bool)
     return types.SimpleNamespace(arm=Arm(memory=name, encoding="compact"), seed=seed, tokens=np.asarray(tokens),
                                  correct=np.asarray(correct, bool), state_covered=ones, state_evidence=ones,
-                                 transition_covered=ones, transition_evidence=ones)
+                                 transition_covered=ones, transition_evidence=ones, counts_correct=ones,
+                                 oracle_correct=ones)
 
 
 def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
@@ -82,14 +87,16 @@ def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
     tail = [rng.random(1000) < 0.5]
     a, b = _log("graph", tok, cor), _log("ctwm", tok, cor)
     got = paired_deltas([a], [b], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(1))
-    assert all(d.delta == 0 and d.ci_low == 0 and d.ci_high == 0 for d in got)
+    # nothing differs: no [0, 0] "interval", but why there is none
+    assert all(d.delta == 0 and d.ci_low is None and d.interval == "not formed: no step differs" for d in got)
     c = _log("ctwm", tok + 10, ~cor)
     one = paired_deltas([c], [a], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(5))
     two = paired_deltas([c], [a], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(5))
     assert [d.to_dict() for d in one] == [d.to_dict() for d in two]
     tokens = next(d for d in one if d.metric == "tokens_mean")
     assert tokens.delta == pytest.approx(10)
-    assert tokens.ci_low == pytest.approx(10) and tokens.ci_high == pytest.approx(10)
+    # the same +10 at every step: every replicate gives 10, a certainty rather than an interval
+    assert tokens.ci_low is None and tokens.interval == "not formed: every replicate gave the same difference"
     assert tokens.relative == pytest.approx(10 / tok.mean())
 
 

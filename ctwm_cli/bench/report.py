@@ -12,7 +12,10 @@ Sources, each giving one or more rows (configuration, token reduction with its C
   (every ``ctwm`` arm against ``graph``).
 
 Token reduction is always 1 − tokens(CTWM) / tokens(Graph Memory) over the paired units (steps or
-questions); a negative value means CTWM spent more.
+questions); a negative value means CTWM spent more. A saving is only worth what it costs, so every row
+also carries the **quality difference** CTWM − Graph with its interval, from the same paired
+comparison: tail error (its regret in closed loop) for the synthetic and replay rows,
+the parity metric (accuracy, else session recall) for LongMemEval; text games have none.
 """
 
 from __future__ import annotations
@@ -47,6 +50,19 @@ class ReportRow(ToDict):
     baseline_parity: float | None
     treatment_parity: float | None
     parity_delta: float | None
+    quality_metric: str | None = None  # the quality difference beside the reduction (ctwm - graph)
+    quality_delta: float | None = None
+    quality_ci_low: float | None = None
+    quality_ci_high: float | None = None
+    quality_mde: float | None = None  # its minimum detectable effect at 80% power
+    quality_interval: str | None = None  # "formed", or why the quality difference has no interval
+
+
+def _quality(d: dict[str, Any]) -> dict[str, Any]:
+    if not d:
+        return {}
+    return {"quality_metric": d.get("metric"), "quality_delta": d.get("delta"), "quality_ci_low": d.get("ci_low"),
+            "quality_ci_high": d.get("ci_high"), "quality_mde": d.get("mde"), "quality_interval": d.get("interval")}
 
 
 @result
@@ -70,6 +86,8 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
         cov = next((d for d in comps if d.get("metric") == "transition_coverage"
                     and d.get("treatment") == c["treatment"]
                     and d.get("baseline") == c["baseline"]), {})
+        quality = next((d for d in comps if d.get("metric") in ("tail_error", "tail_error_regret")
+                        and d.get("treatment") == c["treatment"] and d.get("baseline") == c["baseline"]), {})
         rows.append(ReportRow(
             configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],
             treatment=c["treatment"], baseline_tokens=c.get("baseline_value"),
@@ -77,7 +95,7 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
             reduction=_neg(c.get("relative")), ci_low=_neg(c.get("relative_ci_high")),
             ci_high=_neg(c.get("relative_ci_low")), parity_metric="transition coverage",
             baseline_parity=cov.get("baseline_value"), treatment_parity=cov.get("treatment_value"),
-            parity_delta=cov.get("delta")))
+            parity_delta=cov.get("delta"), **_quality(quality)))
     return rows
 
 
@@ -98,7 +116,7 @@ def _lme_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
             ci_low=_neg(c.get("relative_ci_high")), ci_high=_neg(c.get("relative_ci_low")),
             parity_metric=parity if measured else "session recall (all)",
             baseline_parity=p.get("baseline_value"), treatment_parity=p.get("treatment_value"),
-            parity_delta=p.get("delta")))
+            parity_delta=p.get("delta"), **_quality(p)))
     return rows
 
 

@@ -260,13 +260,16 @@ def textworld(
 def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
     t = Table(title="Cross-benchmark token reduction: CTWM vs Graph Memory, paired (Table 5 style)",
               title_justify="left", caption="; ".join(res.notes) + ".", caption_justify="left")
-    for col in ("configuration", "paired", "graph tokens", "ctwm tokens", "token reduction", "CI", "parity",
-                "graph", "ctwm"):
-        t.add_column(col, justify="left" if col in ("configuration", "parity") else "right")
+    for col in ("configuration", "paired", "graph tokens", "ctwm tokens", "token reduction", "CI", "quality",
+                "ctwm - graph [CI]", "parity", "graph", "ctwm"):
+        t.add_column(col, justify="left" if col in ("configuration", "parity", "quality") else "right")
     for r in res.rows:
+        q = "–" if r.quality_delta is None else f"{r.quality_delta:+.3f}" + (
+            f" ({r.quality_interval})" if r.quality_ci_low is None else
+            f" [{r.quality_ci_low:+.3f}, {r.quality_ci_high:+.3f}]")
         t.add_row(r.configuration, f"{r.n:,} {r.units}", fmt_num(r.baseline_tokens, 5), fmt_num(r.treatment_tokens, 5),
-                  _pct(r.reduction), _ci(r.ci_low, r.ci_high), r.parity_metric or "–", fmt_num(r.baseline_parity, 3),
-                  fmt_num(r.treatment_parity, 3))
+                  _pct(r.reduction), _ci(r.ci_low, r.ci_high), (r.quality_metric or "–").replace("_", " "), q,
+                  r.parity_metric or "–", fmt_num(r.baseline_parity, 3), fmt_num(r.treatment_parity, 3))
     emit("bench report", res.to_dict(), [r.to_dict() for r in res.rows], fmt, seed=seed, tables=[t])
 
 

@@ -22,10 +22,14 @@ from .replay_options import (
 if TYPE_CHECKING:
     from ..replay import ReplayResult
 
-METRIC_LABELS = {"tokens_mean": "tokens/step", "tail_error": "tail error", "overall_error": "overall error",
+METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tokens/step", "tail_error": "tail error",
+                 "overall_error": "overall error",
                  "state_coverage": "state cov.", "transition_coverage": "transition cov.",
                  "answerable_tail_error": "answerable tail err.", "answerable_overall_error": "answerable err.",
-                 "evidence_in_prompt": "evidence in prompt", "task_rate": "tasks/step", "steps_per_task": "steps/task"}
+                 "evidence_in_prompt": "evidence in prompt", "majority_evidence_in_prompt": "majority in prompt",
+                 "tasks_per_episode": "tasks/episode",
+                 "steps_per_task": "steps/task"}
+METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
 
 
 def _ci(lo, hi, digits: int = 3) -> str:
@@ -42,42 +46,72 @@ def _arms_table(res: ReplayResult, title: str) -> Table:
     t = Table(title=f"{title} ({res.loop} loop): {cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x "
                     f"{cfg.steps:,} steps, budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}",
               title_justify="left",
-              caption="tokens: whole prediction prompt per step; coverage: state/transition; answerable: an "
+              caption="tokens: the whole request a model receives per step (system prompt, user message, chat "
+                      f"template of {res.tokenizer}); user msg: the memory prompt alone (what the budget binds); "
+                      "coverage: state/transition; answerable: an "
                       "outcome of (s, a) was seen earlier, so a memory could hold it; evidence: share of answerable "
                       "steps whose evidence "
-                      "reached the prompt; tail: steps at the least-visited half of the visited states"
+                      "reached the prompt; majority: ... whose most often seen outcome did; tail: steps at the "
+                      "least-visited half of the visited states"
                       + ("; each arm drives its own trajectory (closed loop)." if closed else "."),
               caption_justify="left")
-    cols = ["method", "tokens/step", "p95", "coverage", "tail err", "overall err", "answerable", "ans. tail err",
-            "ans. err", "evidence"]
+    cols = ["method", "tokens/step", "p95", "user msg", "coverage", "tail err", "overall err", "answerable",
+            "ans. tail err", "ans. err", "evidence", "majority"]
     if closed:
         cols += ["decision tokens", "tasks reached", "steps/task"]
     for col in cols:
         t.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
     for a in res.arms:
-        row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5),
+        row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5), fmt_num(a.user_tokens_mean, 5),
                f"{fmt_num(a.state_coverage, 3)}/{fmt_num(a.transition_coverage, 3)}", fmt_num(a.tail_error, 3),
                fmt_num(a.overall_error, 3), f"{a.answerable_steps:,}", fmt_num(a.answerable_tail_error, 3),
-               fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3)]
+               fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3),
+               fmt_num(a.majority_evidence_in_prompt, 3)]
         if closed:
             row += [fmt_num(a.decision_tokens_mean, 5), f"{a.tasks_reached}/{a.tasks_started}",
                     fmt_num(a.steps_per_task, 4)]
         t.add_row(*row)
     for r in res.references:
         label = r.name if r.on is None else f"{r.name} on {r.on}"
-        row = [f"{label} (reference)", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
+        row = [f"{label} (reference)", "–", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
                f"{r.answerable_steps:,}", fmt_num(r.answerable_tail_error, 3), fmt_num(r.answerable_overall_error, 3),
-               "–"]
+               "–", "–"]
         t.add_row(*([*row, "–", "–", "–"] if closed else row))
     return t
 
 
+def reading(d) -> str:
+    """What a paired delta says, in words: significant, bounded by its MDE, or why there is no interval."""
+    if d.interval != "formed":
+        return d.interval
+    if d.ci_low is None:
+        return "–"
+    capped = " (block at its cap: the dependence may outlast it; try --resample episodes)" if d.block_capped else ""
+    if d.ci_low > 0 or d.ci_high < 0:
+        return ("higher" if d.ci_low > 0 else "lower") + capped
+    return ("no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0") + capped
+
+
+def _resampled(d) -> str:
+    if d.resampling == "episodes":
+        return "episodes"
+    if d.block is None:
+        return "–"
+    return f"{d.block}" + ("" if d.lag1_autocorrelation is None else f" / {d.lag1_autocorrelation:+.2f}")
+
+
 def _deltas_table(res: ReplayResult, seed: int) -> Table:
     cfg = res.config
-    c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% block-bootstrap CIs "
-                    f"(B={cfg.bootstrap}, block={cfg.block}, seed={seed})", title_justify="left")
-    for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "relative [CI]"):
-        c.add_column(col, justify="left" if col in ("treatment - baseline", "metric") else "right")
+    on = "; error metrics as regret (error - counts on the arm's own steps)" if res.loop == "closed" else ""
+    c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% CIs, MDE at 80% power "
+                    f"(B={cfg.bootstrap}, resample {cfg.resampling}, block {cfg.block}, seed={seed}){on}",
+              title_justify="left",
+              caption="block / ρ1: the bootstrap block (steps) and the lag-1 autocorrelation of the per-step "
+                      "difference it was chosen from; episodes: whole episodes resampled (Student-t interval); MDE: "
+                      "the smallest difference this run detects 80% of the time", caption_justify="left")
+    for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "MDE", "block / ρ1",
+                "reading", "relative [CI]"):
+        c.add_column(col, justify="left" if col in ("treatment - baseline", "metric", "reading") else "right")
     last = None
     for d in res.comparisons:
         pair = f"{d.treatment} - {d.baseline}"
@@ -85,13 +119,31 @@ def _deltas_table(res: ReplayResult, seed: int) -> Table:
             "" if d.relative_ci_low is None else f" [{_pct(d.relative_ci_low)}, {_pct(d.relative_ci_high)}]")
         delta = fmt_num(d.delta, 3) + ("" if d.ci_low is None else f" {_ci(d.ci_low, d.ci_high)}")
         c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
-                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, rel)
+                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, fmt_num(d.mde, 3),
+                  _resampled(d), reading(d), rel)
         last = pair
-    statuses = {d.interval for d in res.comparisons} - {"formed"}
-    if statuses:
-        c.caption = "no interval: " + "; ".join(sorted(statuses))
-        c.caption_justify = "left"
     return c
+
+
+def check_min_effect(res: ReplayResult, specs: list[str] | None) -> None:
+    """``--min-effect [METRIC=]X``: exit 1 naming the comparisons that cannot detect X at 80% power."""
+    from ..replay.metrics import HEADLINE_METRIC, undetectable
+
+    bad = []
+    for spec in specs or []:
+        metric, _, value = spec.rpartition("=")
+        metric = metric.strip() or HEADLINE_METRIC
+        try:
+            effect = float(value)
+        except ValueError:
+            raise UsageError(f"--min-effect expects X or METRIC=X, got {spec!r}") from None
+        if not effect > 0:
+            raise UsageError(f"--min-effect must be > 0, got {spec!r}")
+        bad += [f"{d.treatment} - {d.baseline} on {d.metric}: "
+                + (f"MDE {d.mde:.4g} > {effect:g}" if d.mde is not None else f"no interval ({d.interval})")
+                for d in undetectable(res.comparisons, metric, effect)]
+    if bad:
+        raise CheckFailed(f"this run cannot detect the effect asked for at 80% power: {'; '.join(bad)}")
 
 
 def _render(res: ReplayResult, fmt: Format, seed: int, title: str, plot: str | None = None) -> None:
@@ -168,13 +220,15 @@ def replay(
         res = timed(opts, "replay", n * cfg.steps, lambda: replay_encodings(
             cfg, memory=memory.value, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, f"encodings of {memory.value}", opts.plot)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("compare")
 @replay_options
 def compare(
     memory: Annotated[str, typer.Option(
-        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered).")] = "full,flat,graph,ctwm",
+        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered, none: no memory, the floor "
+        "row).")] = "full,flat,graph,ctwm,none",
     encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
     baseline: Annotated[str, typer.Option(
         "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
@@ -187,14 +241,16 @@ def compare(
     """Memory policies on the same episodes, in the layout of the paper's Table 3.
 
     Tokens per step, coverage, tail and overall error, answerable error and evidence in prompt per
-    policy, the oracle and counts reference rows, and the paired deltas of every policy against
-    --baseline with block-bootstrap CIs. A --tau sweep runs ctwm once per τ.
+    policy, the oracle and counts reference rows (none: the floor), and the paired deltas of every
+    policy against --baseline with bootstrap CIs and their MDE at 80% power (closed loop: on regret,
+    each arm's error minus counts on its own steps). A --tau sweep runs ctwm once per τ.
 
     \b
     Examples:
       ctwm replay compare --seed 1
       ctwm replay compare --memory graph,ctwm --match-tokens graph --seed 1 --json
       ctwm replay compare --agent reader --memory graph,ctwm --seed 1
+      ctwm replay compare --memory graph,ctwm --min-effect 0.02 --seed 1   # exit 1 if 0.02 is undetectable
     """
     from ..replay import parse_taus, replay_compare
 
@@ -212,6 +268,7 @@ def compare(
             cfg, memories=mems, encoding=encoding.value, baseline=base, taus=taus, match_tokens=match_tokens,
             out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "memory policies", opts.plot)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("ablation")
@@ -237,6 +294,7 @@ def ablation(*, opts: ReplayOptions) -> None:
         res = timed(opts, "replay ablation", n * cfg.steps, lambda: replay_ablation(
             cfg, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "encoding x allocation ablation", opts.plot)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("pareto")
@@ -276,7 +334,8 @@ def pareto(
         res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=parse_taus(opts.tau),
                             seed=seed, progress=progress)
     t = Table(title=f"Pareto ({res.loop} loop): {cfg.family}, |V|={cfg.size}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
-                    f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block={cfg.block}, seed={seed})",
+                    f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block {res.bootstrap['block']}, "
+                    f"seed={seed})",
               title_justify="left", caption=res.finding, caption_justify="left")
     cols = ["series", "budget", "tokens/step [CI]", "ans. tail err [CI]", "evidence"]
     if res.loop == "closed":
@@ -298,6 +357,7 @@ def pareto(
 
         tables.append(f"figure: {save_figure(plot_pareto(res), plot)}")
     emit("replay pareto", res.to_dict(), [p.to_dict() for p in res.points], fmt, seed=seed, tables=tables)
+    check_min_effect(res, opts.min_effect)
 
 
 @replay_app.command("frozen")
@@ -354,6 +414,15 @@ def frozen(
                   fmt_num(r.live_overall_error, 4), fmt_num(r.replay_overall_error, 4), fmt_num(r.live_tokens_mean, 5),
                   fmt_num(r.replay_tokens_mean, 5), fmt_num(r.trajectory_term, 3))
     tables: list[Any] = [t]
+    if res.trajectory_terms:
+        tt = Table(title="trajectory term over episodes (mean, Student-t interval over episodes)", title_justify="left")
+        for col in ("memory", "live enc", "episodes", "trajectory term [CI]", "tail term [CI]", "interval"):
+            tt.add_column(col, justify="left" if col in ("memory", "live enc", "interval") else "right")
+        for g in res.trajectory_terms:
+            tt.add_row(g.memory if g.tau is None else f"{g.memory}(tau={g.tau:g})", g.live_encoding, str(g.episodes),
+                       f"{fmt_num(g.mean, 3)} {_ci(g.ci_low, g.ci_high)}",
+                       f"{fmt_num(g.tail_mean, 3)} {_ci(g.tail_ci_low, g.tail_ci_high)}", g.interval)
+        tables.append(tt)
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")
     emit("replay frozen", res.to_dict(), [r.to_dict() for r in res.rows], fmt, tables=tables)

@@ -34,6 +34,9 @@ Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: igno
 EncodingName = Enum("EncodingName", {e: e for e in ENCODINGS}, type=str)  # type: ignore[misc]
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
 PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
+Resample = Enum("Resample", {r: r for r in ("auto", "steps", "episodes")}, type=str)  # type: ignore[misc]
+OPEN_LOOP_EPISODES = 3
+CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
 
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="Endpoint predictor or agent: base URL (http/https) of an OpenAI-compatible server, e.g. "
@@ -72,7 +75,9 @@ class ReplayOptions:
     model: str | None
     timeout: float
     bootstrap: int
-    block: int
+    block: str
+    resample: Any
+    min_effect: list[str] | None
     level: float
     out: str | None
     overwrite: bool
@@ -94,7 +99,10 @@ SHARED = [
          "OpenAI-compatible model, --base-url/--model).", Agent["random-walk"]),
     opt("steps", int, ("--steps",), "Steps per episode.", 2000),
     param("seed", SeedOpt, None),
-    opt("episodes", int, ("--episodes",), "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones.", 3),
+    opt("episodes", int | None, ("--episodes",),
+         "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones [default: "
+         f"{OPEN_LOOP_EPISODES} in open loop, {CLOSED_LOOP_EPISODES} in closed loop, enough to detect memory off by "
+         "tasks per episode at least 80% of the time on the default world].", None),
     opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
     opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
          DEFAULT_BUDGET),
@@ -115,9 +123,17 @@ SHARED = [
     param("timeout", TimeoutOpt, 30.0),
     opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
          callback=at_most("ci_bootstrap")),
-    opt("block", int, ("--block",),
-         "Block length (steps) of the moving-block bootstrap; at most half the steps, else no interval can be formed.",
-         50),
+    opt("block", str, ("--block",),
+         "Block length (steps) of the moving-block bootstrap, or auto: per metric, the Politis-White rule on the "
+         "per-step difference (reported with its lag-1 autocorrelation). At most half the steps.", "auto"),
+    opt("resample", Resample, ("--resample",),
+         "What the bootstrap resamples: steps (moving blocks within each episode), episodes (cluster bootstrap "
+         "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: steps in open loop, episodes in "
+         "closed loop. Task metrics are always resampled by episode.", Resample["auto"]),
+    opt("min_effect", list[str] | None, ("--min-effect",),
+         "X or METRIC=X (repeatable): exit 1 when a comparison cannot detect an effect of X at 80% power (its minimum "
+         "detectable effect is larger, or no interval formed). A bare X is for answerable tail error (its regret in "
+         "closed loop).", None, metavar="[METRIC=]X"),
     opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
     param("out", OutOpt, None),
     param("overwrite", OverwriteOpt, False),
@@ -152,6 +168,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
     from ..replay import ReplayConfig
 
     episodes, flag = o.episodes, "--episodes"
+    if episodes is None:
+        episodes = CLOSED_LOOP_EPISODES if o.agent.value in ("reader", "endpoint") else OPEN_LOOP_EPISODES
     check_plot_path(o.plot)  # before any work
     if o.seeds is not None:
         message("warning: --seeds is deprecated; use --episodes")
@@ -167,7 +185,19 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         seeds=tuple(seed + i for i in range(episodes)), budget=o.budget, k=o.k, core=o.core,
                         max_candidates=o.max_candidates, tokenizer=o.tokenizer.value, predictor=o.predictor.value,
                         predictor_params=endpoint if o.predictor.value == "endpoint" else {}, bootstrap=o.bootstrap,
-                        block=o.block, level=o.level, verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
+                        block=parse_block(o.block), resample=o.resample.value, level=o.level,
+                        verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
+
+
+def parse_block(text: str) -> int | str:
+    """``--block``: ``auto`` or a number of steps."""
+    t = text.strip().lower()
+    if t == "auto":
+        return "auto"
+    try:
+        return int(t)
+    except ValueError:
+        raise UsageError(f"--block expects a number of steps or 'auto', got {text!r}") from None
 
 
 def timed(o: ReplayOptions, label: str, steps: int, fn: Callable[[], Any]) -> Any:

@@ -38,6 +38,11 @@ Policies:
     rare exceptions (seen once, best rank first), listed while they fit in the tail's slots.
     Nothing is dropped silently: every candidate is either a core line or counted in the summary.
 
+``none`` (no memory)
+    The prompt carries no memory: the header and the output contract only. The floor row of a
+    comparison (beside the ``oracle`` and ``counts`` ceilings): a memory that does no better than
+    ``none`` is not being used, and a run that cannot tell a policy from ``none`` cannot detect memory.
+
 Rendering under the budget: ``flat`` and ``graph`` add lines in rank order and stop at the first
 line that does not fit. A budget smaller than a prompt's fixed lines (header, output contract,
 minimal tail line) raises :class:`~ctwm_cli.errors.UsageError`. Ties in every ranking go to the
@@ -64,11 +69,11 @@ from .encodings import Encoding
 from .tiered import TieredMemory
 from .tokens import TokenCounter
 
-MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered")
+MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered", "none")
 __all__ = [
     "BM25_B", "BM25_K1", "DEFAULT_BUDGET", "DEFAULT_CORE", "DEFAULT_K", "DEFAULT_MAX_CANDIDATES", "DEFAULT_TAU",
     "MEMORY_POLICIES", "CoreTail", "EpisodicMemory", "FlatRetrieval", "FullHistory", "GraphMemory", "MemoryPolicy",
-    "Prompt", "Retrieval", "allocation_slots", "check_policy_args", "make_policy",
+    "NoMemory", "Prompt", "Retrieval", "allocation_slots", "check_policy_args", "make_policy",
 ]
 
 
@@ -108,6 +113,23 @@ class FullHistory(MemoryPolicy):
         m = len(hist)
         return make_prompt(self, [*head, *self._lines, *foot], tokens, hist, range(1, m + 1), self._tokens, [], [], 0,
                        state, action)
+
+
+class NoMemory(MemoryPolicy):
+    """The prompt without memory (the floor of a comparison): header and output contract only."""
+
+    name = "none"
+
+    def __init__(self, memory: EpisodicMemory, **_: Any):
+        super().__init__(memory, budget=None)
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        return Retrieval(tids=(), scores=())
+
+    def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
+        head, foot = enc.header(state, action, self.kind), enc.footer(self.kind)
+        tokens = counter.lines(head) + counter.lines(foot)
+        return make_prompt(self, [*head, *foot], tokens, [], [], [], [], [], 0, state, action)
 
 
 class FlatRetrieval(MemoryPolicy):
@@ -369,6 +391,8 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
         return CoreTail(memory, budget=budget, core=core, tau=tau, max_candidates=max_candidates)
     if name == "tiered":
         return TieredMemory(memory, budget=budget, k=k, params=tiered)
+    if name == "none":
+        return NoMemory(memory)
     raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
 
 

@@ -12,6 +12,14 @@ of its lines. :meth:`TokenCounter.line` caches the count of every line it has se
 counting a prompt nearly free when its lines repeat. ``tests/test_memory_tokens.py`` checks the
 additivity against a whole-prompt encoding on real prompts, and the replay runner can check it at
 every step (``verify_tokens``).
+
+**The whole request.** A model does not receive the user message alone: the chat request adds the
+system prompt and the chat template's tokens around each message. :meth:`TokenCounter.chat_overhead`
+counts them by OpenAI's published rule for its ``cl100k_base`` and ``o200k_base`` chat models (the
+cookbook's "How to count tokens with tiktoken", ``num_tokens_from_messages``): every message costs
+3 template tokens plus the tokens of its role and of its content, and 3 more prime the reply. The
+replay reports the whole request per step (``tokens_*``) with the user message beside it
+(``user_tokens_*``); the endpoint predictor's API-reported ``prompt_tokens`` are kept beside both.
 """
 
 from __future__ import annotations
@@ -23,6 +31,10 @@ from ..errors import UsageError
 TOKENIZERS = ("cl100k_base", "o200k_base")
 DEFAULT_TOKENIZER = "cl100k_base"
 _CACHE_MAX = 1 << 18
+TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|> ... <|end|> around each message (OpenAI's rule)
+REPLY_PRIMING = 3  # <|start|>assistant<|message|>
+CHAT_TEMPLATE = ("OpenAI chat format: 3 tokens per message + its role + its content, 3 to prime the reply "
+                 "(cookbook num_tokens_from_messages)")
 
 
 class TokenCounter:
@@ -57,6 +69,13 @@ class TokenCounter:
             if len(self._cache) < _CACHE_MAX:
                 self._cache[line] = n
         return n
+
+    def chat_overhead(self, system: str) -> int:
+        """Tokens of a chat request with system prompt ``system`` beyond its user message's content:
+        the system message (template, role, content), the user message's template and role, and the
+        reply priming (see the module docstring)."""
+        return (2 * TOKENS_PER_MESSAGE + self.count("system") + self.count(system) + self.count("user")
+                + REPLY_PRIMING)
 
     def fragments(self, parts: list[str]) -> int:
         """Tokens of the concatenation of ``parts``, from cached counts of each part. Exact when the

@@ -11,7 +11,8 @@ from . import figure_axes
 
 def plot_bench_report(report: Any, *, ax: Any = None) -> Any:
     """One row per comparison of a ``BenchReport``: reduction 1 - tokens(CTWM)/tokens(Graph) in percent,
-    its interval as a whisker, zero dashed; the parity metric's change is written at the right."""
+    its interval as a whisker, zero dashed; the parity metric's change and the quality difference (with
+    its interval) are written at the right."""
     rows = [r for r in report.rows if r.reduction is not None]
     fig, ax = figure_axes(ax, 10.0, max(3.0, 0.7 * len(rows) + 1.6))
     for i, r in enumerate(rows):
@@ -21,6 +22,9 @@ def plot_bench_report(report: Any, *, ax: Any = None) -> Any:
         ax.errorbar(100 * r.reduction, y, xerr=[[100 * (r.reduction - lo)], [100 * (hi - r.reduction)]], fmt="o",
                     color="C0" if r.reduction >= 0 else "C3", capsize=3)
         parity = "" if r.parity_delta is None else f"; Δ {r.parity_metric} {r.parity_delta:+.3f}"
+        if r.quality_delta is not None:  # the quality that comes with the saving, with its interval
+            ci = "" if r.quality_ci_low is None else f" [{r.quality_ci_low:+.3f}, {r.quality_ci_high:+.3f}]"
+            parity += f"\nΔ {r.quality_metric.replace('_', ' ')} {r.quality_delta:+.3f}{ci}"
         ax.annotate(f"{100 * r.reduction:+.1f}% [{100 * lo:+.1f}, {100 * hi:+.1f}]{parity}\n{r.treatment} vs "
                     f"{r.baseline}, n = {r.n:,} {r.units}", (100 * hi, y), xytext=(8, 0), textcoords="offset points",
                     va="center", fontsize=7)

@@ -6,7 +6,7 @@ sweeps (Pareto) and frozen replay."""
 from ..paired import PairedDelta
 from .agents import CLOSED_LOOP_AGENTS, EndpointAgent, ReaderAgent, make_agent
 from .experiments import ReplayResult, TauRow, parse_taus, replay_ablation, replay_compare, replay_encodings, run_arms
-from .frozen import FrozenReplay, FrozenRow, frozen_replay
+from .frozen import FrozenReplay, FrozenRow, TrajectoryTerm, frozen_replay
 from .metrics import ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_states
 from .pareto import ParetoPoint, ParetoResult, parse_budgets, replay_pareto
 from .runner import AGENTS, Arm, Episode, EpisodeLog, ReplayConfig, episode, run_episode
@@ -29,6 +29,7 @@ __all__ = [
     "ReplayConfig",
     "ReplayResult",
     "TauRow",
+    "TrajectoryTerm",
     "arm_metrics",
     "episode",
     "frozen_replay",

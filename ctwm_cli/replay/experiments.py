@@ -14,7 +14,7 @@ from ..errors import UsageError
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
-from ..paired import PairedDelta
+from ..paired import POWER, PairedDelta
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .agents import make_agent
@@ -149,10 +149,10 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
     comps: list[PairedDelta] = []
     for ti, bi in comparisons:
         comps.extend(paired_deltas(by_arm[ti], by_arm[bi], None, replicates=cfg.bootstrap, block=cfg.block,
-                                   level=cfg.level, rng=rng))
+                                   level=cfg.level, rng=rng, resample=cfg.resampling, regret=cfg.loop == "closed"))
     files: dict[str, str] = {}
     boot = {"replicates": cfg.bootstrap, "block": cfg.block, "level": cfg.level, "seed": seed,
-            "method": "moving-block bootstrap over steps, stratified by seed, percentile interval"}
+            "resample": cfg.resampling, "power": POWER, "method": _method(cfg)}
     if outdir is not None:
         manifest = {"config": cfg.to_dict(), "seed": seed, "loop": cfg.loop, "arms": [a.to_dict() for a in arms],
                     "tokenizer": {"name": counter.name, "package": counter.package},
@@ -172,6 +172,19 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
                         predictor=cfg.predictor, bootstrap=boot, out=str(outdir) if outdir is not None else None,
                         files=files, predictor_stats=predictor.stats(),
                         agent_stats=agent.stats() if agent is not None else {}, matched_over_budget=over)
+
+
+def _method(cfg: ReplayConfig) -> str:
+    """How the intervals were formed, in words (the JSON's ``bootstrap.method``)."""
+    steps = ("moving-block bootstrap over steps, stratified by seed, " +
+             ("block per metric by the Politis-White rule on the per-step difference"
+              if cfg.block == "auto" else f"block {cfg.block}"))
+    base = "cluster bootstrap over episodes, Student-t interval" if cfg.resampling == "episodes" else steps
+    by_episode = cfg.loop == "closed" and cfg.resampling == "steps"
+    tasks = "; task metrics: cluster bootstrap over episodes" if by_episode else ""
+    regret = "; closed loop: error metrics compared as regret (error - counts on the arm's own steps)" \
+        if cfg.loop == "closed" else ""
+    return f"{base}{tasks}{regret}; percentile interval; mde at {POWER:.0%} power"
 
 
 def _sweep(arms: Sequence[Arm], pooled: Sequence[ArmMetrics]) -> tuple[TauRow, ...]:

@@ -19,6 +19,12 @@ trajectory. In open loop the agent does not read the prompt, both live runs shar
 and the trajectory term is exactly zero; in closed loop (``--agent reader`` or ``endpoint``) the
 encodings drive different trajectories and it is not.
 
+Across episodes the trajectory term varies (in closed loop it flips sign from seed to seed), so
+``trajectory_terms`` summarises it per memory policy, τ and live encoding over the recorded episodes:
+the mean and its Student-t interval over episodes at ``level`` (the episodes are independent: each
+seed is its own world and environment), or why none is formed (fewer than two episodes, or the same
+value in every episode).
+
 A run recorded under ``match_tokens`` (``ctwm(tau=1)[<=graph]``) is replayed at the configured
 budget: its retrieval is checked as for any run, but its tokens are not the matched ones.
 """
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from ..errors import InputError, UsageError
 from ..memory.encodings import ENCODINGS
@@ -73,12 +80,32 @@ class FrozenRow(ToDict):
 
 
 @result
+class TrajectoryTerm(ToDict):
+    """The trajectory term of one memory policy, τ and live encoding over the recorded episodes."""
+
+    memory: str
+    tau: float | None
+    live_encoding: str
+    replay_encoding: str
+    episodes: int
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    tail_mean: float | None
+    tail_ci_low: float | None
+    tail_ci_high: float | None
+    level: float
+    interval: str  # "formed (Student t over episodes)", or why not
+
+
+@result
 class FrozenReplay(ToDict):
     """``ctwm replay frozen`` result."""
 
     run_dir: str
     encoding: str
     rows: tuple[FrozenRow, ...]
+    trajectory_terms: tuple[TrajectoryTerm, ...]
     all_identical: bool
     tokenizer: str
     predictor: str
@@ -208,9 +235,42 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
             "config": cfg.to_dict(), "source": str(rd), "encoding": encoding,
             "tokenizer": {"name": counter.name, "package": counter.package}, "predictor": cfg.predictor,
         }, names=[f"{r.run}@{encoding}" for r in rows])
-    return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows),
+    return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows), trajectory_terms=trajectory_terms(rows),
                         all_identical=all(r.retrieval_identical for r in rows), tokenizer=counter.name,
                         predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files)
+
+
+def _t_interval(values: Sequence[float], level: float) -> tuple[float | None, float | None, float | None, str]:
+    x = np.asarray(values, dtype=np.float64)
+    if not x.size:
+        return None, None, None, "not formed: no episode has a trajectory term"
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, None, None, "not formable: 1 episode (an interval over episodes needs at least 2)"
+    if np.all(x == x[0]):
+        return mean, None, None, "not formed: the same value in every episode"
+    half = float(student_t(x.size - 1).ppf(1 - (1 - level) / 2) * x.std(ddof=1) / np.sqrt(x.size))
+    return mean, mean - half, mean + half, FORMED_T
+
+
+FORMED_T = "formed (Student t over episodes)"
+
+
+def trajectory_terms(rows: Sequence[FrozenRow], level: float = 0.95) -> tuple[TrajectoryTerm, ...]:
+    """Per (memory, τ, live encoding): the trajectory term's mean over episodes with a t interval."""
+    groups: dict[tuple, list[FrozenRow]] = {}
+    for r in rows:
+        if r.trajectory_term is not None:
+            groups.setdefault((r.memory, r.tau, r.live_encoding, r.replay_encoding), []).append(r)
+    out = []
+    for (memory, tau, live, replay), got in groups.items():
+        mean, lo, hi, status = _t_interval([r.trajectory_term for r in got], level)
+        tails = [r.trajectory_term_tail for r in got if r.trajectory_term_tail is not None]
+        tmean, tlo, thi, _ = _t_interval(tails, level)
+        out.append(TrajectoryTerm(memory=memory, tau=tau, live_encoding=live, replay_encoding=replay,
+                                  episodes=len(got), mean=mean, ci_low=lo, ci_high=hi, tail_mean=tmean,
+                                  tail_ci_low=tlo, tail_ci_high=thi, level=level, interval=status))
+    return tuple(out)
 
 
 def _recorded_episode(cols: dict[str, list], idx: list[int], name: str, memory: str, world: Any, seed: int,

@@ -2,8 +2,11 @@
 
 Per arm (pooled over the seeds' steps, and per seed):
 
-* ``tokens_mean``, ``tokens_median``, ``tokens_p95``: exact prompt tokens per step (whole prompt,
-  header and output contract included; p95 and the median by linear interpolation, numpy's default);
+* ``tokens_mean``, ``tokens_median``, ``tokens_p95``: exact tokens per step of the whole chat request a
+  model receives: system prompt, user message (the memory prompt: header, memory lines, output
+  contract) and the chat template (:meth:`~ctwm_cli.memory.tokens.TokenCounter.chat_overhead`);
+  ``user_tokens_mean``, ``user_tokens_p95``: the user message alone (what the budget binds);
+  ``tokens_counted`` says so. p95 and the median by linear interpolation, numpy's default;
 * ``state_coverage``: of the steps at which the memory held a transition from ``s_t``, the share
   whose prompt shows one (as a line or a tail-summary entry); ``transition_coverage``: the same for
   an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
@@ -18,7 +21,11 @@ can, and the error measures only the reader's fallback guess. ``answerable_steps
 ``answerable_tail_error`` and ``answerable_overall_error`` are the errors over the answerable steps
 (of the tail, of all); ``evidence_in_prompt`` is the share of answerable steps whose evidence (an
 outcome of ``(s_t, a_t)``) reached the prompt as its own line or inside the tail summary (it equals
-``transition_coverage``). Two **reference rows** on the same steps bound what a memory can do:
+``transition_coverage``); ``majority_evidence_in_prompt`` is the graded version: the share of
+answerable steps whose prompt shows the *most frequent* past outcome of ``(s_t, a_t)`` (the one
+``counts`` predicts), so a prompt showing only a minority outcome does not count (``None`` for a
+policy with its own store, whose entries are not transitions). Two **reference rows** on the same
+steps bound what a memory can do:
 ``oracle`` predicts the argmax of the true ``P(s' | s_t, a_t)`` (ties: the smaller transition id);
 ``counts`` predicts the outcome of ``(s_t, a_t)`` seen most often so far (all past outcomes, no
 budget; ties: the one seen first) and has no prediction on unanswerable steps.
@@ -28,31 +35,52 @@ budget; ties: the one seen first) and has no prediction on unanswerable steps.
 (tokens of the agent's decision prompt per step, beside ``tokens_mean`` of the prediction prompt); in
 open loop they are ``None``.
 
+**Regret.** Every error metric has a regret: the arm's error minus the ``counts`` reference's error
+*on the arm's own steps* (``*_regret``), and minus ``oracle``'s (``*_oracle_regret``). In open loop
+every arm has the same steps, so the reference cancels and a difference of regrets is exactly the
+difference of errors. In closed loop each arm drives its own trajectory, and a raw error difference
+mixes what the memory did with which steps the arm happened to walk into (Graph Memory with top-k = 1
+walked into easier steps and scored a *lower* answerable tail error than Graph, significantly); a
+difference of regrets holds each arm to its own ceiling. So closed-loop comparisons of error metrics
+are on regret (metric names ``*_regret``), paired by episode.
+
 **Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.paired`: the confidence
 interval is a percentile interval of a moving-block bootstrap over steps, stratified by seed (each
 replicate draws ``T // L`` blocks of ``L`` consecutive steps in each seed, the same blocks for both
-arms; at least two blocks per episode, else the interval is reported as not formable). Ratio
-metrics (error rates, coverage, steps per task) are recomputed as ratios of the resampled sums.
-Seeded: the same seed gives the same intervals. In open loop the arms replay the same steps; in
-closed loop step ``t`` of one arm pairs with step ``t`` of the other on the same seed (same world,
-same environment random numbers), though their states differ.
+arms; at least two blocks per episode, else the interval is reported as not formable). ``L`` is
+chosen per metric from the data (``block="auto"``, the default): the Politis–White rule
+(:mod:`ctwm_cli.blocklength`) on the linearised per-step difference ``(n_T − r_T d_T)/d̄_T −
+(n_B − r_B d_B)/d̄_B``, reported with its lag-1 autocorrelation; an integer fixes it. With
+``resample="episodes"`` whole episodes are resampled instead (the cluster bootstrap; closed loop,
+where step ``t`` of one arm and step ``t`` of the other are different steps). Task metrics are
+always resampled by episode, their unit: ``tasks_per_episode`` (targets reached per episode) and
+``steps_per_task``. Ratio metrics (error rates, coverage, steps per task) are recomputed as ratios of
+the resampled sums. Each formed interval carries the minimum detectable effect at 80% power
+(``mde``). Seeded: the same seed gives the same intervals.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..paired import BlockResample, PairedDelta, paired_delta
+from ..blocklength import politis_white_block
+from ..errors import UsageError
+from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 from ..results import ToDict, result
 
-__all__ = ["METRICS", "ArmMetrics", "PairedDelta", "ReferenceMetrics", "arm_metrics", "paired_deltas",
-           "reference_metrics", "tail_states"]
+__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "ArmMetrics", "PairedDelta", "ReferenceMetrics",
+           "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "undetectable"]
 
-METRICS = ("tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
-           "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt")
-CLOSED_LOOP_METRICS = ("task_rate", "steps_per_task")
+METRICS = ("tokens_mean", "user_tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
+           "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt", "majority_evidence_in_prompt")
+ERROR_METRICS = ("tail_error", "overall_error", "answerable_tail_error", "answerable_overall_error")
+CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
+EPISODE_METRICS = CLOSED_LOOP_METRICS  # their unit is the episode: always resampled by episode
+RESAMPLES = ("steps", "episodes")
+HEADLINE_METRIC = "answerable_tail_error"  # what a bare --min-effect X is about
 
 
 @result
@@ -86,6 +114,20 @@ class ArmMetrics(ToDict):
     tasks_started: int | None
     tasks_reached: int | None
     steps_per_task: float | None
+    majority_evidence_in_prompt: float | None = None  # answerable steps whose prompt shows the most seen outcome
+    user_tokens_mean: float | None = None  # the user message alone (tokens_* count the whole request)
+    user_tokens_p95: float | None = None
+    tokens_counted: str = "request"  # tokens_*: "request" (system + user + chat template) or "user" (message only)
+    tasks_per_episode: float | None = None  # closed loop: targets reached per episode
+    # error minus the counts (oracle) reference's error on this arm's own steps
+    tail_error_regret: float | None = None
+    overall_error_regret: float | None = None
+    answerable_tail_error_regret: float | None = None
+    answerable_overall_error_regret: float | None = None
+    tail_error_oracle_regret: float | None = None
+    overall_error_oracle_regret: float | None = None
+    answerable_tail_error_oracle_regret: float | None = None
+    answerable_overall_error_oracle_regret: float | None = None
 
 
 @result
@@ -124,9 +166,18 @@ def _tails(logs: Sequence, tails: Sequence[np.ndarray] | None) -> np.ndarray:
     return np.concatenate(list(tails) if tails is not None else [g.tail for g in logs])
 
 
+def _request(logs: Sequence) -> tuple[np.ndarray, str]:
+    """Per-step tokens of the whole request (``"request"``), or of the user message when a log has no
+    request count (``"user"``)."""
+    if all(getattr(g, "request_tokens", None) is not None for g in logs):
+        return _cat(logs, "request_tokens"), "request"
+    return _cat(logs, "tokens"), "user"
+
+
 def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, seed: int | None = None) -> ArmMetrics:
     """Metrics of one arm over ``logs`` (one per seed) with the seeds' tail-step masks (default: each log's own)."""
-    tok = _cat(logs, "tokens")
+    tok, counted = _request(logs)
+    user = _cat(logs, "tokens")
     wrong = ~_cat(logs, "correct")
     tail = _tails(logs, tails)
     te, tc = _cat(logs, "transition_evidence"), _cat(logs, "transition_covered")
@@ -135,6 +186,11 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
     history = logs[0].history_tokens is not None
     closed = getattr(logs[0], "tasks_reached", None) is not None
     reached = sum(g.tasks_reached for g in logs) if closed else None
+    mc = _cat(logs, "majority_covered") if all(getattr(g, "majority_covered", None) is not None for g in logs) \
+        else None
+    series = _series(logs, tails)
+    regret = {f"{m}{kind}": _ratio(series[f"{m}{kind}"][0].sum(), series[f"{m}{kind}"][1].sum())
+              for m in ERROR_METRICS for kind in ("_regret", "_oracle_regret")}
     return ArmMetrics(
         arm=arm.name, memory=arm.memory, encoding=arm.encoding, tau=arm.tau, seed=seed, steps=int(tok.size),
         tokens_mean=float(tok.mean()), tokens_median=float(np.median(tok)), tokens_p95=float(np.percentile(tok, 95)),
@@ -151,6 +207,9 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         decision_tokens_mean=float(np.mean(_cat(logs, "decision_tokens"))) if closed else None,
         tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
+        majority_evidence_in_prompt=_ratio((mc & te).sum(), te.sum()) if mc is not None else None,
+        tasks_per_episode=reached / len(logs) if closed else None, user_tokens_mean=float(user.mean()),
+        user_tokens_p95=float(np.percentile(user, 95)), tokens_counted=counted, **regret,
     )
 
 
@@ -173,13 +232,14 @@ def reference_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None,
 def _series(logs: Sequence, tails: Sequence[np.ndarray] | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """metric -> (numerator, denominator) per step, seeds concatenated."""
     f = np.float64
-    tok = _cat(logs, "tokens").astype(f)
+    tok = _request(logs)[0].astype(f)
     wrong = ~_cat(logs, "correct")
     tail = _tails(logs, tails)
     te, tc = _cat(logs, "transition_evidence"), _cat(logs, "transition_covered")
     ones = np.ones(tok.size)
     out = {
         "tokens_mean": (tok, ones),
+        "user_tokens_mean": (_cat(logs, "tokens").astype(f), ones),
         "tail_error": ((wrong & tail).astype(f), tail.astype(f)),
         "overall_error": (wrong.astype(f), ones),
         "state_coverage": (_cat(logs, "state_covered").astype(f), _cat(logs, "state_evidence").astype(f)),
@@ -188,24 +248,84 @@ def _series(logs: Sequence, tails: Sequence[np.ndarray] | None) -> dict[str, tup
         "answerable_overall_error": ((wrong & te).astype(f), te.astype(f)),
         "evidence_in_prompt": (tc.astype(f), te.astype(f)),
     }
+    if all(getattr(g, "majority_covered", None) is not None for g in logs):
+        out["majority_evidence_in_prompt"] = (_cat(logs, "majority_covered").astype(f), te.astype(f))
+    masks = {"tail_error": tail, "overall_error": ones.astype(bool), "answerable_tail_error": te & tail,
+             "answerable_overall_error": te}
+    for ref, kind in (("counts", "_regret"), ("oracle", "_oracle_regret")):
+        loss = wrong.astype(f) - (~_cat(logs, f"{ref}_correct")).astype(f)
+        for m, mask in masks.items():
+            out[f"{m}{kind}"] = (np.where(mask, loss, 0.0), mask.astype(f))
     if getattr(logs[0], "tasks_reached", None) is not None:
         ends = _cat(logs, "task_end_steps").astype(f)  # at the step a task is reached: its length; else 0
-        out["task_rate"] = ((ends > 0).astype(f), ones)
+        first = np.concatenate([np.eye(1, g.tokens.size, dtype=f)[0] for g in logs])  # 1 at each episode's step 0
+        out["tasks_per_episode"] = ((ends > 0).astype(f), first)
         out["steps_per_task"] = (ends, (ends > 0).astype(f))
     return out
 
 
+def _linearised(num: np.ndarray, den: np.ndarray) -> np.ndarray | None:
+    """Per-step influence of the ratio Σ num / Σ den (None when Σ den = 0)."""
+    total = den.sum()
+    if not total:
+        return None
+    return (num - (num.sum() / total) * den) / (total / den.size)
+
+
+def _split(x: np.ndarray, lengths: Sequence[int]) -> list[np.ndarray]:
+    return np.split(x, np.cumsum(lengths)[:-1])
+
+
 def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] | None, *, replicates: int,
-                  block: int, level: float, rng: np.random.Generator,
-                  metrics: Sequence[str] | None = None) -> list[PairedDelta]:
+                  block: int | str, level: float, rng: np.random.Generator, metrics: Sequence[str] | None = None,
+                  resample: str = "steps", regret: bool = False) -> list[PairedDelta]:
     """Treatment minus baseline per metric, with percentile CIs from a paired block bootstrap
-    (:class:`ctwm_cli.paired.BlockResample`); ``tails=None``: each log's own tail-step mask."""
+    (:class:`ctwm_cli.paired.BlockResample`; ``block="auto"``: per metric, the Politis–White rule)
+    or, with ``resample="episodes"`` and for the task metrics, a cluster bootstrap over episodes;
+    ``regret=True`` (closed loop): error metrics as regrets (``*_regret``); ``tails=None``: each log's
+    own tail-step mask."""
     a, b = _series(treat, tails), _series(base, tails)
     lengths = [g.tokens.size for g in treat]
     if [g.tokens.size for g in base] != lengths:
         raise ValueError("paired arms must replay episodes of the same length")
-    resample = BlockResample(lengths, block, replicates, rng)
+    if resample not in RESAMPLES:
+        raise ValueError(f"resample must be one of {', '.join(RESAMPLES)}, got {resample!r}")
     names = [m for m in (metrics or (*METRICS, *CLOSED_LOOP_METRICS)) if m in a and m in b]
+    names = [f"{m}_regret" if regret and m in ERROR_METRICS else m for m in names]
     tname, bname = treat[0].arm.name, base[0].arm.name
-    return [paired_delta(a[m], b[m], resample, level=level, treatment=tname, baseline=bname, metric=m,
-                         units=sum(lengths)) for m in names]
+    blocks: dict[int, BlockResample] = {}
+    clusters: EpisodeResample | None = None
+    out = []
+    for m in names:
+        extra: dict = {}
+        if resample == "episodes" or m in EPISODE_METRICS:
+            if clusters is None:
+                clusters = EpisodeResample(lengths, replicates, rng)
+            res, unit, extra["resampling"] = clusters, "episode", "episodes"
+        else:
+            ua, ub = _linearised(*a[m]), _linearised(*b[m])
+            chosen = politis_white_block(_split(ua - ub, lengths)) if ua is not None and ub is not None else None
+            extra["lag1_autocorrelation"] = chosen.lag1_autocorrelation if chosen is not None else None
+            if block == "auto" and chosen is not None:
+                extra["block_capped"] = chosen.capped
+            size = int(block) if block != "auto" else chosen.block if chosen is not None else 1
+            if size not in blocks:
+                blocks[size] = BlockResample(lengths, size, replicates, rng)
+            res, unit, extra["resampling"], extra["block"] = blocks[size], "step", "steps", size
+        d = paired_delta(a[m], b[m], res, level=level, treatment=tname, baseline=bname, metric=m,
+                         units=len(lengths) if unit == "episode" else sum(lengths), unit=unit, **extra)
+        if m.endswith("regret"):  # a regret near 0 makes a relative change meaningless
+            d = dataclasses.replace(d, relative=None, relative_ci_low=None, relative_ci_high=None)
+        out.append(d)
+    return out
+
+
+def undetectable(comparisons: Sequence[PairedDelta], metric: str, effect: float) -> list[PairedDelta]:
+    """The comparisons of ``metric`` (or its regret) that cannot detect ``effect`` at 80% power: their
+    minimum detectable effect is larger, or no interval was formed. Raises when none compares ``metric``."""
+    got = [d for d in comparisons if d.metric in (metric, f"{metric}_regret")]
+    if not got:
+        known = sorted({d.metric for d in comparisons})
+        raise UsageError(f"min_effect: no comparison of {metric!r} in this run (metrics: {', '.join(known) or 'none'})",
+                         params=("min_effect",))
+    return [d for d in got if d.mde is None or d.mde > effect]

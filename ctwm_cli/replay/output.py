@@ -22,7 +22,8 @@ rows) and ``by`` (the entry that superseded or replaced one): what ``ctwm health
 
 **Step log** — one row per run and step: run, memory, encoding, tau, seed, step, state, action,
 next_state, item (e_t), prediction, correct, oracle_correct, counts_correct (the reference rows),
-confidence, evidence, prompt_tokens, tail_state,
+confidence, evidence, prompt_tokens (the user message), request_tokens (the whole chat request: system
+prompt, user message, chat template), tail_state,
 state_evidence, state_covered, transition_evidence, transition_covered, injected, summarised,
 tail_items, retrieved (the ranked item ids ρ returned), api_prompt_tokens (endpoint predictor).
 """
@@ -251,6 +252,7 @@ def steps_table(logs: Sequence, episodes: Sequence, tails: Sequence[np.ndarray],
             "confidence": pa.array(log.confidence, type=pa.string()),
             "evidence": pa.array(log.evidence, type=pa.string()),
             "prompt_tokens": pa.array(log.tokens),
+            "request_tokens": pa.array(log.request_tokens if log.request_tokens is not None else log.tokens),
             "tail_state": pa.array(tail),
             "state_evidence": pa.array(log.state_evidence),
             "state_covered": pa.array(log.state_covered),

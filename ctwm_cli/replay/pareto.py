@@ -23,6 +23,7 @@ from ..errors import UsageError
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
+from ..blocklength import politis_white_block
 from ..paired import BlockResample, PairedDelta, ratio_interval
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -116,7 +117,7 @@ def _arms(memories: Sequence[str], encoding: str, taus: Sequence[float], closed:
 
 def _point(arm: Arm, logs: list, budget: int, resample: BlockResample, level: float) -> ParetoPoint:
     m = arm_metrics(logs)
-    tok = np.concatenate([g.tokens for g in logs]).astype(np.float64)
+    tok = np.concatenate([g.request_tokens for g in logs]).astype(np.float64)  # the whole request, as tokens_mean
     ones = np.ones(tok.size)
     wrong = ~np.concatenate([g.correct for g in logs])
     ans_tail = np.concatenate([g.transition_evidence & g.tail for g in logs])
@@ -135,18 +136,34 @@ def _point(arm: Arm, logs: list, budget: int, resample: BlockResample, level: fl
                        task_rate_ci_high=rhi, matched_over_budget=sum(g.matched_over_budget for g in logs))
 
 
+def _point_block(cfg: ReplayConfig, by_arm: Sequence[Sequence]) -> int:
+    """The block of the one-arm intervals: ``cfg.block``, or (auto) the longest Politis-White block of
+    any series' per-step tokens and answerable tail loss (one resample serves every point)."""
+    if cfg.block != "auto":
+        return int(cfg.block)
+    best = 1
+    for logs in by_arm:
+        wrong = [(~g.correct & g.transition_evidence & g.tail).astype(np.float64) for g in logs]
+        for pieces in ([g.request_tokens.astype(np.float64) for g in logs], wrong):
+            best = max(best, politis_white_block(pieces).block)
+    return best
+
+
 def _finding(comps: Sequence[PairedDelta], monotone: dict[str, bool]) -> str:
     """The answer in words, from the matched deltas of answerable tail error (whatever it is)."""
-    matched = [c for c in comps if c.metric == "answerable_tail_error" and "[<=graph]" in c.treatment]
+    matched = [c for c in comps if c.metric in ("answerable_tail_error", "answerable_tail_error_regret")
+               and "[<=graph]" in c.treatment]
     parts = []
     if matched:
         better = [c.group for c in matched if c.ci_high is not None and c.ci_high < 0]
         worse = [c.group for c in matched if c.ci_low is not None and c.ci_low > 0]
-        tied = [c.group for c in matched if c.group not in better and c.group not in worse]
+        tied = [c for c in matched if c.group not in better and c.group not in worse]
+        bounds = ", ".join(c.group + ("" if c.mde is None else f" (no difference larger than ±{c.mde:.3g})")
+                           for c in tied)
         parts.append("At equal cost (CTWM's budget per step = what Graph Memory spent), CTWM's answerable tail "
                      f"error is lower than Graph's at budget(s) {', '.join(better) or 'none'}, higher at "
                      f"{', '.join(worse) or 'none'}, and not distinguishable (CI covers 0, or no CI) at "
-                     f"{', '.join(tied) or 'none'}.")
+                     f"{bounds or 'none'}.")
     bad = [k for k, v in monotone.items() if not v]
     parts.append("Mean tokens grow with the budget for every series." if not bad else
                  f"Mean tokens fall somewhere as the budget grows for: {', '.join(bad)}.")
@@ -179,7 +196,7 @@ def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequen
         _, logs = replay_logs(cb, arms, counter=counter, predictor=predictor, agent=agent, progress=progress,
                               done=j * len(cfg.seeds) * len(arms), total=total)
         by_arm = [[logs[(i, s)] for s in cfg.seeds] for i in range(len(arms))]
-        resample = BlockResample([g.tokens.size for g in by_arm[0]], cfg.block, cfg.bootstrap, rng)
+        resample = BlockResample([g.tokens.size for g in by_arm[0]], _point_block(cfg, by_arm), cfg.bootstrap, rng)
         status = resample.status
         points += [_point(a, by_arm[i], b, resample, cfg.level) for i, a in enumerate(arms)]
         if not refs and cfg.loop == "open":
@@ -188,15 +205,16 @@ def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequen
             for i, a in enumerate(arms):
                 if a.memory == "ctwm":
                     got = paired_deltas(by_arm[i], by_arm[graph], None, replicates=cfg.bootstrap, block=cfg.block,
-                                        level=cfg.level, rng=rng,
-                                        metrics=("tokens_mean", "answerable_tail_error", "task_rate"))
+                                        level=cfg.level, rng=rng, resample=cfg.resampling, regret=cfg.loop == "closed",
+                                        metrics=("tokens_mean", "answerable_tail_error", "tasks_per_episode"))
                     comps += [dataclasses.replace(d, group=str(b)) for d in got]
     monotone = {}
     for a in arms:
         toks = [p.tokens_mean for p in points if p.arm == a.label]
         monotone[a.label] = all(x <= y + 1e-9 for x, y in itertools.pairwise(toks))
     boot = {"replicates": cfg.bootstrap, "block": cfg.block, "level": cfg.level, "seed": seed,
-            "method": "moving-block bootstrap over steps, stratified by seed, percentile interval"}
+            "method": "moving-block bootstrap over steps, stratified by seed, percentile interval; block 'auto': "
+                      "per budget, the longest Politis-White block of any series' tokens and answerable tail loss"}
     return ParetoResult(config=cfg, loop=cfg.loop, budgets=budgets, points=tuple(points), comparisons=tuple(comps),
                         references=refs, tokens_non_decreasing=monotone, interval=status, bootstrap=boot,
                         finding=_finding(comps, monotone))

@@ -35,7 +35,7 @@ from ..memory.policies import (
     DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, CoreTail, EpisodicMemory,
     FullHistory, check_policy_args, make_policy,
 )
-from ..memory.predictor import PREDICTORS, Predictor, make_predictor
+from ..memory.predictor import PREDICTORS, SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tiered_params import check_tiered_args
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_counter
 from ..results import ToDict, result
@@ -43,6 +43,7 @@ from ..world.env import WorldEnv
 from ..world.policy_base import TaskSampler
 from ..world.run import WorldConfig, simulate
 from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
+from .metrics import RESAMPLES
 
 OPEN_LOOP_AGENTS = ("random-walk", "semantic")
 AGENTS = (*OPEN_LOOP_AGENTS, *CLOSED_LOOP_AGENTS)
@@ -71,7 +72,10 @@ class ReplayConfig(ToDict):
     predictor: str = "reader"
     predictor_params: dict[str, Any] = dataclasses.field(default_factory=dict)
     bootstrap: int = 1000
-    block: int = 50
+    block: int | str = "auto"  # steps per bootstrap block, or "auto": the Politis-White rule per metric
+    # "steps" (moving blocks), "episodes" (cluster bootstrap; task metrics always) or "auto": steps in open
+    # loop, episodes in closed loop (where step t of one arm and step t of another are different steps)
+    resample: str = "auto"
     level: float = 0.95
     verify_tokens: bool = False
     tiered: dict[str, Any] = dataclasses.field(default_factory=dict)  # overrides of the tiered policy's parameters
@@ -80,6 +84,13 @@ class ReplayConfig(ToDict):
     def loop(self) -> str:
         """``closed`` when the agent acts from the memory prompt, else ``open``."""
         return "closed" if self.agent in CLOSED_LOOP_AGENTS else "open"
+
+    @property
+    def resampling(self) -> str:
+        """What the intervals resample: ``resample``, with ``auto`` resolved by the loop."""
+        if self.resample == "auto":
+            return "episodes" if self.loop == "closed" else "steps"
+        return self.resample
 
     def checked(self) -> ReplayConfig:
         if self.agent not in AGENTS:
@@ -97,7 +108,13 @@ class ReplayConfig(ToDict):
         if self.predictor not in PREDICTORS:
             raise UsageError(f"unknown predictor {self.predictor!r} (choose from: {', '.join(PREDICTORS)})")
         check_range("bootstrap", self.bootstrap, lo=0)
-        check_range("block", self.block, lo=1)
+        if self.block != "auto":
+            if isinstance(self.block, bool) or not isinstance(self.block, (int, np.integer)):
+                raise UsageError(f"block must be a number of steps or 'auto', got {self.block!r}", params=("block",))
+            check_range("block", self.block, lo=1)
+        if self.resample not in ("auto", *RESAMPLES):
+            raise UsageError(f"resample must be one of auto, {', '.join(RESAMPLES)}, got {self.resample!r}",
+                             params=("resample",))
         check_range("level", self.level, lo=0, hi=1, lo_open=True, hi_open=True)
         check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
         check_tiered_args(self.tiered)
@@ -116,6 +133,7 @@ class ReplayConfig(ToDict):
         d["predictor_params"] = {k: v for k, v in self.predictor_params.items() if k != "api_key"}
         d["agent_params"] = {k: v for k, v in self.agent_params.items() if k != "api_key"}
         d["loop"] = self.loop
+        d["resampling"] = self.resampling
         return d
 
 
@@ -190,6 +208,9 @@ class EpisodeLog:
     summarised: list[tuple[tuple[int, ...], tuple[int, ...]]]
     history_tokens: np.ndarray | None  # full history: tokens of the line of each past step
     api_prompt_tokens: np.ndarray | None
+    request_tokens: np.ndarray | None = None  # the whole chat request: system prompt + user message + template
+    # the most frequent past outcome of (s_t, a_t) reached the prompt (None: a policy with its own store)
+    majority_covered: np.ndarray | None = None
     history_tids: np.ndarray | None = None  # full history: e_0 .. e_{T-1}
     mismatches: int = 0  # frozen replay: steps whose retrieval differs from the recorded one
     first_mismatch: int | None = None
@@ -311,7 +332,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
     tokens = np.empty(n, dtype=np.int64)
     conf: list[str] = []
     evid: list[str] = []
-    se, te, sc, tc = (np.zeros(n, dtype=bool) for _ in range(4))
+    se, te, sc, tc, mc = (np.zeros(n, dtype=bool) for _ in range(5))
     n_inj, n_sum, tail_count = (np.zeros(n, dtype=np.int64) for _ in range(3))
     retrieved: list[tuple[int, ...]] = []
     scores: list[tuple[float, ...]] = []
@@ -331,9 +352,11 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         tids[t] = tid
         se[t] = mem.has_state(s)
         outs = by_action.get(g)
+        best = -1
         if outs:
             te[t] = True
-            counts_pred[t] = dst[max(outs, key=lambda x: freq[x])]  # max keeps the first seen on ties
+            best = max(outs, key=lambda x: freq[x])  # max keeps the first seen on ties
+            counts_pred[t] = dst[best]
         oracle_pred[t] = oracle[g]
         r = retrieve(s, a)
         if recorded is not None and r.tids != recorded[t]:
@@ -362,6 +385,8 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         tokens[t] = p.tokens
         sc[t] = p.mentions_state
         tc[t] = p.mentions_transition
+        if best >= 0 and p.mentions_transition and not history:  # the most seen outcome itself is shown
+            mc[t] = best in p.injected or best in p.summarised
         n_inj[t] = len(p.injected)
         n_sum[t] = len(p.summarised)
         tail_count[t] = p.tail_count
@@ -374,6 +399,8 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         if observe is not None:
             observe(tid, t)
     nxt = world.tid_dst[tids]
+    if history:  # every past step is in the prompt
+        mc = te.copy()
     hist_tokens = None
     if history:  # the line of step j costs the same at every later step (history lines never change)
         lt = pol.line_tokens
@@ -383,8 +410,10 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         arm=arm, seed=ep.seed, tids=tids, states=world.tid_src[tids], prediction=pred, correct=pred == nxt,
         oracle_correct=oracle_pred == nxt, counts_correct=counts_pred == nxt, tokens=tokens, confidence=conf,
         evidence=evid, state_evidence=se, transition_evidence=te, state_covered=sc & se, transition_covered=tc & te,
+        majority_covered=None if observe is not None else mc & te,
         n_injected=n_inj, n_summarised=n_sum, tail_count=tail_count, retrieved=retrieved, scores=scores,
         injected=injected, summarised=summarised, history_tokens=hist_tokens, api_prompt_tokens=api,
+        request_tokens=tokens + counter.chat_overhead(SYSTEM_PROMPT),
         history_tids=tids if history else None, mismatches=mismatches, first_mismatch=first,
         matched_over_budget=over,
         tasks_started=loop.started if closed else None, tasks_reached=loop.reached if closed else None,
