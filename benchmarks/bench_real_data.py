@@ -18,8 +18,9 @@ load, reading the file, the fit and the bootstrap all count):
 
 The machine may be shared: the two contenders run in turn (A B A B ..., the first alternating
 between data sets), so load drift hits both, and the 1-minute load average is printed beside every
-pair. One warm-up run of each (not counted) fills numba's on-disk cache first. Wall: the median over ``--repeats``. Peak memory: the largest sum of resident memory over the
-process and its children (sampled every 20 ms from /proc, so worker pools count), median over repeats.
+pair. One warm-up run of each (not counted) fills numba's on-disk cache first. Wall: the median
+over ``--repeats``. Peak memory: the largest sum of resident memory over the process and its
+children (sampled every 20 ms from /proc, so worker pools count), median over repeats.
 Ratios are plfit / ctwm for time (target >= 3) and ctwm - plfit for peak memory.
 
 Left out, with the reason printed: ``quakes_original.txt`` (magnitudes, with zeros: the log of
@@ -154,7 +155,7 @@ def main() -> None:
     for name in a.only or datasets():
         x = load(name)
         integer = bool(np.all(x == np.floor(x)))
-        modes = [m for m in (True, False) if (m and integer or not m)
+        modes = [m for m in (True, False) if (integer or not m)
                  and a.mode in ("both", "discrete" if m else "continuous")]
         for discrete in modes:
             runs: dict[str, list[dict]] = {"ctwm": [], "plfit": []}
@@ -171,8 +172,9 @@ def main() -> None:
             label = f"{name} {'discrete' if discrete else 'continuous'}"
             ratio = med["plfit"][0] / med["ctwm"][0]
             rows.append((label, ratio))
+            mem_c, mem_p = med["ctwm"][1], med["plfit"][1]
             print(f"{label:<22}{x.size:>8}{np.unique(x).size:>9}  {med['ctwm'][0]:>8.1f}{med['plfit'][0]:>9.1f}"
-                  f"{ratio:>10.2f}x  {med['ctwm'][1]:>9.0f}{med['plfit'][1]:>10.0f}{med['ctwm'][1] - med['plfit'][1]:>+7.0f}"
+                  f"{ratio:>10.2f}x  {mem_c:>9.0f}{mem_p:>10.0f}{mem_c - mem_p:>+7.0f}"
                   f"  {statistics.median(loads):>5.1f}   {_g(rc['xmin'])} / {_g(rp['xmin'])}, "
                   f"{_g(rc['p'])} / {_g(rp['p'])}", flush=True)
     if rows:
