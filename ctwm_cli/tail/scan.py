@@ -37,6 +37,7 @@ from .zeta import log_hurwitz_zeta
 
 _jit = numba.njit(cache=True, nogil=True)
 
+SEEDS = 32  # candidates bounded first, evenly spaced
 EPS = 1e-7  # bound on |bounded D - exact D| (rounding only); candidates within 3·EPS of the best are re-run
 
 
@@ -126,7 +127,8 @@ def gap_at(values, ntail, start, j, alpha, discrete):
 def ks_bound(values, ntail, start, alpha, cap, discrete, probe):
     """D at cutoff values[start] up to rounding, by branch and bound; any value > ``cap`` as soon as one
     gap exceeds ``cap`` (the candidate cannot win). ``probe[0]``: the index tried first, updated to
-    where this D peaked."""
+    where this D peaked or where the gap exceeding ``cap`` was found (the next candidate's gap is
+    largest near there too)."""
     m = values.size
     n = ntail[start]
     lz0 = log_hurwitz_zeta(alpha, values[start]) if discrete else 0.0
@@ -152,6 +154,7 @@ def ks_bound(values, ntail, start, alpha, cap, discrete, probe):
         if g > best:
             best, at = g, k
     if best > cap:
+        probe[0] = at
         return best
     stack_p[0] = start
     stack_q[0] = m - 1
@@ -174,17 +177,22 @@ def ks_bound(values, ntail, start, alpha, cap, discrete, probe):
         if g > best:
             best, at = g, mid
             if best > cap:
+                probe[0] = mid
                 return best
         if top + 2 > stack_p.size:  # depth is O(log m) per path, but keep growing safe
             stack_p = np.concatenate((stack_p, np.empty(stack_p.size, dtype=np.int64)))
             stack_q = np.concatenate((stack_q, np.empty(stack_q.size, dtype=np.int64)))
             sf = np.concatenate((sf, np.empty((sf.shape[0], 4))))
-        stack_p[top], stack_q[top] = p, mid
-        sf[top, 0], sf[top, 1], sf[top, 2], sf[top, 3] = f_p, e_p, fl, eb
-        top += 1
-        stack_p[top], stack_q[top] = mid, q
-        sf[top, 0], sf[top, 1], sf[top, 2], sf[top, 3] = fr, ea, f_q, e_q
-        top += 1
+        # the half with the larger bound goes on top: the search dives where a large gap can be
+        left_first = max(eb - f_p, fl - e_p) > max(e_q - fr, f_q - ea)
+        for half in range(2):
+            if (half == 0) == left_first:
+                stack_p[top], stack_q[top] = mid, q
+                sf[top, 0], sf[top, 1], sf[top, 2], sf[top, 3] = fr, ea, f_q, e_q
+            else:
+                stack_p[top], stack_q[top] = p, mid
+                sf[top, 0], sf[top, 1], sf[top, 2], sf[top, 3] = f_p, e_p, fl, eb
+            top += 1
     probe[0] = at
     return best
 
@@ -196,7 +204,15 @@ def select_cutoff(values, counts, ntail, idx, alphas, k, discrete):
     bound = np.full(k, math.inf)
     probe = np.zeros(1, dtype=np.int64)
     low = math.inf
+    # seeds spread over the candidates first: a low bound early lets the probe reject most of the rest
+    seeds = min(k, SEEDS)
+    for s in range(seeds):
+        c = (s * k) // seeds
+        bound[c] = ks_bound(values, ntail, idx[c], alphas[c], low + 3.0 * EPS, discrete, probe)
+        low = min(low, bound[c])
     for c in range(k):
+        if bound[c] < math.inf:
+            continue
         b = ks_bound(values, ntail, idx[c], alphas[c], low + 3.0 * EPS, discrete, probe)
         if b <= low + 3.0 * EPS:
             bound[c] = b
