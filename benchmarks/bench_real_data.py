@@ -31,6 +31,7 @@ itself).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -47,9 +48,11 @@ SKIPPED = {
 
 
 def data_dir() -> Path:
-    import powerlaw
-
-    return Path(powerlaw.__file__).resolve().parent / "reference_data"
+    """Found without importing ``powerlaw`` (its import loads matplotlib and scipy.stats: seconds)."""
+    spec = importlib.util.find_spec("powerlaw")
+    if spec is None or spec.origin is None:
+        raise SystemExit("the powerlaw package is not installed (pip install powerlaw)")
+    return Path(spec.origin).resolve().parent / "reference_data"
 
 
 def load(name: str):
