@@ -21,7 +21,8 @@ between data sets), so load drift hits both, and the 1-minute load average is pr
 pair. One warm-up run of each (not counted) fills numba's on-disk cache first. Wall: the median
 over ``--repeats``. Peak memory: the largest sum of resident memory over the process and its
 children (sampled every 20 ms from /proc, so worker pools count), median over repeats.
-Ratios are plfit / ctwm for time (target >= 3) and ctwm - plfit for peak memory.
+Ratios are plfit / ctwm for time (target >= 3) and ctwm - plfit for peak memory. ``--timeout T``
+stops a contender after T s: its time prints as ">T" and the ratio as a bound (">r").
 
 Left out, with the reason printed: ``quakes_original.txt`` (magnitudes, with zeros: the log of
 ``quakes.txt``) and ``weblinks.hist`` (a histogram of ~2·10^8 page degrees; plfit needs the sample
@@ -35,6 +36,7 @@ import importlib.util
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -112,22 +114,29 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_one(contender: str, name: str, discrete: bool, b: int, jobs: int) -> dict:
+def run_one(contender: str, name: str, discrete: bool, b: int, jobs: int, timeout: float = math.inf) -> dict:
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(jobs)
     cmd = [sys.executable, __file__, "--worker", contender, name, "discrete" if discrete else "continuous",
            str(b), str(jobs)]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+                            start_new_session=True)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss(proc.pid))
         time.sleep(0.02)
+        if time.perf_counter() - t0 > timeout:  # stopped: its time is a lower bound
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return {"wall": time.perf_counter() - t0, "peak_mib": peak / 2**20, "timed_out": True,
+                    "result": {"xmin": None, "p": None}}
     wall = time.perf_counter() - t0
     out, err = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"{contender} {name} failed:\n{err}")
-    return {"wall": wall, "peak_mib": peak / 2**20, "result": json.loads(out.strip().splitlines()[-1])}
+    return {"wall": wall, "peak_mib": peak / 2**20, "timed_out": False,
+            "result": json.loads(out.strip().splitlines()[-1])}
 
 
 def main() -> None:
@@ -137,6 +146,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--only", action="append", help="data set name (repeatable)")
     ap.add_argument("--mode", choices=("both", "discrete", "continuous"), default="both")
+    ap.add_argument("--timeout", type=float, default=math.inf,
+                    help="stop a contender after this many seconds; its time is then printed as '>T'")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -168,16 +179,23 @@ def main() -> None:
                 turn += 1
                 for c in order:
                     loads.append(os.getloadavg()[0])
-                    runs[c].append(run_one(c, name, discrete, a.bootstrap, a.jobs))
+                    runs[c].append(run_one(c, name, discrete, a.bootstrap, a.jobs, a.timeout))
             med = {c: (statistics.median(r["wall"] for r in rs), statistics.median(r["peak_mib"] for r in rs))
                    for c, rs in runs.items()}
             rc, rp = runs["ctwm"][-1]["result"], runs["plfit"][-1]["result"]
             label = f"{name} {'discrete' if discrete else 'continuous'}"
             ratio = med["plfit"][0] / med["ctwm"][0]
-            rows.append((label, ratio))
+            cut = {c: any(r["timed_out"] for r in rs) for c, rs in runs.items()}
+            # a stopped contender's time is a lower bound: the ratio is a bound too, or unknown
+            rel = ">" if cut["plfit"] and not cut["ctwm"] else "<" if cut["ctwm"] and not cut["plfit"] else ""
+            if cut["plfit"] and cut["ctwm"]:
+                rel, ratio = "?", math.nan
+            if rel != "?":
+                rows.append((label, ratio))
             mem_c, mem_p = med["ctwm"][1], med["plfit"][1]
-            print(f"{label:<22}{x.size:>8}{np.unique(x).size:>9}  {med['ctwm'][0]:>8.1f}{med['plfit'][0]:>9.1f}"
-                  f"{ratio:>10.2f}x  {mem_c:>9.0f}{mem_p:>10.0f}{mem_c - mem_p:>+7.0f}"
+            secs = {c: (">" if cut[c] else "") + f"{med[c][0]:.1f}" for c in med}
+            print(f"{label:<22}{x.size:>8}{np.unique(x).size:>9}  {secs['ctwm']:>8}{secs['plfit']:>9}"
+                  f"{rel:>2}{ratio:>8.2f}x  {mem_c:>9.0f}{mem_p:>10.0f}{mem_c - mem_p:>+7.0f}"
                   f"  {statistics.median(loads):>5.1f}   {_g(rc['xmin'])} / {_g(rp['xmin'])}, "
                   f"{_g(rc['p'])} / {_g(rp['p'])}", flush=True)
     if rows:
