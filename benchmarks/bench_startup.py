@@ -28,6 +28,7 @@ Cross-check with an external timer: ``farm-bench -n 15 --vs 'python -c "import t
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -63,14 +64,17 @@ PEAK: dict[str, list[float]] = {}  # command -> peak resident MiB of every run
 
 
 def run_once(cmd: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - started
-    err = proc.stderr.read() if proc.stderr else b""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {os.waitstatus_to_exitcode(status)}: {err.decode()[-500:]}")
-    PEAK.setdefault(" ".join(cmd), []).append(usage.ru_maxrss / 1024)  # KiB on Linux
+    """Wall time of one run; its peak RSS goes to PEAK. Peak from GNU time's wait4 (a child forked from
+    this process would report this process's own peak: Linux carries ru_maxrss across fork and exec)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        timer = ["/usr/bin/time", "-f", "%M", "-o", rss.name] if os.path.exists("/usr/bin/time") else []
+        started = time.perf_counter()
+        res = subprocess.run([*timer, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env)
+        took = time.perf_counter() - started
+        if res.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr.decode()[-500:]}")
+        if timer:
+            PEAK.setdefault(" ".join(cmd), []).append(int(rss.read().split()[-1]) / 1024)  # KiB
     return took
 
 
@@ -98,7 +102,7 @@ def import_costs(rounds: int, env: dict[str, str]) -> None:
         for _ in range(rounds):
             ta.append(run_once(cmd, env))
             tb.append(run_once(base, env))
-        peak = statistics.median(PEAK[" ".join(cmd)])
+        peak = statistics.median(PEAK.get(" ".join(cmd), [math.nan]))
         print(f"  {label:<52} +{statistics.median(ta) - statistics.median(tb):6.3f} s   {peak:5.0f} MiB", flush=True)
 
 
@@ -142,7 +146,7 @@ def main() -> None:
                     [py, "-c", fit_only(counts)], args.rounds, 1.2, env),
             compare("ctwm audit vs import numpy, pyarrow", audit_cmd, bare, args.rounds, 4.0, env),
         ]
-        peak = statistics.median(PEAK[" ".join(audit_cmd)])
+        peak = statistics.median(PEAK.get(" ".join(audit_cmd), [math.nan]))
         ok = peak <= 200
         print(f"{'ctwm audit (n=1e5, B=0) peak':<34} {peak:7.0f} MiB  (target <= 200 MiB)  {'ok' if ok else 'MISSED'}")
         rows.append({"ok": ok})
