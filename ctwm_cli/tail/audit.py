@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .._version import __version__
 from ..diagnostics import Concentration, concentration
@@ -326,7 +326,7 @@ def _assemble(p: _Prepared, gof: GofResult | None) -> AuditResult:
     k = next(i for i, c in enumerate(comparisons) if c.nested)
     if gof is not None and gof.null_lr is not None:
         lr = 2.0 * max(comparisons[k].statistic, 0.0)
-        comparisons[k] = calibrated_nested(comparisons[k], gof.nested_pvalue(lr), float(2 * stats.norm.sf(s.z_star)))
+        comparisons[k] = calibrated_nested(comparisons[k], gof.nested_pvalue(lr), float(2 * special.ndtr(-s.z_star)))
     main = comparisons[0]
     distinct = int(np.sum(hist.values >= pl.xmin))
     verdict = paper_rule(n_tail=pl.n_tail, lam=main.statistic, sigma=main.sigma, p_gof=p_gof,
@@ -360,7 +360,7 @@ def compare_fits(tail: fam.Tail, pl: PowerLawFit, fits: dict[str, TailFit], *, z
     every: dict[str, TailFit | PowerLawFit] = {"power_law": pl, **fits}
     logs = {name: fam.logpmf(f, tail.values) for name, f in every.items()}
     comparisons = [vuong(a, b, logs[a] - logs[b], tail.counts, z_star) for a, b in fam.vuong_pairs()]
-    level = float(2 * stats.norm.sf(z_star))
+    level = float(2 * special.ndtr(-z_star))
     comparisons += [nested_power_law(every[inner].loglik, every[outer].loglik, level)
                     for outer, inner in fam.nested_pairs()]
     return comparisons

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..results import ToDict, result
+from .scan import select_cutoff
 from .zeta import hurwitz_zeta_d, log_hurwitz_zeta
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -109,63 +110,6 @@ def _mle_discrete(xmin: float, n: float, logsum: float) -> float:
 
 
 @_jit
-def _ks_discrete(values, counts, start, n_tail, alpha, cap):
-    """KS distance at cutoff values[start]; stops early once it reaches ``cap`` (the candidate
-    cannot beat the best so far) or once no later point can raise it: for every x >= v - 1,
-    |F_emp(x) - F(x)| <= max(P_emp(X >= v), P(X >= v))."""
-    xmin = values[start]
-    lz0 = log_hurwitz_zeta(alpha, xmin)
-    d = 0.0
-    below = 0.0  # tail points < current value
-    lz = lz0  # ln ζ(α, v): P(X >= v) = exp(lz - lz0)
-    prev_next = -1.0
-    for j in range(start, values.size):
-        v = values[j]
-        if v != prev_next:
-            lz = log_hurwitz_zeta(alpha, v)
-        surv = math.exp(lz - lz0)
-        if max(1.0 - below / n_tail, surv) <= d:
-            break
-        # left: F(v - 1) = P(X < v) against F_emp(v - 1) = below / n
-        e = abs(below / n_tail - (1.0 - surv))
-        if e > d:
-            d = e
-        # right: F(v) = P(X <= v) = 1 - ζ(α, v + 1)/ζ0, ln ζ(α, v + 1) = lz + log1p(-v^-α/ζ(α, v))
-        lz_next = lz + math.log1p(-math.exp(-alpha * math.log(v) - lz))
-        below += counts[j]
-        e = abs(below / n_tail + math.expm1(lz_next - lz0))
-        if e > d:
-            d = e
-        if d >= cap:
-            break
-        lz = lz_next
-        prev_next = v + 1.0
-    return d
-
-
-@_jit
-def _ks_continuous(values, counts, start, n_tail, alpha, cap):
-    xmin = values[start]
-    d = 0.0
-    below = 0.0
-    for j in range(start, values.size):
-        surv = math.exp((1.0 - alpha) * math.log(values[j] / xmin))
-        if max(1.0 - below / n_tail, surv) <= d:
-            break
-        f = 1.0 - surv
-        e = abs(below / n_tail - f)
-        if e > d:
-            d = e
-        below += counts[j]
-        e = abs(below / n_tail - f)
-        if e > d:
-            d = e
-        if d >= cap:
-            break
-    return d
-
-
-@_jit
 def scan_cutoffs(values, counts, min_tail, discrete, first, last):
     """Fit every admissible candidate (or only index ``fixed`` when >= 0).
 
@@ -181,9 +125,8 @@ def scan_cutoffs(values, counts, min_tail, discrete, first, last):
         acc_l += counts[j] * math.log(values[j])
         ntail[j] = acc_n
         logsum[j] = acc_l
-    best = -1
-    best_d = math.inf
-    best_a = math.nan
+    idx = np.empty(m, dtype=np.int64)
+    alphas = np.empty(m)
     ncand = 0
     # candidates values[first:last]; the largest value alone never identifies α
     for i in range(max(first, 0), min(last, m)):
@@ -197,13 +140,11 @@ def scan_cutoffs(values, counts, min_tail, discrete, first, last):
             a = 1.0 + ntail[i] / s if s > 0 else math.nan
         if not math.isfinite(a):
             continue
+        idx[ncand], alphas[ncand] = i, a
         ncand += 1
-        if discrete:
-            dd = _ks_discrete(values, counts, i, ntail[i], a, best_d)
-        else:
-            dd = _ks_continuous(values, counts, i, ntail[i], a, best_d)
-        if dd < best_d:
-            best, best_d, best_a = i, dd, a
+    if ncand == 0:
+        return -1, math.nan, math.inf, 0
+    best, best_a, best_d = select_cutoff(values, counts, ntail, idx, alphas, ncand, discrete)  # tail/scan.py
     return best, best_a, best_d, ncand
 
 
