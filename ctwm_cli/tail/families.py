@@ -27,7 +27,7 @@ from scipy import optimize
 from ..errors import UsageError
 from ..results import ToDict, result
 from . import densities as dens
-from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, sample_power_law
+from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, power_law_sf, sample_power_law
 from .samplers import sample_exponential_tail, sample_lognormal_tail, sample_stretched_tail, sample_tpl_tail
 
 TPL_ALPHA_LOW = -1000.0
@@ -163,6 +163,10 @@ class Family(ABC):
                discrete: bool) -> np.ndarray:
         """Exact draws from the fitted tail."""
 
+    @abstractmethod
+    def sf(self, x: np.ndarray, params: dict[str, float], xmin: float, discrete: bool) -> np.ndarray:
+        """P(X >= x) of the fitted tail, to absolute accuracy (what a KS distance needs)."""
+
     def bounds(self, tail: Tail, reference: PowerLawFit | None = None) -> dict[str, tuple[float, float]]:
         """The parameter box of the fit, on the natural scale (the default: unbounded)."""
         return {p: (-math.inf, math.inf) for p in self.parameters}
@@ -182,6 +186,9 @@ class PowerLaw(Family):
 
     def sample(self, params, xmin, size, rng, discrete):
         return sample_power_law(params["alpha"], xmin, size, rng, discrete)
+
+    def sf(self, x, params, xmin, discrete):
+        return power_law_sf(x, params["alpha"], xmin, discrete)
 
     def bounds(self, tail, reference=None):
         return {"alpha": (1.0, math.inf)}
@@ -245,6 +252,11 @@ class TruncatedPowerLaw(Family):
     def sample(self, params, xmin, size, rng, discrete):
         return sample_tpl_tail(params["alpha"], params["lambda"], xmin, size, rng, discrete)
 
+    def sf(self, x, params, xmin, discrete):
+        if params["lambda"] == 0.0:
+            return power_law_sf(x, params["alpha"], xmin, discrete)
+        return dens.tpl_sf(x, params["alpha"], params["lambda"], xmin, discrete)
+
 
 class LogNormal(Family):
     """ceil(Y), Y ~ LogNormal(μ, σ), given X >= x_min; fitted over (μ, ln σ) with the analytic gradient."""
@@ -291,6 +303,9 @@ class LogNormal(Family):
     def sample(self, params, xmin, size, rng, discrete):
         return sample_lognormal_tail(params["mu"], params["sigma"], xmin, size, rng, discrete)
 
+    def sf(self, x, params, xmin, discrete):
+        return dens.lognormal_sf(x, params["mu"], params["sigma"], xmin, discrete)
+
 
 class Exponential(Family):
     """Geometric (discrete) or shifted exponential; closed-form MLE."""
@@ -318,6 +333,9 @@ class Exponential(Family):
 
     def sample(self, params, xmin, size, rng, discrete):
         return sample_exponential_tail(params["lambda"], xmin, size, rng, discrete)
+
+    def sf(self, x, params, xmin, discrete):
+        return dens.exponential_sf(x, params["lambda"], xmin, discrete)
 
 
 class StretchedExponential(Family):
@@ -361,6 +379,9 @@ class StretchedExponential(Family):
     def sample(self, params, xmin, size, rng, discrete):
         return sample_stretched_tail(params["kappa"], params["beta"], xmin, size, rng, discrete)
 
+    def sf(self, x, params, xmin, discrete):
+        return dens.stretched_exp_sf(x, params["kappa"], params["beta"], xmin, discrete)
+
 
 REGISTRY: dict[str, Family] = {f.name: f for f in (PowerLaw(), TruncatedPowerLaw(), LogNormal(), Exponential(),
                                                    StretchedExponential())}
@@ -393,6 +414,19 @@ def nested_pairs() -> list[tuple[str, str]]:
 def logpmf(fit: TailFit | PowerLawFit, x: np.ndarray) -> np.ndarray:
     """Pointwise log-probability of tail values under any fitted family."""
     return REGISTRY[fit.family].logpmf(np.asarray(x, dtype=np.float64), fit.params, fit.xmin, fit.discrete)
+
+
+def ks_distance(fit: TailFit | PowerLawFit, tail: Tail) -> float:
+    """sup |F_emp - F| over the tail for any fitted family: for discrete data at every integer x >= x_min
+    (the sup sits at a distinct value v or just below it, v - 1), for densities on both sides of each
+    value — the same distance the power law's x_min scan minimises."""
+    n = tail.n
+    below = (np.cumsum(tail.counts) - tail.counts) / n  # F_emp just below each value
+    upto = below + tail.counts / n  # F_emp at each value
+    f = REGISTRY[fit.family]
+    s_at = f.sf(tail.values, fit.params, fit.xmin, fit.discrete)  # P(X >= v) = 1 - F(v-)
+    s_after = f.sf(tail.values + 1.0, fit.params, fit.xmin, True) if fit.discrete else s_at  # P(X > v) = 1 - F(v)
+    return float(max(np.max(np.abs(below - (1.0 - s_at))), np.max(np.abs(upto - (1.0 - s_after)))))
 
 
 def fit_all(tail: Tail, reference: PowerLawFit, *, starts: dict[str, dict[str, float]] | None = None,

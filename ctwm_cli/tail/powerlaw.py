@@ -283,6 +283,15 @@ def power_law_logpmf(x: np.ndarray, alpha: float, xmin: float, discrete: bool) -
     return math.log((alpha - 1.0) / xmin) - alpha * np.log(x / xmin)
 
 
+def power_law_sf(x: np.ndarray, alpha: float, xmin: float, discrete: bool) -> np.ndarray:
+    """P(X >= x) of the fitted power law: ζ(α, x)/ζ(α, x_min), or (x/x_min)^(1-α)."""
+    x = np.asarray(x, dtype=np.float64)
+    if not discrete:
+        return np.exp((1.0 - alpha) * np.log(x / xmin))
+    lz0 = log_hurwitz_zeta(alpha, xmin)
+    return np.array([math.exp(min(log_hurwitz_zeta(alpha, v) - lz0, 0.0)) for v in x])
+
+
 def sample_power_law(alpha: float, xmin: float, size: int, rng: np.random.Generator, discrete: bool) -> np.ndarray:
     """Exact draws from the fitted tail. Discrete: rejection from floor(Pareto) with acceptance
     r(k)/r(x_min), r(k) = p(k)/q(k) ∝ 1/(k·(1 - (1+1/k)^(1-α))), decreasing in k."""
