@@ -49,7 +49,7 @@ def test_calibration_is_reproducible_and_independent_of_jobs():
     b = audit(x, bootstrap=30, seed=8, calibrate=20, jobs=2, diagnostics=False).to_dict()
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     cal = a["calibration"]
-    assert cal["verdict"]["rule"] == "calibrated" and a["verdict"]["rule"] == "paper"
+    assert cal["verdict"]["rule"] == "calibrated+fit-check" and a["verdict"]["rule"] == "paper+fit-check"
     for g in ("lognormal", "truncated_power_law"):
         assert sum(cal["confusion"][g].values()) == pytest.approx(1.0)
 

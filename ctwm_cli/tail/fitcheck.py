@@ -62,7 +62,10 @@ def replicate_family_ks(task: FitCheckTask) -> np.ndarray:
     out = np.full((len(t.seeds), 2), np.nan)
     for k, ss in enumerate(t.seeds):
         rng = np.random.default_rng(ss)
-        values, counts = np.unique(fam.sample(t.params, t.xmin, t.n_tail, rng, t.discrete), return_counts=True)
+        draws = fam.sample(t.params, t.xmin, t.n_tail, rng, t.discrete)
+        if not np.all(np.isfinite(draws)):  # a fit far out at its bound (sampler underflow): a failed replicate
+            continue
+        values, counts = np.unique(draws, return_counts=True)
         if t.discrete and values[0] != t.xmin:  # the support starts at x_min, observed or not
             values, counts = np.concatenate([[t.xmin], values]), np.concatenate([[0], counts])
         tail = Tail(values=values, counts=counts.astype(np.float64), xmin=t.xmin, discrete=t.discrete)
