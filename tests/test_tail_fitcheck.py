@@ -52,6 +52,7 @@ PARAMS = {
     "lognormal": {"mu": 1.5, "sigma": 1.3},
     "exponential": {"lambda": 0.05},
     "stretched_exponential": {"kappa": 0.8, "beta": 0.4, "lambda": 2.0},
+    "power_law_mixture": {"alpha1": 1.9, "alpha2": 3.2, "weight": 0.3},
 }
 
 

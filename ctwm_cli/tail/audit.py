@@ -281,12 +281,15 @@ def _checked_calibration(r: AuditResult) -> AuditResult:
     c = r.calibration
     if c is None or not r.settings.fit_check:
         return r
-    v = _apply_fit_check(c.verdict, r.fit_checks, r.settings, c.observed_z)
+    v = _apply_fit_check(c.verdict, r.fit_checks, r.settings, c.observed_z, r.comparisons)
     return dataclasses.replace(r, calibration=dataclasses.replace(c, verdict=v))
 
 
-def _apply_fit_check(v: Verdict, checks: dict[str, GofResult] | None, s: AuditSettings, z: float) -> Verdict:
-    return fit_checked(v, {name: g.pvalue for name, g in (checks or {}).items()}, s.fit_level, z)
+def _apply_fit_check(v: Verdict, checks: dict[str, GofResult] | None, s: AuditSettings, z: float,
+                     comparisons: list[Comparison]) -> Verdict:
+    mixture_z = {c.second: c.z for c in comparisons if c.first == "power_law_mixture"}
+    return fit_checked(v, {name: g.pvalue for name, g in (checks or {}).items()}, s.fit_level, z,
+                       mixture_z=mixture_z, z_star=s.z_star)
 
 
 def _with_uncertainty(prepared: list[_Prepared], results: list[AuditResult], *, jobs, progress) -> list[AuditResult]:
@@ -369,7 +372,7 @@ def _assemble(p: _Prepared, gof: GofResult | None, checks: dict[str, GofResult] 
     if pl.n_tail < s.min_tail and s.xmin is None:
         verdict = dataclasses.replace(verdict, reason=verdict.reason + _constrained_note(p.constrained, s.min_tail))
     if s.fit_check:
-        verdict = _apply_fit_check(verdict, checks, s, main.z)
+        verdict = _apply_fit_check(verdict, checks, s, main.z, comparisons)
     pl_pass = None if gof is None else bool(p_gof >= s.p_star and comparisons[k].preferred is None)
     return AuditResult(**common, power_law=pl, gof=gof, alternatives=p.fits, comparisons=comparisons,
                        verdict=verdict, power_law_pass=pl_pass, fit_checks=checks)

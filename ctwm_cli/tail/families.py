@@ -27,6 +27,7 @@ from scipy import optimize
 from ..errors import UsageError
 from ..results import ToDict, result
 from . import densities as dens
+from .mixture import ALPHA_MIN, MixtureOptimum, em_start, mixture_logpmf, mixture_nll_grad
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, power_law_sf, sample_power_law
 from .samplers import sample_exponential_tail, sample_lognormal_tail, sample_stretched_tail, sample_tpl_tail
 
@@ -383,8 +384,64 @@ class StretchedExponential(Family):
         return dens.stretched_exp_sf(x, params["kappa"], params["beta"], xmin, discrete)
 
 
+class PowerLawMixture(Family):
+    """w·PL(α1) + (1 - w)·PL(α2), α1 <= α2, by EM with exact normalisers (:mod:`~ctwm_cli.tail.mixture`).
+    Compared with the log-normal and the TPL by Vuong's test: on a pool of agents with different
+    exponents it is the family that fits, where the log-normal only wins Λ by bending at the bottom."""
+
+    name = "power_law_mixture"
+    parameters = ("alpha1", "alpha2", "weight")
+    compare_with = ("lognormal", "truncated_power_law")
+
+    def bounds(self, tail, reference=None):
+        return {"alpha1": (1.0, math.inf), "alpha2": (1.0, math.inf), "weight": (0.0, 1.0)}
+
+    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+        pl = reference if reference is not None else PowerLaw().fit(tail)
+        box = [(ALPHA_MIN, max(60.0, 2.0 * pl.alpha)), (ALPHA_MIN, max(60.0, 2.0 * pl.alpha)), (-30.0, 30.0)]
+        best = None
+        for e in em_start(tail.values, tail.counts, tail.xmin, tail.discrete, pl.alpha, start):
+            w0 = min(max(e.weight, 1e-6), 1 - 1e-6)
+            x0 = [min(max(e.alpha1, ALPHA_MIN), box[0][1]), min(max(e.alpha2, ALPHA_MIN), box[1][1]),
+                  math.log(w0 / (1 - w0))]
+            o = minimise(lambda t: mixture_nll_grad(t, tail.values, tail.counts, tail.xmin, tail.discrete), [x0],
+                         box, jac=True)
+            if best is None or o.fun < best.fun:
+                best = o
+        a1, a2, w = float(best.x[0]), float(best.x[1]), 1.0 / (1.0 + math.exp(-float(best.x[2])))
+        if a1 > a2:
+            a1, a2, w = a2, a1, 1.0 - w
+        opt = MixtureOptimum(alpha1=a1, alpha2=a2, weight=w, loglik=-best.fun, iterations=0, converged=best.success)
+        params = {"alpha1": float(opt.alpha1), "alpha2": float(opt.alpha2), "weight": float(opt.weight)}
+        at = {}
+        if not _REL_EDGE * 10 < opt.weight < 1 - _REL_EDGE * 10:
+            at["weight"] = float(round(opt.weight))
+        if opt.alpha2 - opt.alpha1 <= 1e-6 * opt.alpha2:
+            at["alpha2"] = float(opt.alpha1)
+        if not opt.loglik >= pl.loglik or at:  # the power law is the boundary of the family: its limit
+            return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n),
+                           params={"alpha1": pl.alpha, "alpha2": pl.alpha, "weight": 1.0},
+                           loglik=float(max(opt.loglik, pl.loglik)), converged=False, at_bound=at or {"weight": 1.0},
+                           limit="power_law")
+        return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n), params=params,
+                       loglik=float(opt.loglik), converged=bool(opt.converged and tail.identifies), at_bound={})
+
+    def logpmf(self, x, params, xmin, discrete):
+        return mixture_logpmf(x, params["alpha1"], params["alpha2"], params["weight"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        k = int(rng.binomial(size, params["weight"]))
+        return np.concatenate([sample_power_law(params["alpha1"], xmin, k, rng, discrete),
+                               sample_power_law(params["alpha2"], xmin, size - k, rng, discrete)])
+
+    def sf(self, x, params, xmin, discrete):
+        w = params["weight"]
+        return w * power_law_sf(x, params["alpha1"], xmin, discrete) + (1 - w) * power_law_sf(
+            x, params["alpha2"], xmin, discrete)
+
+
 REGISTRY: dict[str, Family] = {f.name: f for f in (PowerLaw(), TruncatedPowerLaw(), LogNormal(), Exponential(),
-                                                   StretchedExponential())}
+                                                   StretchedExponential(), PowerLawMixture())}
 #: the pair whose Vuong test the verdict rule reads (its Λ, σ)
 RULE_PAIR = ("truncated_power_law", "lognormal")
 #: the families fitted beside the power law on its tail

@@ -283,6 +283,15 @@ def power_law_logpmf(x: np.ndarray, alpha: float, xmin: float, discrete: bool) -
     return math.log((alpha - 1.0) / xmin) - alpha * np.log(x / xmin)
 
 
+def power_law_mle(xmin: float, n: float, logsum: float, discrete: bool) -> float:
+    """α̂ from a (possibly weighted) tail: n points with Σ ln x = logsum above x_min — the scan's own
+    estimator, for callers that weight the points (the mixture's EM). NaN when it has no root."""
+    if discrete:
+        return float(_mle_discrete(float(xmin), float(n), float(logsum)))
+    s = logsum - n * math.log(xmin)
+    return 1.0 + n / s if s > 0 else math.nan
+
+
 def power_law_sf(x: np.ndarray, alpha: float, xmin: float, discrete: bool) -> np.ndarray:
     """P(X >= x) of the fitted power law: ζ(α, x)/ζ(α, x_min), or (x/x_min)^(1-α)."""
     x = np.asarray(x, dtype=np.float64)
