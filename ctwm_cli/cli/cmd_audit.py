@@ -281,7 +281,8 @@ def _table(r) -> Group:
         u = r.uncertainty
         for q in ("xmin", "alpha", "n_tail"):
             iv = u.interval[q]
-            span = ("identical in every replicate" if iv is None
+            span = ("interval not formed: every replicate agrees" if iv is None and q in u.constant
+                    else f"interval not formed: the central {u.level:.0%} of replicates agree" if iv is None
                     else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
             t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
     t.add_row("p_gof", "not computed" if gof is None
