@@ -101,7 +101,12 @@ def test_fit_checks_are_the_same_for_any_number_of_jobs():
     a = audit(x, seed=11, bootstrap=60, jobs=1, diagnostics=False)
     b = audit(x, seed=11, bootstrap=60, jobs=2, diagnostics=False)
     assert a.to_dict() == b.to_dict()
-    assert set(a.fit_checks) == set(fam.ALTERNATIVES)
+    assert set(a.fit_checks) == set(fam.RULE_PAIR)
+    every = audit(x, seed=11, bootstrap=20, jobs=1, diagnostics=False, check_all_families=True)
+    assert set(every.fit_checks) == set(fam.ALTERNATIVES)
+    # a family's check does not depend on which others are checked (streams by family)
+    assert every.fit_checks["lognormal"].pvalue == audit(x, seed=11, bootstrap=20, jobs=1,
+                                                         diagnostics=False).fit_checks["lognormal"].pvalue
 
 
 def test_no_bootstrap_leaves_no_decisive_verdict():

@@ -83,6 +83,9 @@ def audit(
     fit_level: Annotated[float, typer.Option(
         "--fit-level", help="Level of the preferred family's own fit check (p_gof of that family below it: "
         "inconclusive).")] = 0.05,
+    check_all_families: Annotated[bool, typer.Option(
+        "--check-all-families", help="Bootstrap every alternative family's own fit, not only the TPL's and the "
+        "log-normal's (the ones a verdict can prefer); costs B refits per family.")] = False,
     diagnostics: Annotated[bool, typer.Option(
         "--diagnostics/--no-diagnostics",
         help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
@@ -160,7 +163,7 @@ def audit(
                 p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
                 scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
                 cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-                xmax=xmax, fit_check=fit_check, fit_level=fit_level,
+                xmax=xmax, fit_check=fit_check, fit_level=fit_level, check_all_families=check_all_families,
                 progress=progress, calibration_progress=cal_progress,
             )
     if plot:
@@ -328,7 +331,8 @@ def _table(r) -> Group:
             bound = ", ".join(f"{k} = {fmt_num(b)}" for k, b in f.at_bound.items())
             bound += f" ({f.limit})" if f.limit else ""
             g = checks.get(f.family)
-            own = "not run" if g is None else f"{fmt_num(g.statistic)}, {g.pvalue:.4f}"
+            own = ("not run" if r.fit_checks is None or r.settings.check_all else "not run (--check-all-families)"
+                   ) if g is None else f"{fmt_num(g.statistic)}, {g.pvalue:.4f}"
             fits.add_row(f.family, params, fmt_num(f.loglik), fmt_num(f.converged), bound or "no", own)
         parts.append(fits)
     if r.comparisons:

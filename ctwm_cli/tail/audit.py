@@ -158,6 +158,7 @@ def audit_many(
     xmax: float | None = None,
     fit_check: bool = True,
     fit_level: float = FIT_LEVEL,
+    check_all_families: bool = False,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -175,8 +176,10 @@ def audit_many(
     package, every disagreement flagged with its cause (:mod:`ctwm_cli.tail.crosscheck`). ``power=R``: for an
     inconclusive verdict, the power of the rule(s) at 1x-16x the observed size from R replicates per
     cell and family (:mod:`ctwm_cli.tail.power`). ``xmax``: fit a doubly truncated power law on
-    [x_min, x_max] only (:mod:`ctwm_cli.tail.truncated` says what it supports). Every alternative family gets
-    its own bootstrap goodness of fit on the tail (``bootstrap`` replicates each, :mod:`ctwm_cli.tail.fitcheck`);
+    [x_min, x_max] only (:mod:`ctwm_cli.tail.truncated` says what it supports). The families a verdict can
+    prefer (TPL, log-normal) get their own bootstrap goodness of fit on the tail (``bootstrap`` replicates
+    each, :mod:`ctwm_cli.tail.fitcheck`), every alternative family with ``check_all_families`` (each costs
+    2-5 ms of CPU per replicate, measured, about what a p_gof replicate costs);
     ``fit_check`` (default): a decisive verdict also needs the family it prefers to pass that check at
     ``fit_level``; ``fit_check=False`` is Definition 3.4 as published (the checks are still reported).
     """
@@ -190,7 +193,7 @@ def audit_many(
                          z_star=z_star, seed=seed, scan_floor=scan_floor,
                          xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
                          cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
-                         fit_level=fit_level)
+                         fit_level=fit_level, check_all=bool(check_all_families))
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
@@ -246,7 +249,7 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
         tasks += t
         owner += [(k, None)] * len(t)
         tail = fam.Tail.of(p.hist, p.power_law.xmin, p.power_law.discrete)
-        for name, f in p.fits.items():
+        for name, f in _checked(p):
             if checkable(f):
                 t = check_tasks(tail, f, replicates=s.bootstrap, seed=s.seed)
                 tasks += t
@@ -260,7 +263,7 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
         if gof is not None:
             tail = fam.Tail.of(p.hist, p.power_law.xmin, p.power_law.discrete)
             checks = {name: check_result(f, tail, [c for c, o in zip(chunks, owner, strict=True) if o == (k, name)],
-                                         p.settings.bootstrap) for name, f in p.fits.items() if checkable(f)}
+                                         p.settings.bootstrap) for name, f in _checked(p) if checkable(f)}
         results.append(_assemble(p, gof, checks))
     results = _with_uncertainty(prepared, results, jobs=jobs, progress=calibration_progress)
     results = [r if p.settings.cross_check is None else dataclasses.replace(
@@ -274,6 +277,11 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
     return [r if p.settings.power == 0 else dataclasses.replace(r, power=power_analysis(
         p.hist, r, replicates=p.settings.power, calibrated=calibrate > 0, level=level, jobs=jobs,
         progress=calibration_progress)) for r, p in zip(results, prepared, strict=True)]
+
+
+def _checked(p: _Prepared) -> list[tuple[str, TailFit]]:
+    """The fits whose own goodness of fit is bootstrapped: the rule pair's, or every one (``check_all``)."""
+    return [(n, f) for n, f in p.fits.items() if p.settings.check_all or n in fam.RULE_PAIR]
 
 
 def _checked_calibration(r: AuditResult) -> AuditResult:

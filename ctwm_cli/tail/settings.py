@@ -35,6 +35,7 @@ class AuditSettings(ToDict):
     xmax: float | None = None
     fit_check: bool = True  # False: Definition 3.4 as published (and the calibrated rule without the check)
     fit_level: float = FIT_LEVEL
+    check_all: bool = False  # True: every alternative family's own fit check, not only the rule pair's
 
     @property
     def floor(self) -> int:
