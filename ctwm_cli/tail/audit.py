@@ -60,8 +60,8 @@ class AuditResult(ToDict):
     uncertainty: Uncertainty | None = None
     cross_check: CrossCheck | None = None
     power: PowerAnalysis | None = None
-    # each alternative family's own bootstrap goodness of fit on the tail (tail/fitcheck.py); the power
-    # law's is ``gof``. None: not run (no bootstrap, or --xmax)
+    # the checked families' own bootstrap goodness of fit on the tail (tail/fitcheck.py): TPL and log-normal,
+    # every alternative with check_all; the power law's is ``gof``. None: not run (no bootstrap, or --xmax)
     fit_checks: dict[str, GofResult] | None = None
     version: str = __version__
 
