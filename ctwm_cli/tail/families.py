@@ -416,8 +416,8 @@ class PowerLawMixture(Family):
         at = {}
         if not _REL_EDGE * 10 < opt.weight < 1 - _REL_EDGE * 10:
             at["weight"] = float(round(opt.weight))
-        if opt.alpha2 - opt.alpha1 <= 1e-6 * opt.alpha2:
-            at["alpha2"] = float(opt.alpha1)
+        if opt.alpha2 - opt.alpha1 <= 1e-6 * opt.alpha2:  # equal exponents: one power law, i.e. weight 1
+            at["weight"] = 1.0
         if not opt.loglik >= pl.loglik or at:  # the power law is the boundary of the family: its limit
             return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n),
                            params={"alpha1": pl.alpha, "alpha2": pl.alpha, "weight": 1.0},
