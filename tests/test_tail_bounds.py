@@ -158,7 +158,8 @@ def test_registry_drives_the_comparisons():
     assert pairs[0] == F.RULE_PAIR
     assert set(pairs) == {("truncated_power_law", "lognormal"), ("power_law", "lognormal"),
                           ("power_law", "exponential"), ("power_law", "stretched_exponential"),
-                          ("truncated_power_law", "exponential")}
+                          ("truncated_power_law", "exponential"), ("power_law_mixture", "lognormal"),
+                          ("power_law_mixture", "truncated_power_law")}
     assert F.nested_pairs() == [("truncated_power_law", "power_law")]
     with pytest.raises(ValueError, match="family must be one of"):
         F.family("pareto")

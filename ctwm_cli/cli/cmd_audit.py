@@ -76,6 +76,16 @@ def audit(
         "multiple with power >= 0.8 (0: off; e.g. 100).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
+    fit_check: Annotated[bool, typer.Option(
+        "--fit-check/--no-fit-check",
+        help="A decisive verdict also needs the family it prefers to pass its own bootstrap KS test on the tail "
+        "(default); --no-fit-check: Definition 3.4 as published. The checks are reported either way.")] = True,
+    fit_level: Annotated[float, typer.Option(
+        "--fit-level", help="Level of the preferred family's own fit check (p_gof of that family below it: "
+        "inconclusive).")] = 0.05,
+    check_all_families: Annotated[bool, typer.Option(
+        "--check-all-families", help="Bootstrap every alternative family's own fit, not only the TPL's and the "
+        "log-normal's (the ones a verdict can prefer); costs B refits per family.")] = False,
     diagnostics: Annotated[bool, typer.Option(
         "--diagnostics/--no-diagnostics",
         help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
@@ -140,7 +150,7 @@ def audit(
              discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
              xmin_range=scan_range, uncertainty=uncertainty,
              cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-             xmax=xmax)
+             xmax=xmax, fit_level=fit_level)
     check_scheduler(opts.scheduler)
     read = opts.read_options()
     seed = new_seed() if seed is None else seed
@@ -154,7 +164,7 @@ def audit(
                 p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
                 scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
                 cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-                xmax=xmax,
+                xmax=xmax, fit_check=fit_check, fit_level=fit_level, check_all_families=check_all_families,
                 progress=progress, calibration_progress=cal_progress,
             )
     if plot:
@@ -275,7 +285,8 @@ def _table(r) -> Group:
         u = r.uncertainty
         for q in ("xmin", "alpha", "n_tail"):
             iv = u.interval[q]
-            span = ("identical in every replicate" if iv is None
+            span = ("interval not formed: every replicate agrees" if iv is None and q in u.constant
+                    else f"interval not formed: the central {u.level:.0%} of replicates agree" if iv is None
                     else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
             t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
     t.add_row("p_gof", "not computed" if gof is None
@@ -311,15 +322,19 @@ def _table(r) -> Group:
         parts.append(_power_table(r.power))
     if r.alternatives:
         fits = Table(title="Alternative fits on the same tail (se from the Hessian)", title_justify="left")
-        for name in ("family", "parameters", "log-likelihood", "converged", "at bound"):
+        for name in ("family", "parameters", "log-likelihood", "converged", "at bound", "own fit: KS D, p"):
             fits.add_column(name)
+        checks = r.fit_checks or {}
         for f in r.alternatives.values():
             se = f.se or {}
             params = ", ".join(f"{k} {fmt_num(v)}" + (f" ± {fmt_num(se[k])}" if k in se and se[k] == se[k] else "")
                                for k, v in f.params.items())
             bound = ", ".join(f"{k} = {fmt_num(b)}" for k, b in f.at_bound.items())
             bound += f" ({f.limit})" if f.limit else ""
-            fits.add_row(f.family, params, fmt_num(f.loglik), fmt_num(f.converged), bound or "no")
+            g = checks.get(f.family)
+            own = ("not run" if r.fit_checks is None or r.settings.check_all else "not run (--check-all-families)"
+                   ) if g is None else f"{fmt_num(g.statistic)}, {g.pvalue:.4f}"
+            fits.add_row(f.family, params, fmt_num(f.loglik), fmt_num(f.converged), bound or "no", own)
         parts.append(fits)
     if r.comparisons:
         lr = Table(title="Likelihood-ratio tests (Λ > 0 favours the first family)", title_justify="left")

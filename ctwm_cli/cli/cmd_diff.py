@@ -49,8 +49,8 @@ def _tolerances(specs: list[str] | None) -> dict[str, float]:
 def diff(
     base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
     head: Annotated[str, typer.Argument(metavar="HEAD", help="The run to compare: the same command's saved result, or a trace.")],  # noqa: E501
-    tol: Annotated[list[str] | None, typer.Option("--tol", metavar="METRIC=VALUE", help="Fail (exit 1) when |HEAD - BASE| of METRIC exceeds VALUE (traces: when the whole bootstrap interval does). Repeatable.")] = None,  # noqa: E501
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", help="Traces: bootstrap replicates of the interval of each change.")] = 200,  # noqa: E501
+    tol: Annotated[list[str] | None, typer.Option("--tol", metavar="METRIC=VALUE", help="Fail (exit 1) when |HEAD - BASE| of METRIC exceeds VALUE (traces: when a permutation test finds a change at level 1 - --level and, for VALUE > 0, the whole bootstrap interval lies beyond ±VALUE). Repeatable.")] = None,  # noqa: E501
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", help="Traces: bootstrap replicates of the interval of each change, and as many permutations.")] = 200,  # noqa: E501
     level: Annotated[float, typer.Option("--level", help="Traces: confidence level of the intervals.")] = 0.95,
     seed: SeedOpt = None,
     event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Traces: event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,  # noqa: E501
@@ -64,8 +64,9 @@ def diff(
 
     Two saved JSON results of the same command (audit, concentration, psd): every headline number of
     every trace or group, matched by label. Two traces: the change in Gini, top-10% share and α, each
-    with a percentile bootstrap interval (items resampled within each trace; α refitted with x_min
-    re-selected). Only metrics given a --tol are gated.
+    with a permutation p-value of "no change" (pooled items re-split at random) and a percentile
+    bootstrap interval (items resampled within each trace; α refitted with x_min re-selected). Only
+    metrics given a --tol are gated; same-law traces fail at most at the test's level.
 
     \b
     Examples:
@@ -105,13 +106,14 @@ def _table(res) -> Table:
     title = f"ctwm diff ({res.kind}: {res.compared})" + (
         f", {res.level:.0%} bootstrap intervals, B = {res.replicates}, seed {res.seed}" if res.kind == "traces" else "")
     t = Table(title=Text(title), title_justify="left")
-    for name in ("subject", "metric", "base", "head", "change", "interval", "tolerance", "status"):
+    for name in ("subject", "metric", "base", "head", "change", "interval", "p (permutation)", "tolerance", "status"):
         t.add_column(name, justify="left" if name in ("subject", "metric", "status") else "right")
     for c in res.changes:
-        interval = "–" if c.ci_low is None else f"[{fmt_num(c.ci_low)}, {fmt_num(c.ci_high)}]"
+        interval = (f"[{fmt_num(c.ci_low)}, {fmt_num(c.ci_high)}]" if c.ci_low is not None
+                    else "not formed: every replicate agrees" if c.pvalue is not None and c.change is not None else "–")
         status = "" if c.tolerance is None else ("REGRESSION" if c.regression else "ok")
         t.add_row(Text(c.subject), c.metric, fmt_num(c.base), fmt_num(c.head),
-                  "–" if c.change is None else f"{c.change:+.4g}", interval, fmt_num(c.tolerance),
+                  "–" if c.change is None else f"{c.change:+.4g}", interval, fmt_num(c.pvalue), fmt_num(c.tolerance),
                   Text(status, style="bold red" if c.regression else "green"))
     return t
 

@@ -67,6 +67,7 @@ FLAGS: dict[str, str] = {
     "min_tail": "--min-tail",
     "scan_floor": "--scan-floor",
     "p_star": "--p-star",
+    "fit_level": "--fit-level",
     "z_star": "--z-star",
     "calibrate": "--calibrate",
     "power": "--power",

@@ -238,3 +238,44 @@ def log_phi(z):
     return -0.5 * np.square(z) - 0.5 * math.log(2 * math.pi)
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Survival functions P(X >= x) of the tail laws, for the families' KS distances (issue 26). They need
+# absolute accuracy (a KS distance is an absolute difference of CDFs), not relative accuracy far out.
+
+
+def tpl_sf(x: np.ndarray, alpha: float, lam: float, xmin: float, discrete: bool) -> np.ndarray:
+    """P(X >= x) = Z(x)/Z(x_min) of the truncated power law (λ > 0). Discrete: Z(x) = Z(x_min) minus the
+    directly summed masses below x for x < x_min + DIRECT_TERMS, the Euler–Maclaurin remainder (the
+    normaliser's own, accurate that far out) beyond. Continuous: λ^{α-1} Γ(1-α, λx) ratios."""
+    x = np.asarray(x, dtype=np.float64)
+    lz0 = tpl_logz(alpha, lam, xmin, discrete)
+    if not discrete:
+        return np.array([math.exp(_log_upper_gamma(1.0 - alpha, lam * v) + (alpha - 1.0) * math.log(lam) - lz0)
+                         for v in x])
+    out = np.empty(x.size)
+    near = x < xmin + DIRECT_TERMS
+    grid = xmin + np.arange(DIRECT_TERMS, dtype=np.float64)
+    below = np.concatenate([[0.0], np.cumsum(np.exp(-alpha * np.log(grid) - lam * grid - lz0))])
+    out[near] = np.maximum(1.0 - below[(x[near] - xmin).astype(np.int64)], 0.0)
+    out[~near] = [math.exp(min(_tpl_log_remainder(alpha, lam, v) - lz0, 0.0)) for v in x[~near]]
+    return out
+
+
+def lognormal_sf(x: np.ndarray, mu: float, sigma: float, xmin: float, discrete: bool) -> np.ndarray:
+    """P(X >= x): P(Y > x - 1)/P(Y > x_min - 1) for ceil(Y), P(Y >= x)/P(Y >= x_min) for Y."""
+    x = np.asarray(x, dtype=np.float64)
+    lo, lo0 = (x - 1.0, xmin - 1.0) if discrete else (x, xmin)
+    norm = float(special.log_ndtr(-(math.log(lo0) - mu) / sigma)) if lo0 > 0 else 0.0
+    with np.errstate(divide="ignore"):
+        z = (np.log(lo) - mu) / sigma  # -inf at x = 1 (discrete): P = 1
+    return np.exp(np.minimum(special.log_ndtr(-z) - norm, 0.0))
+
+
+def exponential_sf(x: np.ndarray, lam: float, xmin: float, discrete: bool) -> np.ndarray:
+    return np.exp(-lam * (np.asarray(x, dtype=np.float64) - xmin))
+
+
+def stretched_exp_sf(x: np.ndarray, kappa: float, beta: float, xmin: float, discrete: bool) -> np.ndarray:
+    return np.exp(-kappa * stretched_g(x, beta, xmin))

@@ -27,7 +27,8 @@ from scipy import optimize
 from ..errors import UsageError
 from ..results import ToDict, result
 from . import densities as dens
-from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, sample_power_law
+from .mixture import ALPHA_MIN, MixtureOptimum, em_start, mixture_logpmf, mixture_nll_grad
+from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, power_law_sf, sample_power_law
 from .samplers import sample_exponential_tail, sample_lognormal_tail, sample_stretched_tail, sample_tpl_tail
 
 TPL_ALPHA_LOW = -1000.0
@@ -163,6 +164,10 @@ class Family(ABC):
                discrete: bool) -> np.ndarray:
         """Exact draws from the fitted tail."""
 
+    @abstractmethod
+    def sf(self, x: np.ndarray, params: dict[str, float], xmin: float, discrete: bool) -> np.ndarray:
+        """P(X >= x) of the fitted tail, to absolute accuracy (what a KS distance needs)."""
+
     def bounds(self, tail: Tail, reference: PowerLawFit | None = None) -> dict[str, tuple[float, float]]:
         """The parameter box of the fit, on the natural scale (the default: unbounded)."""
         return {p: (-math.inf, math.inf) for p in self.parameters}
@@ -182,6 +187,9 @@ class PowerLaw(Family):
 
     def sample(self, params, xmin, size, rng, discrete):
         return sample_power_law(params["alpha"], xmin, size, rng, discrete)
+
+    def sf(self, x, params, xmin, discrete):
+        return power_law_sf(x, params["alpha"], xmin, discrete)
 
     def bounds(self, tail, reference=None):
         return {"alpha": (1.0, math.inf)}
@@ -245,6 +253,11 @@ class TruncatedPowerLaw(Family):
     def sample(self, params, xmin, size, rng, discrete):
         return sample_tpl_tail(params["alpha"], params["lambda"], xmin, size, rng, discrete)
 
+    def sf(self, x, params, xmin, discrete):
+        if params["lambda"] == 0.0:
+            return power_law_sf(x, params["alpha"], xmin, discrete)
+        return dens.tpl_sf(x, params["alpha"], params["lambda"], xmin, discrete)
+
 
 class LogNormal(Family):
     """ceil(Y), Y ~ LogNormal(μ, σ), given X >= x_min; fitted over (μ, ln σ) with the analytic gradient."""
@@ -291,6 +304,9 @@ class LogNormal(Family):
     def sample(self, params, xmin, size, rng, discrete):
         return sample_lognormal_tail(params["mu"], params["sigma"], xmin, size, rng, discrete)
 
+    def sf(self, x, params, xmin, discrete):
+        return dens.lognormal_sf(x, params["mu"], params["sigma"], xmin, discrete)
+
 
 class Exponential(Family):
     """Geometric (discrete) or shifted exponential; closed-form MLE."""
@@ -318,6 +334,9 @@ class Exponential(Family):
 
     def sample(self, params, xmin, size, rng, discrete):
         return sample_exponential_tail(params["lambda"], xmin, size, rng, discrete)
+
+    def sf(self, x, params, xmin, discrete):
+        return dens.exponential_sf(x, params["lambda"], xmin, discrete)
 
 
 class StretchedExponential(Family):
@@ -361,9 +380,68 @@ class StretchedExponential(Family):
     def sample(self, params, xmin, size, rng, discrete):
         return sample_stretched_tail(params["kappa"], params["beta"], xmin, size, rng, discrete)
 
+    def sf(self, x, params, xmin, discrete):
+        return dens.stretched_exp_sf(x, params["kappa"], params["beta"], xmin, discrete)
+
+
+class PowerLawMixture(Family):
+    """w·PL(α1) + (1 - w)·PL(α2), α1 <= α2, by EM with exact normalisers (:mod:`~ctwm_cli.tail.mixture`).
+    Compared with the log-normal and the TPL by Vuong's test: on a pool of agents with different
+    exponents it is the family that fits, where the log-normal only wins Λ by bending at the bottom."""
+
+    name = "power_law_mixture"
+    parameters = ("alpha1", "alpha2", "weight")
+    compare_with = ("lognormal", "truncated_power_law")
+
+    def bounds(self, tail, reference=None):
+        return {"alpha1": (1.0, math.inf), "alpha2": (1.0, math.inf), "weight": (0.0, 1.0)}
+
+    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+        pl = reference if reference is not None else PowerLaw().fit(tail)
+        box = [(ALPHA_MIN, max(60.0, 2.0 * pl.alpha)), (ALPHA_MIN, max(60.0, 2.0 * pl.alpha)), (-30.0, 30.0)]
+        best = None
+        for e in em_start(tail.values, tail.counts, tail.xmin, tail.discrete, pl.alpha, start):
+            w0 = min(max(e.weight, 1e-6), 1 - 1e-6)
+            x0 = [min(max(e.alpha1, ALPHA_MIN), box[0][1]), min(max(e.alpha2, ALPHA_MIN), box[1][1]),
+                  math.log(w0 / (1 - w0))]
+            o = minimise(lambda t: mixture_nll_grad(t, tail.values, tail.counts, tail.xmin, tail.discrete), [x0],
+                         box, jac=True)
+            if best is None or o.fun < best.fun:
+                best = o
+        a1, a2, w = float(best.x[0]), float(best.x[1]), 1.0 / (1.0 + math.exp(-float(best.x[2])))
+        if a1 > a2:
+            a1, a2, w = a2, a1, 1.0 - w
+        opt = MixtureOptimum(alpha1=a1, alpha2=a2, weight=w, loglik=-best.fun, iterations=0, converged=best.success)
+        params = {"alpha1": float(opt.alpha1), "alpha2": float(opt.alpha2), "weight": float(opt.weight)}
+        at = {}
+        if not _REL_EDGE * 10 < opt.weight < 1 - _REL_EDGE * 10:
+            at["weight"] = float(round(opt.weight))
+        if opt.alpha2 - opt.alpha1 <= 1e-6 * opt.alpha2:  # equal exponents: one power law, i.e. weight 1
+            at["weight"] = 1.0
+        if not opt.loglik >= pl.loglik or at:  # the power law is the boundary of the family: its limit
+            return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n),
+                           params={"alpha1": pl.alpha, "alpha2": pl.alpha, "weight": 1.0},
+                           loglik=float(max(opt.loglik, pl.loglik)), converged=False, at_bound=at or {"weight": 1.0},
+                           limit="power_law")
+        return TailFit(family=self.name, discrete=tail.discrete, xmin=tail.xmin, n_tail=int(tail.n), params=params,
+                       loglik=float(opt.loglik), converged=bool(opt.converged and tail.identifies), at_bound={})
+
+    def logpmf(self, x, params, xmin, discrete):
+        return mixture_logpmf(x, params["alpha1"], params["alpha2"], params["weight"], xmin, discrete)
+
+    def sample(self, params, xmin, size, rng, discrete):
+        k = int(rng.binomial(size, params["weight"]))
+        return np.concatenate([sample_power_law(params["alpha1"], xmin, k, rng, discrete),
+                               sample_power_law(params["alpha2"], xmin, size - k, rng, discrete)])
+
+    def sf(self, x, params, xmin, discrete):
+        w = params["weight"]
+        return w * power_law_sf(x, params["alpha1"], xmin, discrete) + (1 - w) * power_law_sf(
+            x, params["alpha2"], xmin, discrete)
+
 
 REGISTRY: dict[str, Family] = {f.name: f for f in (PowerLaw(), TruncatedPowerLaw(), LogNormal(), Exponential(),
-                                                   StretchedExponential())}
+                                                   StretchedExponential(), PowerLawMixture())}
 #: the pair whose Vuong test the verdict rule reads (its Λ, σ)
 RULE_PAIR = ("truncated_power_law", "lognormal")
 #: the families fitted beside the power law on its tail
@@ -393,6 +471,19 @@ def nested_pairs() -> list[tuple[str, str]]:
 def logpmf(fit: TailFit | PowerLawFit, x: np.ndarray) -> np.ndarray:
     """Pointwise log-probability of tail values under any fitted family."""
     return REGISTRY[fit.family].logpmf(np.asarray(x, dtype=np.float64), fit.params, fit.xmin, fit.discrete)
+
+
+def ks_distance(fit: TailFit | PowerLawFit, tail: Tail) -> float:
+    """sup |F_emp - F| over the tail for any fitted family: for discrete data at every integer x >= x_min
+    (the sup sits at a distinct value v or just below it, v - 1), for densities on both sides of each
+    value — the same distance the power law's x_min scan minimises."""
+    n = tail.n
+    below = (np.cumsum(tail.counts) - tail.counts) / n  # F_emp just below each value
+    upto = below + tail.counts / n  # F_emp at each value
+    f = REGISTRY[fit.family]
+    s_at = f.sf(tail.values, fit.params, fit.xmin, fit.discrete)  # P(X >= v) = 1 - F(v-)
+    s_after = f.sf(tail.values + 1.0, fit.params, fit.xmin, True) if fit.discrete else s_at  # P(X > v) = 1 - F(v)
+    return float(max(np.max(np.abs(below - (1.0 - s_at))), np.max(np.abs(upto - (1.0 - s_after)))))
 
 
 def fit_all(tail: Tail, reference: PowerLawFit, *, starts: dict[str, dict[str, float]] | None = None,

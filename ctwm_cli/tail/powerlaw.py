@@ -224,6 +224,24 @@ def power_law_logpmf(x: np.ndarray, alpha: float, xmin: float, discrete: bool) -
     return math.log((alpha - 1.0) / xmin) - alpha * np.log(x / xmin)
 
 
+def power_law_mle(xmin: float, n: float, logsum: float, discrete: bool) -> float:
+    """α̂ from a (possibly weighted) tail: n points with Σ ln x = logsum above x_min — the scan's own
+    estimator, for callers that weight the points (the mixture's EM). NaN when it has no root."""
+    if discrete:
+        return float(_mle_discrete(float(xmin), float(n), float(logsum)))
+    s = logsum - n * math.log(xmin)
+    return 1.0 + n / s if s > 0 else math.nan
+
+
+def power_law_sf(x: np.ndarray, alpha: float, xmin: float, discrete: bool) -> np.ndarray:
+    """P(X >= x) of the fitted power law: ζ(α, x)/ζ(α, x_min), or (x/x_min)^(1-α)."""
+    x = np.asarray(x, dtype=np.float64)
+    if not discrete:
+        return np.exp((1.0 - alpha) * np.log(x / xmin))
+    lz0 = log_hurwitz_zeta(alpha, xmin)
+    return np.array([math.exp(min(log_hurwitz_zeta(alpha, v) - lz0, 0.0)) for v in x])
+
+
 def sample_power_law(alpha: float, xmin: float, size: int, rng: np.random.Generator, discrete: bool) -> np.ndarray:
     """Exact draws from the fitted tail. Discrete: rejection from floor(Pareto) with acceptance
     r(k)/r(x_min), r(k) = p(k)/q(k) ∝ 1/(k·(1 - (1+1/k)^(1-α))), decreasing in k."""

@@ -12,6 +12,10 @@ from .crosscheck import PACKAGES as CROSS_CHECK_PACKAGES
 #: default floor of the x_min scan: candidates leaving fewer tail points are not considered. Separate
 #: from ``min_tail`` (Assumption 3.3): a KS-optimal cutoff with a shorter tail is found and reported.
 SCAN_FLOOR = 10
+#: level of each preferred family's own fit check (issue 26): p_gof_F below it turns a decisive verdict
+#: into ``inconclusive``. Its cost under a correctly specified family is exactly this share of the
+#: decisive verdicts; see README "Fit checks" for the level chosen and the rates measured.
+FIT_LEVEL = 0.05
 
 
 @result
@@ -29,6 +33,9 @@ class AuditSettings(ToDict):
     cross_check: str | None = None
     power: int = 0
     xmax: float | None = None
+    fit_check: bool = True  # False: Definition 3.4 as published (and the calibrated rule without the check)
+    fit_level: float = FIT_LEVEL
+    check_all: bool = False  # True: every alternative family's own fit check, not only the rule pair's
 
     @property
     def floor(self) -> int:
@@ -40,9 +47,11 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
              jobs: int | None = None, xmin: float | None = None, discrete: bool = True, seed: int | None = None,
              calibrate: int = 0, level: float = 0.05, scan_floor: int = SCAN_FLOOR,
              xmin_range: tuple[float, float] | None = None, uncertainty: int = 0,
-             cross_check: str | None = None, power: int = 0, xmax: float | None = None) -> None:
+             cross_check: str | None = None, power: int = 0, xmax: float | None = None,
+             fit_level: float = FIT_LEVEL) -> None:
     """Check the audit's parameters (the CLI calls this before reading any trace)."""
     _validate(bootstrap, min_tail, p_star, z_star, jobs, xmin)
+    check_range("fit_level", fit_level, lo=0, hi=1, lo_open=True, hi_open=True)
     if discrete and xmin is not None and xmin != math.floor(xmin):
         raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} "
                          "(set discrete=False, a continuous fit, for real-valued cutoffs)")

@@ -44,7 +44,7 @@ class Uncertainty(ToDict):
     failed: int
     estimate: dict[str, float]
     se: dict[str, float]
-    interval: dict[str, Interval | None]  # None for a quantity identical in every replicate (no interval)
+    interval: dict[str, Interval | None]  # None: not formed (the central share of the replicates on one value)
     constant: tuple[str, ...]  # the quantities every replicate reproduced exactly (e.g. x_min at the minimum)
     draws: dict[str, np.ndarray]
 
@@ -109,7 +109,9 @@ def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed:
             interval[name] = None
             continue
         lo, hi = np.quantile(col, q).tolist() if col.size else (math.nan, math.nan)
-        interval[name] = Interval(low=float(lo), high=float(hi))
+        # the central share of the replicates on one value (x_min = 1 in most of them at n = 100-300,
+        # issue 26): a zero-width interval would be printed as a certainty; not formed instead
+        interval[name] = Interval(low=float(lo), high=float(hi)) if lo != hi else None
     return Uncertainty(replicates=replicates, level=level, seed=seed, failed=int((~ok).sum()), estimate=estimate,
                        se=se, interval=interval, constant=tuple(constant),
                        draws={n: draws[:, j] for j, n in enumerate(QUANTITIES)})

@@ -71,3 +71,39 @@ def paper_rule(
                               f"(p_gof = {p_gof:.3f} < {p_star:g})")
     return Verdict(verdict=TPL, rule="paper", assumption_3_3=True,
                    reason=f"TPL preferred (z = {z:.2f}) and the tail passes the bootstrap (p_gof = {p_gof:.3f})")
+
+
+#: the family a decisive verdict says fits
+PREFERRED = {TPL: "truncated_power_law", LOGNORMAL: "lognormal"}
+_SHORT = {"truncated_power_law": "TPL", "lognormal": "log-normal"}
+
+
+def fit_checked(verdict: Verdict, pvalues: dict[str, float], level: float, z: float, *,
+                mixture_z: dict[str, float] | None = None, z_star: float = 1.96) -> Verdict:
+    """A decisive ``verdict`` stands only if the family it prefers passes its own bootstrap goodness of
+    fit (:mod:`~ctwm_cli.tail.fitcheck`) at ``level`` and the two-power-law mixture does not beat it
+    (``mixture_z``: family -> Vuong z of the mixture against it; >= ``z_star`` beats it); else
+    ``inconclusive`` with the reason. The rule's name gains ``+fit-check`` either way, so the result says
+    which rule decided. A check that was not run (no bootstrap, an unfittable family) leaves no decisive
+    verdict: nothing says the family fits."""
+    rule = verdict.rule + "+fit-check"
+    name = PREFERRED.get(verdict.verdict)
+    if name is None:
+        return Verdict(verdict=verdict.verdict, reason=verdict.reason, rule=rule,
+                       assumption_3_3=verdict.assumption_3_3, decidable=verdict.decidable)
+    other = _SHORT[PREFERRED[LOGNORMAL if verdict.verdict == TPL else TPL]]
+    p = pvalues.get(name, math.nan)
+    head = f"{_SHORT[name]} preferred over {other} (z = {z:.2f})"
+    if math.isnan(p):
+        return Verdict(verdict=INCONCLUSIVE, rule=rule, assumption_3_3=verdict.assumption_3_3,
+                       reason=f"{head} but its own fit was not checked (bootstrap of 0 replicates)")
+    if p < level:
+        return Verdict(verdict=INCONCLUSIVE, rule=rule, assumption_3_3=verdict.assumption_3_3,
+                       reason=f"{head} but rejected itself: p_gof_{name} = {p:.3f} < {level:g}")
+    zm = (mixture_z or {}).get(name, math.nan)
+    if zm >= z_star:
+        return Verdict(verdict=INCONCLUSIVE, rule=rule, assumption_3_3=verdict.assumption_3_3,
+                       reason=f"{head} but a mixture of two power laws fits better than either (z = {zm:.2f} against "
+                              f"the {_SHORT[name]})")
+    return Verdict(verdict=verdict.verdict, rule=rule, assumption_3_3=verdict.assumption_3_3,
+                   reason=f"{verdict.reason}; its own fit passes (p_gof_{name} = {p:.3f})")
