@@ -119,8 +119,10 @@ def test_ctwm_check_runs_the_config_and_junit_parses(run_cli, grouped, tmp_path)
     assert (suite.tests, suite.failures, suite.errors) == (3 * 2 + 3, 1, 0)
     md = subprocess.run([sys.executable, "-m", "ctwm_cli", "check", "--format", "markdown"], cwd=data,
                         capture_output=True, text=True, timeout=300).stdout
-    head = next(line for line in md.splitlines() if line.startswith("| check "))
-    rows = [line for line in md.splitlines() if line.startswith("| tails ") or line.startswith("| concentration ")]
+    lines = md.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| check "))
+    head, summary = lines[start], lines[start + 2:lines.index("", start)]  # the summary table, not the checks
+    rows = [line for line in summary if line.startswith(("| tails ", "| concentration "))]
     col = [c.strip() for c in head.split("|")].index("checks")
     # each entry's row counts its checks as in table/CSV/JSON (it read "none" in every row)
     assert [[c.strip() for c in r.split("|")][col] for r in rows] == ["6", "3"]

@@ -284,15 +284,17 @@ def test_replay_pareto_page_and_mde_columns_when_the_result_carries_them(run_cli
     _check_page(rep.html)
     fig = next(f for f in rep.figures() if f.key.endswith("-pareto"))
     assert len(fig.table.rows) == len(doc["points"]) and fig.alt == doc["finding"]
-    # a result that carries a minimum detectable effect per delta (issue 28) gets the column; none, no column
+    # a result that carries a minimum detectable effect per delta (replay results do, issue 28) gets the column,
+    # showing the result's numbers; a result without one gets no column
+    assert all("mde" in d for d in doc["comparisons"])
     deltas = next(t for b in rep.sections[0].blocks for t in b.tables if t.caption.startswith("Paired deltas"))
-    assert not any("mde" in c for c in deltas.columns)
-    with_mde = {**doc, "comparisons": [{**d, "mde": 0.05 + i} for i, d in enumerate(doc["comparisons"])]}
-    saved.write_text(json.dumps(with_mde), encoding="utf-8")
+    i = deltas.columns.index("mde")
+    assert [r[i] for r in deltas.rows] == [d["mde"] for d in doc["comparisons"]]
+    without = {**doc, "comparisons": [{k: v for k, v in d.items() if k != "mde"} for d in doc["comparisons"]]}
+    saved.write_text(json.dumps(without), encoding="utf-8")
     rep2 = ctwm_cli.report(str(saved), seed=1)
     deltas = next(t for b in rep2.sections[0].blocks for t in b.tables if t.caption.startswith("Paired deltas"))
-    i = deltas.columns.index("mde")
-    assert [r[i] for r in deltas.rows] == [0.05 + k for k in range(len(doc["comparisons"]))]
+    assert not any("mde" in c for c in deltas.columns)
 
 
 SHIPPED = ["tpl_events.jsonl.gz", "lognormal_events.parquet", "powerlaw_counts.jsonl", "world_semantic",
