@@ -316,3 +316,26 @@ def test_every_shipped_sample_trace_in_one_page():
     with_health = {Path(s.source).name for s in rep.sections if any(b.title == "Memory health" for b in s.blocks)}
     assert {"events.jsonl", "otel_spans.json", "mem0_history.json", "tpl_events.jsonl.gz"} <= with_health
     assert "powerlaw_counts.jsonl" not in with_health
+
+
+def test_trace_page_shows_dead_weight_as_health_computes_it(run_cli):
+    """The page's dead-weight table is ctwm health's own number (issue 27's metric on issue 31's page)."""
+    trace = SAMPLES / "telemetry" / "events.jsonl"
+    health = run_cli(["health", trace, "--json"])
+    assert health.code == 0, health.err
+    doc = json.loads(health.out)
+    share = next(v for k, v in _walk(doc) if k == "dead_weight_share")
+    rep = ctwm_cli.report(str(trace), seed=1)
+    table = next(t for s in rep.sections for b in s.blocks for t in b.tables if t.caption.startswith("Dead weight"))
+    assert dict(table.rows)["dead_weight_share"] == pytest.approx(share)
+    assert "Dead weight" in rep.html
+
+
+def _walk(doc):
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield k, v
+            yield from _walk(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _walk(v)
