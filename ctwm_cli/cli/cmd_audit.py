@@ -289,6 +289,10 @@ def _table(r) -> Group:
                     else f"interval not formed: the central {u.level:.0%} of replicates agree" if iv is None
                     else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
             t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
+        if (b := u.alpha_band) is not None:
+            t.add_row("α over cutoffs", f"[{b.low:.4f}, {b.high:.4f}]  (with α ± se at the {b.cutoffs} cutoffs in "
+                      f"[{fmt_num(b.xmin_low)}, {fmt_num(b.xmin_high)}] that pass KS at {b.ks_level:g}; "
+                      "the interval to quote when x_min is uncertain)")
     t.add_row("p_gof", "not computed" if gof is None
               else f"{gof.pvalue:.4f}  (B = {gof.replicates}, seed {r.settings.seed})")
     if c is not None:

@@ -318,7 +318,9 @@ def _with_uncertainty(prepared: list[_Prepared], results: list[AuditResult], *, 
     for k, p in enumerate(prepared):
         mine = [r for r, o in zip(rows, owner, strict=True) if o == k]
         if mine:
-            u = summarise(p.power_law, mine, replicates=p.settings.uncertainty, seed=p.settings.seed)
+            s = p.settings
+            u = summarise(p.power_law, mine, replicates=s.uncertainty, seed=s.seed, hist=p.hist, min_tail=s.min_tail,
+                          fixed_xmin=s.xmin is not None)
             out[k] = dataclasses.replace(out[k], uncertainty=u)
     return out
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..results import ToDict, result
-from .scan import select_cutoff
+from .scan import ks_continuous, ks_discrete, select_cutoff
 from .zeta import hurwitz_zeta_d, log_hurwitz_zeta
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -146,6 +146,53 @@ def scan_cutoffs(values, counts, min_tail, discrete, first, last):
         return -1, math.nan, math.inf, 0
     best, best_a, best_d = select_cutoff(values, counts, ntail, idx, alphas, ncand, discrete)  # tail/scan.py
     return best, best_a, best_d, ncand
+
+
+@_jit
+def accepted_cutoffs(values, counts, min_tail, discrete, first, last, crit):
+    """Every candidate cutoff values[i] (first <= i < last) that leaves at least ``min_tail`` points and
+    whose fitted power law the KS test does not reject: sqrt(n_tail)·D < ``crit``. Returns the arrays
+    (x_min, α, se(α)) of those cutoffs. Each KS pass stops as soon as D reaches the critical distance,
+    so a rejected cutoff costs only the values up to its first large gap."""
+    m = values.size
+    ntail = np.empty(m)
+    logsum = np.empty(m)
+    acc_n = 0.0
+    acc_l = 0.0
+    for j in range(m - 1, -1, -1):
+        acc_n += counts[j]
+        acc_l += counts[j] * math.log(values[j])
+        ntail[j] = acc_n
+        logsum[j] = acc_l
+    xs = np.empty(m)
+    alphas = np.empty(m)
+    ses = np.empty(m)
+    k = 0
+    for i in range(max(first, 0), min(last, m - 1)):
+        if ntail[i] < min_tail:
+            break  # n_tail only falls with the cutoff
+        xmin = values[i]
+        if discrete:
+            a = _mle_discrete(xmin, ntail[i], logsum[i])
+        else:
+            s = logsum[i] - ntail[i] * math.log(xmin)
+            a = 1.0 + ntail[i] / s if s > 0 else math.nan
+        if not math.isfinite(a):
+            continue
+        cap = crit / math.sqrt(ntail[i])
+        if discrete:
+            d = ks_discrete(values, counts, i, ntail[i], a, cap)
+            z0, z1, z2 = hurwitz_zeta_d(a, xmin)
+            psi1 = z2 / z0 - (z1 / z0) ** 2
+            se = 1.0 / math.sqrt(ntail[i] * psi1) if psi1 > 0 else math.nan
+        else:
+            d = ks_continuous(values, counts, i, ntail[i], a, cap)
+            se = (a - 1.0) / math.sqrt(ntail[i])
+        if d >= cap or not math.isfinite(se):
+            continue
+        xs[k], alphas[k], ses[k] = xmin, a, se
+        k += 1
+    return xs[:k], alphas[:k], ses[:k]
 
 
 # ---------------------------------------------------------------------------------------------

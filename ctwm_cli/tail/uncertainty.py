@@ -7,9 +7,15 @@ Appendix D: α̂ moves with x_min). Resampling is a multinomial draw over the hi
 values, which has exactly the law of n draws with replacement from the data at O(distinct) cost.
 
 Reported per quantity: the bootstrap standard error (sd of the replicates, ddof = 1) and the
-percentile interval at ``level``. A replicate whose scan finds no admissible cutoff is counted in
-``failed`` and left out of both. Each replicate has its own child seed (stream 2 of the audit's
-seed), so ``jobs`` never changes the result.
+percentile interval at ``level``. For α also :class:`CutoffBand`, the interval to quote when x_min is
+uncertain: a short tail above a body that mimics a power law pulls the scan's x_min low, and then
+every replicate's α is biased the same way and the percentile interval misses (README "Short tails").
+The band adds, for every cutoff in the range the replicates chose that leaves ``min_tail`` points and
+whose power law the KS test does not reject, that cutoff's own α ± z·se.
+
+A replicate whose scan finds no admissible cutoff is counted in ``failed`` and left out of both.
+Each replicate has its own child seed (stream 2 of the audit's seed), so ``jobs`` never changes the
+result.
 """
 
 from __future__ import annotations
@@ -17,21 +23,39 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import kolmogi, ndtri
 
 from ..parallel import run_tasks
 from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
-from .powerlaw import Histogram, PowerLawFit, fit_power_law
+from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
 
 QUANTITIES = ("xmin", "alpha", "n_tail")
 CHUNK = 50
 STREAM = 2  # spawn key of the uncertainty bootstrap (0: p_gof, 1: calibration)
+#: level of the KS test that admits a cutoff into the band. The asymptotic Kolmogorov critical value
+#: ignores that α is fitted, so the test rejects less often than this: the band errs towards width.
+KS_LEVEL = 0.05
 
 
 @result
 class Interval(ToDict):
     low: float
     high: float
+
+
+@result
+class CutoffBand(ToDict):
+    """α over the plausible cutoffs: the union of the percentile interval and α̂(x) ± z·se(x) at every
+    cutoff x in [xmin_low, xmin_high] (the replicates' range) that leaves ``min_tail`` points and passes
+    the KS test at ``ks_level``; ``cutoffs`` counts those x."""
+
+    low: float
+    high: float
+    xmin_low: float
+    xmin_high: float
+    cutoffs: int
+    ks_level: float
 
 
 @result
@@ -47,10 +71,12 @@ class Uncertainty(ToDict):
     interval: dict[str, Interval | None]  # None: not formed (the central share of the replicates on one value)
     constant: tuple[str, ...]  # the quantities every replicate reproduced exactly (e.g. x_min at the minimum)
     draws: dict[str, np.ndarray]
+    alpha_band: CutoffBand | None = None  # None: x_min fixed by the user, or no replicate succeeded
 
     def to_dict(self) -> dict:
         out = {f: getattr(self, f) for f in ("replicates", "level", "seed", "failed", "estimate", "se", "constant")}
         out["interval"] = {k: v.to_dict() if v is not None else None for k, v in self.interval.items()}
+        out["alpha_band"] = self.alpha_band.to_dict() if self.alpha_band is not None else None
         return jsonable(out)
 
 
@@ -92,7 +118,9 @@ def uncertainty_tasks(hist: Histogram, *, replicates: int, seed: int, discrete: 
 
 
 def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed: int,
-              level: float = 0.95) -> Uncertainty:
+              level: float = 0.95, hist: Histogram | None = None, min_tail: int = 100,
+              fixed_xmin: bool = False) -> Uncertainty:
+    """The replicates' summary; with ``hist`` (and x_min not fixed) also α's :class:`CutoffBand`."""
     draws = np.concatenate(rows) if rows else np.full((0, 3), np.nan)
     ok = np.all(np.isfinite(draws), axis=1)
     good = draws[ok]
@@ -112,9 +140,31 @@ def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed:
         # the central share of the replicates on one value (x_min = 1 in most of them at n = 100-300,
         # issue 26): a zero-width interval would be printed as a certainty; not formed instead
         interval[name] = Interval(low=float(lo), high=float(hi)) if lo != hi else None
+    band = None
+    if hist is not None and not fixed_xmin and good.size:
+        band = cutoff_band(hist, pl, good[:, 0], interval["alpha"], level=level, min_tail=min_tail)
     return Uncertainty(replicates=replicates, level=level, seed=seed, failed=int((~ok).sum()), estimate=estimate,
                        se=se, interval=interval, constant=tuple(constant),
-                       draws={n: draws[:, j] for j, n in enumerate(QUANTITIES)})
+                       draws={n: draws[:, j] for j, n in enumerate(QUANTITIES)}, alpha_band=band)
+
+
+def cutoff_band(hist: Histogram, pl: PowerLawFit, xmins: np.ndarray, percentile: Interval | None, *,
+                level: float, min_tail: int) -> CutoffBand:
+    """α's :class:`CutoffBand` over the cutoffs between the smallest and largest of ``xmins`` (and the
+    fit's own x_min)."""
+    lo_x, hi_x = min(float(xmins.min()), pl.xmin), max(float(xmins.max()), pl.xmin)
+    first, last = np.searchsorted(hist.values, [lo_x, hi_x], side="left")
+    xs, alphas, ses = accepted_cutoffs(hist.values, hist.counts.astype(np.float64), float(min_tail), pl.discrete,
+                                       int(first), int(last) + 1, float(kolmogi(KS_LEVEL)))
+    z = float(ndtri((1 + level) / 2))
+    lows, highs = list(alphas - z * ses), list(alphas + z * ses)
+    if percentile is not None:
+        lows.append(percentile.low)
+        highs.append(percentile.high)
+    if not lows:  # no admissible cutoff and no percentile interval: the fit's own α ± z·se
+        lows, highs = [pl.alpha - z * pl.alpha_se], [pl.alpha + z * pl.alpha_se]
+    return CutoffBand(low=float(min(lows)), high=float(max(highs)), xmin_low=lo_x, xmin_high=hi_x,
+                      cutoffs=int(xs.size), ks_level=KS_LEVEL)
 
 
 def bootstrap_uncertainty(hist: Histogram, pl: PowerLawFit, *, replicates: int = 500, seed: int = 0,
