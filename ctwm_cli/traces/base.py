@@ -248,6 +248,35 @@ class TraceReader(ABC):
                   *checks]
         return sql, checks
 
+    def values_sql(self, engine: Engine, column: str, group_by: str | None) -> tuple[str, list[Check]]:
+        """``SELECT`` of the observations in ``column`` as a DOUBLE ``value`` (and ``group`` as text), rows
+        filtered by ``where`` first: a data set of real-valued sizes, one observation per row (``ctwm audit
+        --value-col``). A missing, non-numeric or non-positive value is an error naming its column."""
+        types = self.raw_types()
+        for name in (column, group_by):
+            if name is not None and name not in types:
+                found = ", ".join(types)
+                raise InputError(f"{self.source}: missing column {name!r} (columns found: {found})",
+                                 params=("value_col",) if name == column else ("group_by",))
+        c = quote_ident(column)
+        try:
+            expr, checks = _score_expr(c, column, types[column], self.format == "csv")
+        except InputError as exc:
+            raise InputError(f"{self.source}: {exc}", params=("value_col",)) from None
+        bad = f"({expr}) IS NULL OR isnan({expr}) OR isinf({expr}) OR NOT (({expr}) > 0)"
+        msg = f"column {column!r} must hold positive numbers (filter other rows with where)"
+        checks = [*checks, Check(f"{c} IS NULL", f"missing value in column {column!r}"), Check(bad, msg)]
+        select = [f"CASE WHEN {bad} THEN {_error(msg)} ELSE {expr} END AS value"]
+        if group_by is not None:
+            g, more = _text_expr(quote_ident(group_by), group_by, types[group_by])
+            select.append(f'{g} AS "group"')
+            checks += more
+        rows = f"SELECT * FROM {self.raw_sql(engine)}"
+        if self.where:
+            self._bind_where(engine, rows)
+            rows = f"SELECT * FROM ({rows}) WHERE ({self.where})"
+        return f"SELECT {', '.join(select)} FROM ({rows})", checks
+
     def _bind_where(self, engine: Engine, rows_sql: str) -> None:
         """The predicate must name columns this trace has and be true or false for each row: a
         usage error (quoting it) before any row is read, not a cast failure half-way through."""
