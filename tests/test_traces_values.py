@@ -30,7 +30,8 @@ def test_the_values_are_the_column_exactly_in_every_format(tmp_path, fmt):
     elif fmt == "csv":
         pacsv.write_csv(t, path)
     else:
-        path.write_text("".join(f'{{"size": {float(v)!r}, "site": "{s}"}}\n' for v, s in zip(x, t["site"].to_pylist())))
+        sites = t["site"].to_pylist()
+        path.write_text("".join(f'{{"size": {float(v)!r}, "site": "{s}"}}\n' for v, s in zip(x, sites, strict=True)))
     (one,) = read_values([path], column="size")
     np.testing.assert_array_equal(np.sort(one.counts), np.sort(x))  # every value, bit for bit
     groups = read_values([path], column="size", group_by="site")

@@ -4,6 +4,7 @@ from .audit import AuditResult, AuditSettings, audit, audit_many, derive_seed, f
 from .bootstrap import GofResult, bootstrap_gof
 from .compare import Comparison
 from .families import REGISTRY, Family, Tail, TailFit
+from .heterogeneity import Heterogeneity, across_groups, heterogeneity_test
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, sample_power_law
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS, Verdict, paper_rule
 
@@ -18,17 +19,20 @@ __all__ = [
     "Comparison",
     "Family",
     "GofResult",
+    "Heterogeneity",
     "Histogram",
     "PowerLawFit",
     "Tail",
     "TailFit",
     "Verdict",
+    "across_groups",
     "audit",
     "audit_many",
     "bootstrap_gof",
     "derive_seed",
     "fit_alternatives",
     "fit_power_law",
+    "heterogeneity_test",
     "paper_rule",
     "sample_power_law",
 ]

@@ -31,6 +31,7 @@ from ..parallel import run_tasks, single_blas_thread
 from .power import PowerAnalysis, power_analysis
 from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings, validate
 from .truncated import fit_doubly_truncated
+from .heterogeneity import Heterogeneity
 from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
 from .verdict import INCONCLUSIVE, Verdict, fit_checked, paper_rule
 
@@ -63,6 +64,8 @@ class AuditResult(ToDict):
     # the checked families' own bootstrap goodness of fit on the tail (tail/fitcheck.py): TPL and log-normal,
     # every alternative with check_all; the power law's is ``gof``. None: not run (no bootstrap, or --xmax)
     fit_checks: dict[str, GofResult] | None = None
+    # do the pooled trace's groups share one law? (tail/heterogeneity.py; None: not asked, or no cutoff)
+    heterogeneity: Heterogeneity | None = None
     version: str = __version__
 
     # Shortcuts for the paper's Definition 3.2 tuple (x_min, α, p_gof, Λ, σ).
