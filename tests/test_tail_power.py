@@ -8,7 +8,8 @@ import json
 import numpy as np
 
 from ctwm_cli.tail import INCONCLUSIVE, LOGNORMAL, Histogram, Verdict, audit, sample_power_law
-from ctwm_cli.tail.power import _needed, power_analysis
+from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.tail.power import _falls, _needed, power_analysis
 
 
 def _lognormal(n=5000, seed=3):
@@ -25,6 +26,13 @@ def test_power_is_reproducible_bounded_and_rises_with_n():
     assert pw.multiples == (1, 2, 4, 8, 16) and {c.rule for c in pw.curves} == {"paper", "calibrated"}
     for c in pw.curves:
         assert all(0.0 <= p <= 1.0 for p in c.power.values())
+    for c in pw.curves:
+        for m in pw.multiples:
+            lo, hi = c.interval[m]
+            assert 0.0 <= lo <= hi <= 1.0
+            if c.rule == "paper":  # a binomial share: Wilson's interval of its count
+                assert (lo, hi) == wilson_interval(round(c.power[m] * 12), 12)
+    assert any(hi > lo for c in pw.curves if c.rule == "calibrated" for lo, hi in c.interval.values())
     cal = {c.generator: c.power for c in pw.curves if c.rule == "calibrated"}
     # sixteen times the data separates the families far better than the observed size
     assert cal["lognormal"][16] + cal["truncated_power_law"][16] > cal["lognormal"][1] + cal["truncated_power_law"][1]
@@ -44,3 +52,8 @@ def test_needed_is_the_multiple_from_which_power_stays_above_target():
     assert _needed({1: 0.1, 2: 0.85, 4: 0.7, 8: 0.9, 16: 0.95}, 0.8) == 8
     assert _needed({1: 0.1, 2: 0.5, 4: 0.7, 8: 0.75, 16: 0.79}, 0.8) is None
     assert _needed({1: 0.9, 2: 0.95}, 0.8) == 1
+
+
+def test_a_curve_falls_only_where_the_intervals_part():
+    iv = {1: (0.0, 0.2), 2: (0.3, 0.6), 4: (0.1, 0.35), 8: (0.0, 0.05), 16: (0.5, 0.9)}
+    assert _falls(iv, (1, 2, 4, 8, 16)) == (8,)  # 4x overlaps 2x; 8x lies wholly below 4x

@@ -231,6 +231,17 @@ def _power_table(pw) -> Table:
     for c in pw.curves:
         t.add_row(c.generator, c.rule, *(f"{c.power[m]:.0%}" for m in pw.multiples),
                   f"{c.needed}x" if c.needed else f"> {pw.multiples[-1]}x")
+    widths = [(hi - lo) / 2 for c in pw.curves for lo, hi in (c.interval or {}).values() if hi == hi and lo == lo]
+    notes = [f"Monte Carlo 95% intervals of the cells up to ±{max(widths):.0%} (JSON: curves[].interval)"
+             ] if widths else []
+    for c in pw.curves:
+        if c.falls:
+            why = (": its TPL call needs the pure power law to pass p_gof, which more TPL data fail (Definition 3.4)"
+                   if (c.rule, c.generator) == ("paper", "truncated_power_law") else "")
+            notes.append(f"{c.generator}/{c.rule} falls at {', '.join(f'{m}x' for m in c.falls)}{why}")
+    if notes:
+        t.caption = "; ".join(notes)
+        t.caption_justify = "left"
     return t
 
 
