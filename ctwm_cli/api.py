@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from .errors import InputError, UsageError
 from .results import ToDict, html_table, jsonable, records_frame, result, short_value
-from .tail import AuditResult, audit_many
+from .auditing import AuditResult, audit_many
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
 from .traces.base import ArrowReader

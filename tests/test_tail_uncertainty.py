@@ -19,8 +19,8 @@ def _pl_with_body(seed, n_tail=3000, body=1500):
 
 def test_uncertainty_is_reproducible_and_independent_of_jobs():
     x = _pl_with_body(1)
-    a = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1, diagnostics=False).to_dict()
-    b = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=2, diagnostics=False).to_dict()
+    a = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1).to_dict()
+    b = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=2).to_dict()
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     u = a["uncertainty"]
     assert u["replicates"] == 60
@@ -30,7 +30,7 @@ def test_uncertainty_is_reproducible_and_independent_of_jobs():
 def test_agrees_with_brute_force_resampling_of_the_raw_values():
     # the same bootstrap written the slow way: n draws with replacement from the raw sample, full re-fit
     x = _pl_with_body(2)
-    r = audit(x, bootstrap=0, uncertainty=300, seed=5, jobs=1, diagnostics=False)
+    r = audit(x, bootstrap=0, uncertainty=300, seed=5, jobs=1)
     rng = np.random.default_rng(99)
     alphas, xmins = [], []
     for _ in range(300):
@@ -47,7 +47,7 @@ def test_agrees_with_brute_force_resampling_of_the_raw_values():
 
 def test_a_quantity_that_never_moves_gets_no_zero_width_interval():
     x = sample_power_law(2.5, 1.0, 2000, np.random.default_rng(1), True)
-    u = audit(x, bootstrap=0, uncertainty=40, seed=1, jobs=1, diagnostics=False).uncertainty
+    u = audit(x, bootstrap=0, uncertainty=40, seed=1, jobs=1).uncertainty
     assert "xmin" in u.constant and u.interval["xmin"] is None and u.se["xmin"] == 0.0
     assert u.interval["alpha"] is not None and u.interval["alpha"].high > u.interval["alpha"].low
 
@@ -58,7 +58,7 @@ def test_no_zero_width_interval_when_most_replicates_agree():
     seen_partial = False
     for seed in range(6):
         x = sample_power_law(2.2, 1.0, 100, np.random.default_rng([26, seed]), True)
-        u = audit(x, bootstrap=0, uncertainty=100, seed=seed, jobs=1, diagnostics=False, min_tail=10).uncertainty
+        u = audit(x, bootstrap=0, uncertainty=100, seed=seed, jobs=1, min_tail=10).uncertainty
         for q, iv in u.interval.items():
             assert iv is None or iv.low < iv.high, (seed, q, iv)
             seen_partial |= iv is None and q not in u.constant
@@ -92,6 +92,6 @@ def test_percentile_intervals_cover_the_true_alpha():
     hits = 0
     for s in range(200):
         x = sample_power_law(2.5, 1.0, 1000, np.random.default_rng(3000 + s), True)
-        u = audit(x, bootstrap=0, uncertainty=100, seed=s, jobs=1, diagnostics=False).uncertainty
+        u = audit(x, bootstrap=0, uncertainty=100, seed=s, jobs=1).uncertainty
         hits += u.interval["alpha"].low <= 2.5 <= u.interval["alpha"].high
     assert hits / 200 >= 0.90

@@ -13,7 +13,6 @@ import numpy as np
 from scipy import special
 
 from .._version import __version__
-from ..diagnostics import Concentration, concentration
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -54,7 +53,9 @@ class AuditResult(ToDict):
     comparisons: list[Comparison]
     verdict: Verdict
     power_law_pass: bool | None
-    concentration: Concentration | None
+    # the trace's concentration measures: ctwm_cli.diagnostics sits above tail (README, Layering), so the
+    # tail audit leaves this None and ctwm_cli.auditing, the level above both, fills it (same JSON position)
+    concentration: ToDict | None = None
     calibration: Calibration | None = None
     constrained: PowerLawFit | None = None
     uncertainty: Uncertainty | None = None
@@ -98,7 +99,7 @@ class AuditResult(ToDict):
         return row
 
 
-def _as_values(counts: Any, discrete: bool) -> np.ndarray:
+def as_values(counts: Any, discrete: bool) -> np.ndarray:
     raw = getattr(counts, "counts", counts)
     x = np.asarray(raw, dtype=np.float64).ravel()
     if x.size == 0:
@@ -147,7 +148,6 @@ def audit_many(
     min_tail: int = 100,
     p_star: float = 0.10,
     z_star: float = 1.96,
-    diagnostics: bool = True,
     calibrate: int = 0,
     level: float = 0.05,
     scan_floor: int = SCAN_FLOOR,
@@ -195,7 +195,7 @@ def audit_many(
                          cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
                          fit_level=fit_level, check_all=bool(check_all_families))
     with single_blas_thread():
-        prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
+        prepared = [_prepare(counts, label, i, len(counts_list), base)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
@@ -207,7 +207,6 @@ class _Prepared:
 
     label: str | None
     settings: AuditSettings
-    concentration: Concentration | None
     hist: Histogram
     power_law: PowerLawFit | None
     constrained: PowerLawFit | None
@@ -215,9 +214,9 @@ class _Prepared:
     comparisons: list[Comparison]
 
 
-def _prepare(counts, label, index, n_audits, base: AuditSettings, diagnostics: bool) -> _Prepared:
+def _prepare(counts, label, index, n_audits, base: AuditSettings) -> _Prepared:
     """Fit one count vector (everything but the bootstrap)."""
-    x = _as_values(counts, base.discrete)
+    x = as_values(counts, base.discrete)
     if label is None and getattr(counts, "source", None) is not None:
         group = getattr(counts, "group", None)
         label = counts.source if group is None else f"{counts.source}[{group}]"
@@ -231,8 +230,8 @@ def _prepare(counts, label, index, n_audits, base: AuditSettings, diagnostics: b
     if pl is not None and s.xmin is None and pl.n_tail < s.min_tail:
         constrained = fit(hist, discrete=s.discrete, min_tail=s.min_tail, xmin_range=s.xmin_range)
     fits, comparisons = ({}, []) if pl is None or s.xmax is not None else fit_alternatives(hist, pl, z_star=s.z_star)
-    return _Prepared(label=label, settings=s, concentration=concentration(x) if diagnostics else None,
-                     hist=hist, power_law=pl, constrained=constrained, fits=fits, comparisons=comparisons)
+    return _Prepared(label=label, settings=s, hist=hist, power_law=pl, constrained=constrained, fits=fits,
+                     comparisons=comparisons)
 
 
 def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
@@ -352,7 +351,7 @@ def _fit_problem(fits: dict[str, TailFit]) -> str | None:
 def _assemble(p: _Prepared, gof: GofResult | None, checks: dict[str, GofResult] | None = None) -> AuditResult:
     s, hist, pl = p.settings, p.hist, p.power_law
     common = dict(label=p.label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
-                  concentration=p.concentration, constrained=p.constrained)
+                  constrained=p.constrained)
     if pl is None:
         return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[],
                            verdict=_no_fit_verdict(p), power_law_pass=None)
