@@ -16,7 +16,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .diagnostics.measures import Concentration, concentration
+from .errors import UsageError
+from .plots.ccdf import plot_audit
 from .progress import ProgressCallback
 from .results import result
 from .tail.audit import AuditResult as TailAudit
@@ -30,11 +34,21 @@ class AuditResult(TailAudit):
     (``None`` with ``diagnostics=False``)."""
 
     concentration: Concentration | None = None  # redeclared: the field keeps its place, now typed
+    # the audited values, kept for plot() (like a timing: on the object, never in to_dict() or the schema)
+    sample: np.ndarray | None = dataclasses.field(default=None, compare=False, metadata={"timing": True})
 
     @classmethod
-    def composed(cls, audited: TailAudit, measures: Concentration | None) -> AuditResult:
+    def composed(cls, audited: TailAudit, measures: Concentration | None, sample: np.ndarray) -> AuditResult:
         fields = {f.name: getattr(audited, f.name) for f in dataclasses.fields(audited)}
-        return cls(**{**fields, "concentration": measures})
+        return cls(**{**fields, "concentration": measures, "sample": sample})
+
+    def plot(self, *, ax: Any = None) -> Any:
+        """The audit's CCDF figure (``ctwm audit --plot``): the data, the fitted power law, TPL and
+        log-normal tails and x_min. Draws into ``ax`` if given; returns the matplotlib Figure
+        (matplotlib is imported now, not before)."""
+        if self.sample is None:
+            raise UsageError("plot: this result holds no data to draw (it was built without its sample)")
+        return plot_audit(self, self.sample, ax=ax)
 
 
 def audit(counts: Any, *, label: str | None = None, progress: ProgressCallback | None = None,
@@ -50,9 +64,8 @@ def audit_many(counts_list: Sequence[Any], *, diagnostics: bool = True, **option
     ``diagnostics`` (default), measure the concentration of each."""
     counts_list = list(counts_list)
     audits = tail_audit_many(counts_list, **options)
-    if not diagnostics:
-        return [AuditResult.composed(a, None) for a in audits]
     discrete = bool(options.get("discrete", True))
     # the values the tail audit fitted, in the same order (a sum's last bit depends on it)
-    return [AuditResult.composed(a, concentration(as_values(c, discrete)))
-            for a, c in zip(audits, counts_list, strict=True)]
+    samples = [as_values(c, discrete) for c in counts_list]
+    return [AuditResult.composed(a, concentration(x) if diagnostics else None, x)
+            for a, x in zip(audits, samples, strict=True)]

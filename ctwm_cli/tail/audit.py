@@ -75,6 +75,43 @@ class AuditResult(ToDict):
     def p_gof(self) -> float:
         return self.gof.pvalue if self.gof is not None else math.nan
 
+    # The headline numbers of summary_row() (and of the repr) as attributes, under the same names; NaN
+    # (None for a count) when there is no fit or no TPL vs log-normal comparison.
+    @property
+    def xmin(self) -> float:
+        return self.power_law.xmin if self.power_law is not None else math.nan
+
+    @property
+    def n_tail(self) -> int | None:
+        return self.power_law.n_tail if self.power_law is not None else None
+
+    @property
+    def alpha(self) -> float:
+        return self.power_law.alpha if self.power_law is not None else math.nan
+
+    @property
+    def alpha_se(self) -> float:
+        return self.power_law.alpha_se if self.power_law is not None else math.nan
+
+    @property
+    def Lambda(self) -> float:  # the paper's Λ, under the JSON's name
+        c = self.tpl_vs_lognormal
+        return c.statistic if c is not None else math.nan
+
+    @property
+    def sigma(self) -> float:
+        c = self.tpl_vs_lognormal
+        return c.sigma if c is not None else math.nan
+
+    @property
+    def z(self) -> float:
+        c = self.tpl_vs_lognormal
+        return c.z if c is not None else math.nan
+
+    @property
+    def reason(self) -> str:
+        return self.verdict.reason
+
     def summary_row(self) -> dict[str, Any]:
         """One flat row for tables, CSV and JSON lines."""
         pl, c = self.power_law, self.tpl_vs_lognormal
