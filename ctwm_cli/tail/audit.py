@@ -25,6 +25,7 @@ from .crosscheck import cross_check as run_cross_check
 from .compare import Comparison, calibrated_nested, nested_power_law, vuong
 from .families import TailFit
 from .fitcheck import check_result, check_tasks, checkable, run_replicates
+from .kernels import INTERPRETED_MAX_DISTINCT, interpreted
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
 from .power import PowerAnalysis, power_analysis
@@ -231,8 +232,10 @@ def audit_many(
                          xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
                          cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
                          fit_level=fit_level, check_all=bool(check_all_families))
+    # nothing replicated: a small histogram is fitted without loading numba (tail/kernels.py says why)
+    lean = bootstrap == 0 and calibrate == 0 and uncertainty == 0 and power == 0
     with single_blas_thread():
-        prepared = [_prepare(counts, label, i, len(counts_list), base)
+        prepared = [_prepare(counts, label, i, len(counts_list), base, lean)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
@@ -251,7 +254,7 @@ class _Prepared:
     comparisons: list[Comparison]
 
 
-def _prepare(counts, label, index, n_audits, base: AuditSettings) -> _Prepared:
+def _prepare(counts, label, index, n_audits, base: AuditSettings, lean: bool = False) -> _Prepared:
     """Fit one count vector (everything but the bootstrap)."""
     x = as_values(counts, base.discrete)
     if label is None and getattr(counts, "source", None) is not None:
@@ -261,6 +264,11 @@ def _prepare(counts, label, index, n_audits, base: AuditSettings) -> _Prepared:
     own_seed = base.seed if n_audits == 1 else derive_seed(base.seed, label if label is not None else f"#{index}")
     s = dataclasses.replace(base, seed=own_seed)
     hist = Histogram.from_sample(x)
+    with interpreted(lean and hist.values.size <= INTERPRETED_MAX_DISTINCT):
+        return _fit(hist, label, s)
+
+
+def _fit(hist: Histogram, label: str | None, s: AuditSettings) -> _Prepared:
     fit = fit_power_law if s.xmax is None else functools.partial(fit_doubly_truncated, xmax=s.xmax)
     pl = fit(hist, discrete=s.discrete, xmin=s.xmin, min_tail=s.floor, xmin_range=s.xmin_range)
     constrained = None
