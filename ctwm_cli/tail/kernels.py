@@ -1,8 +1,9 @@
 """The tail's numba kernels, compiled only when a command runs enough of them to pay for numba.
 
-Loading numba costs about 0.45 s and 60-90 MiB in a fresh process, measured on this project's machine
-(``benchmarks/bench_startup.py``): ``import numba`` 0.15-0.25 s, then the first call of any cached
-kernel sets up numba's typing and target contexts (0.24 s), however small the kernel. A single audit
+Loading numba costs about 0.45 s and 90 MiB in a fresh process, measured on this project's machine at
+load ~2 (``ctwm audit --bootstrap 0`` of 10^5 Zipf counts went from 290 to 197 MiB peak without it;
+``benchmarks/bench_startup.py`` times it apart): ``import numba`` 0.15-0.25 s, then the first call of
+any cached kernel sets up numba's typing and target contexts (0.22-0.24 s), however small the kernel. A single audit
 without replicates (``ctwm audit --bootstrap 0``) of a histogram with a few hundred distinct values runs
 its kernels as plain Python in 0.02-0.2 s (0.06 s for 10^5 Zipf counts with 235 distinct values), so
 there numba is the larger part of the wall time.
