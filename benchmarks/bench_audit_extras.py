@@ -40,8 +40,8 @@ def main() -> None:
     ap.add_argument("--power", type=int, default=100)
     args = ap.parse_args()
     x = np.ceil(np.random.default_rng(2).lognormal(3.0, 1.0, args.n))
-    base = dict(counts=x, seed=1, jobs=args.jobs, diagnostics=False)
-    audit(x[:5000], bootstrap=50, uncertainty=50, power=2, seed=1, jobs=args.jobs, diagnostics=False)  # warm-up
+    base = dict(counts=x, seed=1, jobs=args.jobs)
+    audit(x[:5000], bootstrap=50, uncertainty=50, power=2, seed=1, jobs=args.jobs)  # warm-up
     t_ref, r = timed(bootstrap=1000, **base)
     print(f"n = {args.n}, jobs = {args.jobs}; reference audit B = 1000: {t_ref:.2f} s (verdict {r.verdict.verdict})")
     if r.verdict.verdict != "inconclusive":

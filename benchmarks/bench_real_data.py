@@ -81,7 +81,7 @@ def worker(contender: str, name: str, discrete: bool, b: int, jobs: int) -> dict
     if contender == "ctwm":
         from ctwm_cli.tail.audit import audit
 
-        r = audit(x, discrete=discrete, bootstrap=b, seed=1, jobs=jobs, diagnostics=False)
+        r = audit(x, discrete=discrete, bootstrap=b, seed=1, jobs=jobs)
         pl = r.power_law
         gof = r.gof
         return {"xmin": pl.xmin if pl else None, "alpha": pl.alpha if pl else None,

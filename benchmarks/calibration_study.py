@@ -51,7 +51,7 @@ def main() -> None:
                 x = sample_tpl_tail(a, b, 1.0, n, rng, True)
                 label = f"TPL(α={a:g}, λ={b:g}), n={n:.0e}"
             r = audit(x, bootstrap=args.bootstrap, seed=s, calibrate=args.calibrate, level=args.level,
-                      jobs=args.jobs, diagnostics=False)
+                      jobs=args.jobs)
             paper.append(r.verdict.verdict)
             cal.append(r.calibration.verdict.verdict if r.calibration else "inconclusive")
         dt = (time.perf_counter() - t0) / args.seeds

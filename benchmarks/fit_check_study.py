@@ -42,7 +42,7 @@ def draw(row: str, rng: np.random.Generator, n: int = 20_000) -> np.ndarray:
 def one(job: tuple[str, int, int, int]) -> dict[str, str]:
     row, s, b, r = job
     x = draw(row, np.random.default_rng([26, list(ROWS).index(row), s]))
-    a = audit(x, bootstrap=b, calibrate=r, seed=s, jobs=1, diagnostics=False, fit_check=False)
+    a = audit(x, bootstrap=b, calibrate=r, seed=s, jobs=1, fit_check=False)
     p = {name: g.pvalue for name, g in (a.fit_checks or {}).items()}
     z = a.tpl_vs_lognormal.z if a.tpl_vs_lognormal is not None else float("nan")
     mix = {c.second: c.z for c in a.comparisons if c.first == "power_law_mixture"}

@@ -26,7 +26,7 @@ from ctwm_cli.tail import audit, sample_power_law
 
 def nested(alpha: float, n: int, seed: int, bootstrap: int, jobs: int | None):
     x = sample_power_law(alpha, 1.0, n, np.random.default_rng(seed), True)
-    r = audit(x, xmin=1.0, bootstrap=bootstrap, seed=seed, jobs=jobs, diagnostics=False)
+    r = audit(x, xmin=1.0, bootstrap=bootstrap, seed=seed, jobs=jobs)
     return next(c for c in r.comparisons if c.nested)
 
 

@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--jobs", type=int, default=None)
     args = ap.parse_args()
-    opts = dict(bootstrap=args.bootstrap, calibrate=args.calibrate, jobs=args.jobs, diagnostics=False)
+    opts = dict(bootstrap=args.bootstrap, calibrate=args.calibrate, jobs=args.jobs)
     x = np.ceil(np.random.default_rng(args.seed).lognormal(2.0, 1.2, args.n))
     t0 = time.perf_counter()
     r = audit(x, seed=args.seed, power=args.power, **opts)

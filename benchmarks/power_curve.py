@@ -27,7 +27,7 @@ def main() -> None:
     a = ap.parse_args()
     x = np.ceil(np.random.default_rng(a.seed).lognormal(2.0, 1.2, a.n))
     t0 = time.perf_counter()
-    r = audit(x, bootstrap=100, calibrate=100, power=a.power, seed=a.seed, jobs=a.jobs, diagnostics=False)
+    r = audit(x, bootstrap=100, calibrate=100, power=a.power, seed=a.seed, jobs=a.jobs)
     print(f"ceil LogNormal(2, 1.2), n = {a.n}, seed {a.seed}: {r.verdict.verdict}; R = {a.power} per cell "
           f"({time.perf_counter() - t0:.0f} s)")
     if r.power is None:

@@ -53,7 +53,7 @@ def one(job: tuple[int, int, int, float, float, float, bool]) -> dict[str, float
     s, n, b, q, mu, sigma, pure = job
     rng = np.random.default_rng([26, 4, s])
     x = sample_power_law(ALPHA, 1.0, n, rng, True) if pure else draw(rng, n, q, mu, sigma)
-    a = audit(x, bootstrap=0, uncertainty=b, seed=s, jobs=1, diagnostics=False, fit_check=False)
+    a = audit(x, bootstrap=0, uncertainty=b, seed=s, jobs=1, fit_check=False)
     pl = a.power_law
     out = {"xmin": pl.xmin, "alpha": pl.alpha, "n_tail": pl.n_tail}
     out["fixed-xmin se"] = abs(pl.alpha - ALPHA) <= 1.96 * pl.alpha_se

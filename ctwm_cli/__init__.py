@@ -24,9 +24,9 @@ from .errors import UsageError as UsageError
 
 #: public name -> the module that defines it. A plain dict: add a name here to export it lazily.
 LAZY: dict[str, str] = {
-    "AuditResult": "ctwm_cli.tail",
-    "audit": "ctwm_cli.tail",
-    "audit_many": "ctwm_cli.tail",
+    "AuditResult": "ctwm_cli.auditing",
+    "audit": "ctwm_cli.auditing",
+    "audit_many": "ctwm_cli.auditing",
     "allocate": "ctwm_cli.allocation",
     "concentration": "ctwm_cli.diagnostics",
     "ColumnMap": "ctwm_cli.traces",
@@ -49,9 +49,9 @@ __all__ = sorted(["CheckFailed", "CtwmError", "InputError", "UsageError", "__ver
 if TYPE_CHECKING:  # static checkers and IDEs see the real names
     from .allocation import allocate as allocate
     from .diagnostics import concentration as concentration
-    from .tail import AuditResult as AuditResult
-    from .tail import audit as audit
-    from .tail import audit_many as audit_many
+    from .auditing import AuditResult as AuditResult
+    from .auditing import audit as audit
+    from .auditing import audit_many as audit_many
     from .traces import ColumnMap as ColumnMap
     from .traces import ItemCounts as ItemCounts
     from .traces import TraceScan as TraceScan

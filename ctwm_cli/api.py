@@ -21,8 +21,9 @@ from typing import Any
 import pyarrow as pa
 
 from .errors import InputError, UsageError
+from .plots.audit_groups import plot_audit_groups
 from .results import ToDict, html_table, jsonable, records_frame, result, short_value
-from .tail import AuditResult, audit_many
+from .auditing import AuditResult, audit_many
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
 from .traces.base import ArrowReader
@@ -78,6 +79,7 @@ class AuditResults(ToDict):
     source: str
     seed: int
     audits: tuple[AuditResult, ...]
+    groups: tuple[str | None, ...] = ()  # the group value of each audit (``group_by``), in order
 
     def __len__(self) -> int:
         return len(self.audits)
@@ -85,17 +87,33 @@ class AuditResults(ToDict):
     def __iter__(self) -> Iterator[AuditResult]:
         return iter(self.audits)
 
-    def __getitem__(self, i: int) -> AuditResult:
-        return self.audits[i]
+    def __getitem__(self, key: int | str) -> AuditResult:
+        """By position, by label (``res["runs[r1]"]``) or by group value (``res["r1"]``)."""
+        if isinstance(key, (int, slice)) and not isinstance(key, bool):
+            return self.audits[key]
+        if isinstance(key, str):
+            for labels in ([a.label for a in self.audits], list(self.groups)):
+                if key in labels:
+                    return self.audits[labels.index(key)]
+        known = ", ".join(repr(a.label) for a in self.audits[:5]) + (", ..." if len(self.audits) > 5 else "")
+        raise KeyError(f"no audit labelled {key!r} and no group {key!r} (labels: {known})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "audits": [a.to_dict() for a in self.audits]}
 
     def frame_rows(self) -> list[dict[str, Any]]:
-        return [a.summary_row() for a in self.audits]
+        """One row per audit: its group value first, then :meth:`AuditResult.summary_row`."""
+        groups = self.groups or (None,) * len(self.audits)
+        return [{"group": g, **a.summary_row()} for g, a in zip(groups, self.audits, strict=True)]
+
+    def plot(self, *, ax: Any = None) -> Any:
+        """The groups side by side (``ctwm audit --group-by --plot``, paper Fig. 4): α with its standard
+        error, p_gof and Vuong's z per group. ``ax``: three axes, or None for a new figure; returns the
+        matplotlib Figure."""
+        return plot_audit_groups(self.audits, ax=ax)
 
     def _repr_html_(self) -> str:
-        keep = ("label", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
+        keep = ("group", "label", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
         rows = [{k: v for k, v in jsonable(r).items() if k in keep} for r in self.frame_rows()]
         return html_table(rows, f"{len(self.audits)} audits of {self.source} (seed {self.seed})")
 
@@ -178,7 +196,8 @@ def audit_trace(
     results = audit_many(list(counts.counts), seed=seed, **audit_options)
     if counts.scan.group_by is None:
         return results[0]
-    return AuditResults(source=counts.source, seed=seed, audits=tuple(results))
+    return AuditResults(source=counts.source, seed=seed, audits=tuple(results),
+                        groups=tuple(c.group for c in counts.counts))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Shared helpers for result objects: frozen dataclasses with a JSON-safe ``to_dict()``, and the
-notebook views every result shares: a short ``repr``, ``summary()``, ``_repr_html_()`` and ``to_frame()``.
+notebook views every result shares: a short ``repr``, ``summary()``, ``_repr_html_()``, ``to_frame()`` (pandas),
+``to_arrow()`` (pyarrow) and ``to_polars()`` (Polars, when installed).
 
 The views are built from :meth:`ToDict.frame_rows` (by default one row: the result's own
 ``summary_row()`` if it has one, else the scalar fields of ``to_dict()``), so a result's table, its
@@ -116,6 +117,25 @@ def records_frame(rows: list[dict[str, Any]]):
     return pd.DataFrame.from_records([jsonable(r) for r in rows], columns=columns)
 
 
+def records_table(rows: list[dict[str, Any]]):
+    """``rows`` as a pyarrow Table, the columns of :func:`records_frame` (pyarrow imported when asked for)."""
+    import pyarrow as pa
+
+    values = [jsonable(r) for r in rows]
+    columns = list(dict.fromkeys(k for r in values for k in r))
+    return pa.table({c: [r.get(c) for r in values] for c in columns})
+
+
+def polars_frame(table: Any):
+    """A pyarrow Table as a Polars DataFrame; polars is optional (not a dependency of ctwm)."""
+    try:
+        import polars
+    except ImportError:
+        raise ImportError("to_polars() needs polars, which is not installed (pip install polars); "
+                          "to_frame() gives pandas and to_arrow() a pyarrow Table") from None
+    return polars.from_arrow(table)
+
+
 class ToDict:
     """Mixin giving dataclass results a recursive, JSON-safe ``to_dict()`` and the notebook views."""
 
@@ -135,6 +155,14 @@ class ToDict:
     def to_frame(self):
         """A pandas DataFrame, one row per result (per audit or group), with the JSON field names."""
         return records_frame(self.frame_rows())
+
+    def to_arrow(self):
+        """The rows of :meth:`to_frame` as a pyarrow Table."""
+        return records_table(self.frame_rows())
+
+    def to_polars(self):
+        """The table of :meth:`to_arrow` as a Polars DataFrame (needs polars, an optional package)."""
+        return polars_frame(self.to_arrow())
 
     def summary(self) -> str:
         """A few lines of text: the fields of each row of :meth:`frame_rows`."""

@@ -96,7 +96,8 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     rows = [json.loads(line) for line in run_cli(["audit", d, "--item-col", "memory_id", "--group-by", "run",
                                                    "--seed", SEED, "-b", B, "--format", "jsonl"]).out.splitlines()]
     envelope = {"schema_version", "tool", "version", "command", "seed"}  # carried per JSON line, not per audit
-    assert list(frame.columns) == [k for k in rows[0] if k not in envelope]
+    assert list(frame.columns) == ["group", *(k for k in rows[0] if k not in envelope)]
+    assert list(frame["group"]) == ["r1", "r2"]
 
 
 def test_short_repr_html_and_summary(events):

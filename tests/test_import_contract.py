@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,9 +55,12 @@ def _graph() -> dict[str, set[str]]:
                 targets.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
                 base = _resolve(name, _is_package(path), node)
-                targets.add(base)
-                # ``from . import x`` may name a submodule rather than an attribute.
-                targets.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules)
+                # ``from . import x`` may name a submodule rather than an attribute; only an attribute
+                # is an arrow to the package itself (``from .. import files`` does not import ``ctwm_cli``)
+                subs = {f"{base}.{a.name}" for a in node.names} & modules.keys()
+                targets.update(subs)
+                if len(subs) < len(node.names):
+                    targets.add(base)
         graph[name] = {t for t in targets if t in modules or not t.startswith(PKG)}
     return graph
 
@@ -99,12 +103,67 @@ def test_core_never_imports_the_cli_or_its_libraries():
     assert bad == []
 
 
+def _readme_levels() -> dict[str, int]:
+    """README's Layering table: package or module -> level."""
+    text = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Layering", 1)[1].split("\n#", 1)[0]
+    levels: dict[str, int] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].isdigit():
+            levels.update({name: int(cells[0]) for name in re.findall(r"`([A-Za-z_]+)`", cells[1])})
+    return levels
+
+
+LEVELS = _readme_levels()
+PLUMBING = 0  # the level whose modules may import one another (cycles are still forbidden)
+
+
+def _level(module: str) -> int:
+    return LEVELS[_area(module) or PKG]
+
+
+def test_readme_layering_table_is_read():
+    assert LEVELS["traces"] == 1 and LEVELS["cli"] == LEVELS[PKG] and LEVELS["errors"] == PLUMBING
+    assert LEVELS["tail"] < LEVELS["diagnostics"] < LEVELS["auditing"]
+
+
+def test_every_package_has_a_level():
+    assert sorted({_area(m) or PKG for m in GRAPH} - LEVELS.keys()) == []
+
+
+def _violations(graph: dict[str, set[str]]) -> list[str]:
+    """Arrows that go up a level or sideways to another package of the same level (plumbing excepted)."""
+    return [
+        f"{m} (level {_level(m)}) -> {t} (level {_level(t)})"
+        for m, ts in graph.items()
+        for t in ts
+        if t in INTERNAL and _area(m) != _area(t)
+        and (_level(t) > _level(m) or (_level(t) == _level(m) != PLUMBING))
+    ]
+
+
+def test_no_arrow_up_or_sideways():
+    """An import goes down a level (or stays inside its own package); plumbing may import plumbing."""
+    assert _violations(GRAPH) == []
+
+
+def test_the_rule_sees_an_arrow_up_or_sideways():
+    fake = {"ctwm_cli.tail.audit": {"ctwm_cli.diagnostics.measures", "ctwm_cli.tail.verdict", "ctwm_cli.errors"},
+            "ctwm_cli.tail.verdict": {"ctwm_cli.allocation.rank"}, "ctwm_cli.errors": {"ctwm_cli.checks"}}
+    assert sorted(_violations(fake)) == ["ctwm_cli.tail.audit (level 2) -> ctwm_cli.diagnostics.measures (level 3)",
+                                 "ctwm_cli.tail.verdict (level 2) -> ctwm_cli.allocation.rank (level 2)"]
+
+
 @pytest.mark.parametrize(
     ("src", "dst"),
-    [("tail", "replay"), ("allocation", "memory"), ("memory", "world"), ("traces", "tail"), ("tail", "world")],
+    [("tail", "diagnostics"), ("tail", "replay"), ("allocation", "memory"), ("memory", "world"),
+     ("traces", "tail"), ("tail", "world")],
 )
 def test_no_upward_arrow(src, dst):
+    assert LEVELS[src] <= LEVELS[dst]  # named cases of the rule above, in case the table is edited
     assert _arrows(src, dst) == []
+
 
 
 def test_no_import_cycles():

@@ -28,16 +28,16 @@ def test_same_seed_same_json_and_jobs_do_not_matter():
 def test_input_order_does_not_matter_and_input_is_not_mutated():
     x = np.ceil(np.random.default_rng(2).lognormal(1.5, 1.0, 3000))
     y = x.copy()
-    r1 = audit(x, bootstrap=20, seed=1, diagnostics=False)
-    r2 = audit(np.random.default_rng(0).permutation(x), bootstrap=20, seed=1, diagnostics=False)
+    r1 = audit(x, bootstrap=20, seed=1)
+    r2 = audit(np.random.default_rng(0).permutation(x), bootstrap=20, seed=1)
     assert np.array_equal(x, y)
     assert r1.to_dict() == r2.to_dict()
 
 
 def test_group_seeds_depend_only_on_seed_and_label():
     xs = [_pl(2000, seed=s) for s in range(3)]
-    many = audit_many(xs, labels=["a", "b", "c"], bootstrap=30, seed=9, diagnostics=False)
-    alone = audit(xs[1], label="b", bootstrap=30, seed=derive_seed(9, "b"), diagnostics=False)
+    many = audit_many(xs, labels=["a", "b", "c"], bootstrap=30, seed=9)
+    alone = audit(xs[1], label="b", bootstrap=30, seed=derive_seed(9, "b"))
     assert many[1].to_dict() == alone.to_dict()
 
 
@@ -95,7 +95,7 @@ def test_bad_parameters_name_themselves():
 @pytest.mark.slow
 def test_pgof_is_roughly_uniform_under_the_null():
     # data drawn from a power law: the bootstrap p-value should not pile up near 0
-    ps = [audit(_pl(1500, alpha=2.5, seed=s), bootstrap=99, seed=s, diagnostics=False, min_tail=50, jobs=1).p_gof
+    ps = [audit(_pl(1500, alpha=2.5, seed=s), bootstrap=99, seed=s, min_tail=50, jobs=1).p_gof
           for s in range(40)]
     ps = np.asarray(ps)
     assert stats.kstest(ps, "uniform").pvalue > 1e-3
@@ -107,7 +107,7 @@ def test_lognormal_samples_are_rarely_called_tpl():
     verdicts = []
     for s in range(30):
         x = np.ceil(np.random.default_rng(100 + s).lognormal(2.0, 1.0, 20000))
-        verdicts.append(audit(x, bootstrap=50, seed=s, diagnostics=False, jobs=1).verdict.verdict)
+        verdicts.append(audit(x, bootstrap=50, seed=s, jobs=1).verdict.verdict)
     rate = verdicts.count(TPL) / len(verdicts)
     # The paper's rule is not calibrated (see `ctwm audit --calibrate`): at the KS-selected x_min,
     # z leans towards TPL. Measured here: about 0-10%; the nominal one-sided level is 2.5%.

@@ -39,7 +39,7 @@ def _holdout(seed=1):
 
 
 def test_blackouts_short_tail_is_told_not_hidden():
-    r = audit(_blackouts(), bootstrap=100, seed=1, jobs=1, diagnostics=False)
+    r = audit(_blackouts(), bootstrap=100, seed=1, jobs=1)
     # Clauset, Shalizi & Newman 2009: x_min = 230,000, n_tail = 59, α = 2.27, p = 0.62 (plfit 0.81)
     assert r.power_law.xmin == 230_000 and r.power_law.n_tail == 59
     assert r.power_law.alpha == pytest.approx(2.27, abs=0.01)
@@ -55,7 +55,7 @@ def test_blackouts_short_tail_is_told_not_hidden():
 
 
 def test_holdout_with_a_53_point_tail_is_inconclusive_for_assumption_3_3():
-    r = audit(_holdout(), bootstrap=0, seed=1, diagnostics=False)
+    r = audit(_holdout(), bootstrap=0, seed=1)
     assert r.power_law.n_tail < 100 and r.power_law.xmin >= 1000
     assert r.verdict.verdict == INCONCLUSIVE and "Assumption 3.3" in r.verdict.reason
     assert abs(r.power_law.alpha - 2.7) < 3 * r.power_law.alpha_se
@@ -63,7 +63,7 @@ def test_holdout_with_a_53_point_tail_is_inconclusive_for_assumption_3_3():
 
 
 def test_scan_floor_is_settable_and_min_tail_still_constrains_when_floor_is_high():
-    r = audit(_holdout(), bootstrap=0, seed=1, diagnostics=False, scan_floor=100)
+    r = audit(_holdout(), bootstrap=0, seed=1, scan_floor=100)
     assert r.power_law.n_tail >= 100 and r.constrained is None  # the old behaviour, on request
     with pytest.raises(ValueError, match="scan_floor"):
         audit(_holdout(), bootstrap=0, scan_floor=1)
@@ -71,7 +71,7 @@ def test_scan_floor_is_settable_and_min_tail_still_constrains_when_floor_is_high
 
 def test_two_value_tail_is_inconclusive_not_a_family():
     x = np.array([1.0] * 150 + [2.0] * 50)
-    r = audit(x, bootstrap=20, seed=1, jobs=1, min_tail=1, diagnostics=False)
+    r = audit(x, bootstrap=20, seed=1, jobs=1, min_tail=1)
     assert r.verdict.verdict == INCONCLUSIVE and "2 distinct values" in r.verdict.reason
     assert r.verdict.decidable is False
     # the families reach the same maximum: no optimum to report as converged
@@ -89,7 +89,7 @@ def test_no_fit_reports_converged_at_a_bound(kind):
          "two": lambda: np.array([1.0] * 150 + [2.0] * 50),
          "peaked": lambda: np.repeat([5.0, 6.0, 7.0, 8.0], [10, 200, 300, 20]),
          "blackouts": _blackouts}[kind]()
-    r = audit(x, bootstrap=0, seed=1, min_tail=1, diagnostics=False)
+    r = audit(x, bootstrap=0, seed=1, min_tail=1)
     for f in _every_fit(r):
         assert not (f.converged and f.at_bound), (f.family, f.at_bound)
         if f.at_bound:
@@ -101,7 +101,7 @@ def test_no_fit_reports_converged_at_a_bound(kind):
 
 def test_stretched_exponential_reaches_its_power_law_limit():
     x = sample_power_law(2.5, 1.0, 10_000, np.random.default_rng(7), True)
-    r = audit(x, xmin=1.0, bootstrap=0, seed=1, diagnostics=False)
+    r = audit(x, xmin=1.0, bootstrap=0, seed=1)
     se = r.alternatives["stretched_exponential"]
     assert se.at_bound == {"beta": 0.0} and se.limit == "power_law" and not se.converged
     # the old box stopped at β = 1e-3; the limit's likelihood is at least as high as that

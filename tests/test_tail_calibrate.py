@@ -45,8 +45,8 @@ def test_lognormal_sampler_matches_exact_pmf():
 
 def test_calibration_is_reproducible_and_independent_of_jobs():
     x = np.ceil(np.random.default_rng(3).lognormal(2.0, 1.0, 4000))
-    a = audit(x, bootstrap=30, seed=8, calibrate=20, jobs=1, diagnostics=False).to_dict()
-    b = audit(x, bootstrap=30, seed=8, calibrate=20, jobs=2, diagnostics=False).to_dict()
+    a = audit(x, bootstrap=30, seed=8, calibrate=20, jobs=1).to_dict()
+    b = audit(x, bootstrap=30, seed=8, calibrate=20, jobs=2).to_dict()
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     cal = a["calibration"]
     assert cal["verdict"]["rule"] == "calibrated+fit-check" and a["verdict"]["rule"] == "paper+fit-check"
@@ -75,7 +75,7 @@ def test_calibrated_tpl_rate_on_lognormal_data_stays_near_the_level():
     calls = []
     for s in range(24):
         x = np.ceil(np.random.default_rng(500 + s).lognormal(2.0, 1.0, 5000))
-        r = audit(x, bootstrap=30, seed=s, calibrate=60, level=0.05, jobs=1, diagnostics=False)
+        r = audit(x, bootstrap=30, seed=s, calibrate=60, level=0.05, jobs=1)
         calls.append(r.calibration.verdict.verdict)
     # binomial(24, 0.05 + Monte Carlo slack): P(X >= 5) < 0.01 at a true rate of 5%
     assert calls.count(TPL) <= 4
@@ -89,6 +89,6 @@ def test_calibrated_rule_has_power_on_strongly_truncated_power_laws():
     for s in range(6):
         x = sample_tpl_tail(1.5, 0.003, 1.0, 10_000, np.random.default_rng(900 + s), True)
         # the calibrated rule itself (no fit check: with bootstrap=0 there is none, issue 26)
-        r = audit(x, bootstrap=0, seed=s, calibrate=80, jobs=1, diagnostics=False, fit_check=False)
+        r = audit(x, bootstrap=0, seed=s, calibrate=80, jobs=1, fit_check=False)
         calls.append(r.calibration.verdict.verdict)
     assert calls.count(TPL) >= 3, calls

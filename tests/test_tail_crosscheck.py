@@ -12,7 +12,7 @@ powerlaw_data = pytest.importorskip("powerlaw.data")
 
 def test_a_steep_power_law_flags_powerlaws_capped_alpha():
     x = sample_power_law(3.5, 1.0, 5000, np.random.default_rng(2), True)
-    r = audit(x, bootstrap=0, seed=1, diagnostics=False, cross_check="powerlaw")
+    r = audit(x, bootstrap=0, seed=1, cross_check="powerlaw")
     c = r.cross_check
     assert abs(r.power_law.alpha - 3.5) < 3 * r.power_law.alpha_se
     assert c.theirs["alpha"] <= 3.0 + 1e-9  # its default range [0, 3]
@@ -32,7 +32,7 @@ def test_unknown_package_is_a_usage_error():
 def test_moby_dick_word_counts_agree_on_xmin_and_alpha():
     # Clauset, Shalizi & Newman 2009, Table 6.1: words, x_min = 7, α = 1.95
     x = powerlaw_data.load_test_dataset("words")
-    r = audit(x, bootstrap=0, seed=1, diagnostics=False, cross_check="powerlaw")
+    r = audit(x, bootstrap=0, seed=1, cross_check="powerlaw")
     c = r.cross_check
     assert r.power_law.xmin == c.theirs["xmin"] == 7
     assert r.power_law.alpha == pytest.approx(c.theirs["alpha"], abs=1e-3)

@@ -27,19 +27,19 @@ def test_non_integer_xmin_is_a_usage_error_for_discrete_fits(run_cli, tmp_path):
 def test_steep_tail_far_from_one_bootstraps_without_error():
     rng = np.random.default_rng(1)
     x = 10_000 + rng.geometric(0.3, 2000) - 1.0  # the power-law fit has α in the thousands
-    r = audit(x, bootstrap=20, seed=1, jobs=1, diagnostics=False)
+    r = audit(x, bootstrap=20, seed=1, jobs=1)
     assert r.power_law.alpha > 1000 and 0 < r.p_gof <= 1
 
 
 def test_huge_clustered_counts_finish():
     x = np.concatenate([np.full(300, 1e12), np.full(300, 1e12 + 1)])
-    r = audit(x, bootstrap=0, seed=1, diagnostics=False)
+    r = audit(x, bootstrap=0, seed=1)
     assert r.power_law is not None and np.isfinite(r.power_law.alpha)
 
 
 def test_continuous_fit_of_a_narrow_tail_does_not_overflow():
     x = 100 + np.random.default_rng(2).geometric(0.5, 1000) - 1.0
-    r = audit(x, discrete=False, bootstrap=0, seed=1, diagnostics=False)
+    r = audit(x, discrete=False, bootstrap=0, seed=1)
     assert r.verdict.verdict in ("tpl-compatible", "lognormal-compatible", "inconclusive")
 
 
@@ -47,21 +47,21 @@ def test_discrete_lognormal_stays_accurate_at_huge_counts():
     # the same data scaled by 1e9: discrete and continuous audits must tell the same story
     rng = np.random.default_rng(3)
     base = np.floor(rng.pareto(1.2, 2000) * 1e3) + 1e3
-    small = audit(base, bootstrap=0, seed=1, diagnostics=False).tpl_vs_lognormal.z
-    big = audit(base * 1e9, bootstrap=0, seed=1, diagnostics=False).tpl_vs_lognormal.z
+    small = audit(base, bootstrap=0, seed=1).tpl_vs_lognormal.z
+    big = audit(base * 1e9, bootstrap=0, seed=1).tpl_vs_lognormal.z
     assert abs(small - big) < 0.5
 
 
 def test_too_few_calibration_replicates_cannot_call_a_family():
     x = np.ceil(np.random.default_rng(4).lognormal(2.0, 1.0, 3000))
-    r = audit(x, bootstrap=10, seed=1, calibrate=10, level=0.05, jobs=1, diagnostics=False)
+    r = audit(x, bootstrap=10, seed=1, calibrate=10, level=0.05, jobs=1)
     assert r.calibration.verdict.verdict == INCONCLUSIVE
     assert "cannot reach level" in r.calibration.verdict.reason
 
 
 def test_failed_bootstrap_replicates_count_against_the_fit():
     x = np.array([1.0] * 299 + [2.0])
-    r = audit(x, bootstrap=40, seed=1, jobs=1, min_tail=1, diagnostics=False)
+    r = audit(x, bootstrap=40, seed=1, jobs=1, min_tail=1)
     if r.gof is not None and r.gof.failed:
         assert r.p_gof >= (1 + r.gof.failed) / 41
 

@@ -85,8 +85,8 @@ def test_replicates_do_not_depend_on_chunking_and_draw_from_the_fit():
 def test_the_mixture_of_two_zipfs_is_not_called_lognormal():
     """The issue's case: the log-normal wins Λ against the TPL but fails its own fit."""
     x = _mixture(1)
-    unchecked = audit(x, seed=3, bootstrap=99, jobs=1, diagnostics=False, fit_check=False)
-    checked = audit(x, seed=3, bootstrap=99, jobs=1, diagnostics=False)
+    unchecked = audit(x, seed=3, bootstrap=99, jobs=1, fit_check=False)
+    checked = audit(x, seed=3, bootstrap=99, jobs=1)
     assert unchecked.verdict.verdict == LOGNORMAL and unchecked.verdict.rule == "paper"
     assert checked.verdict.verdict == INCONCLUSIVE and checked.verdict.rule == "paper+fit-check"
     assert "log-normal preferred over TPL" in checked.verdict.reason and "rejected itself" in checked.verdict.reason
@@ -98,22 +98,22 @@ def test_the_mixture_of_two_zipfs_is_not_called_lognormal():
 
 def test_fit_checks_are_the_same_for_any_number_of_jobs():
     x = np.ceil(np.random.default_rng(4).lognormal(2.0, 1.2, 4000))
-    a = audit(x, seed=11, bootstrap=60, jobs=1, diagnostics=False)
-    b = audit(x, seed=11, bootstrap=60, jobs=2, diagnostics=False)
+    a = audit(x, seed=11, bootstrap=60, jobs=1)
+    b = audit(x, seed=11, bootstrap=60, jobs=2)
     assert a.to_dict() == b.to_dict()
     assert set(a.fit_checks) == set(fam.RULE_PAIR)
-    every = audit(x, seed=11, bootstrap=20, jobs=1, diagnostics=False, check_all_families=True)
+    every = audit(x, seed=11, bootstrap=20, jobs=1, check_all_families=True)
     assert set(every.fit_checks) == set(fam.ALTERNATIVES)
     # a family's check does not depend on which others are checked (streams by family)
-    assert every.fit_checks["lognormal"].pvalue == audit(x, seed=11, bootstrap=20, jobs=1,
-                                                         diagnostics=False).fit_checks["lognormal"].pvalue
+    assert every.fit_checks["lognormal"].pvalue == audit(x, seed=11, bootstrap=20,
+                                                         jobs=1).fit_checks["lognormal"].pvalue
 
 
 def test_no_bootstrap_leaves_no_decisive_verdict():
     x = np.ceil(np.random.default_rng(2).lognormal(2.0, 1.2, 20_000))
-    r = audit(x, seed=1, bootstrap=0, diagnostics=False)
+    r = audit(x, seed=1, bootstrap=0)
     assert r.fit_checks is None and r.verdict.verdict == INCONCLUSIVE
-    assert audit(x, seed=1, bootstrap=0, diagnostics=False, fit_check=False).verdict.rule == "paper"
+    assert audit(x, seed=1, bootstrap=0, fit_check=False).verdict.rule == "paper"
 
 
 def _v(verdict):

@@ -54,7 +54,7 @@ def test_small_groups_are_left_out_by_name_and_one_group_is_no_test():
 def test_the_pooled_audit_carries_the_test_reproducibly_from_its_seed():
     rng = np.random.default_rng(6)
     groups = [rng.zipf(2.0, 4000).astype(float), rng.zipf(3.5, 16000).astype(float)]  # issue 26's mixture
-    pooled = audit(np.concatenate(groups), bootstrap=0, diagnostics=False, seed=11)
+    pooled = audit(np.concatenate(groups), bootstrap=0, seed=11)
     a = across_groups(pooled, groups, labels=["agent-1", "agent-2"], permutations=99)
     b = across_groups(pooled, groups, labels=["agent-1", "agent-2"], permutations=99)
     assert a.heterogeneity.heterogeneous and a.heterogeneity.xmin == pooled.power_law.xmin

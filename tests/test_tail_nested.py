@@ -16,7 +16,7 @@ def _nested(r):
 
 def test_monte_carlo_pvalue_is_read_off_the_replicates_lr():
     x = sample_power_law(2.2, 1.0, 3000, np.random.default_rng(1), True)
-    r = audit(x, bootstrap=60, seed=4, jobs=1, diagnostics=False)
+    r = audit(x, bootstrap=60, seed=4, jobs=1)
     c = _nested(r)
     assert c.method == "monte-carlo"
     lr = 2 * max(c.statistic, 0.0)
@@ -30,13 +30,13 @@ def test_monte_carlo_pvalue_is_read_off_the_replicates_lr():
 
 def test_without_bootstrap_the_mixture_is_labelled_asymptotic():
     x = sample_power_law(2.2, 1.0, 3000, np.random.default_rng(1), True)
-    c = _nested(audit(x, bootstrap=0, seed=4, diagnostics=False))
+    c = _nested(audit(x, bootstrap=0, seed=4))
     assert c.method == "chi2-mixture" and c.pvalue == c.pvalue_asymptotic
 
 
 def test_nested_test_rejects_a_real_cutoff():
     x = sample_tpl_tail(1.8, 0.002, 1.0, 5000, np.random.default_rng(2), True)
-    c = _nested(audit(x, xmin=1.0, bootstrap=39, seed=1, jobs=1, diagnostics=False))
+    c = _nested(audit(x, xmin=1.0, bootstrap=39, seed=1, jobs=1))
     assert c.pvalue <= 0.05 and c.preferred == "truncated_power_law"
 
 
@@ -48,7 +48,7 @@ def test_nested_test_has_its_nominal_size_where_the_mixture_does_not():
     mc, asym = [], []
     for s in range(400):
         x = sample_power_law(2.0, 1.0, 2000, np.random.default_rng(200_000 + s), True)
-        c = _nested(audit(x, xmin=1.0, bootstrap=19, seed=200_000 + s, jobs=1, diagnostics=False))
+        c = _nested(audit(x, xmin=1.0, bootstrap=19, seed=200_000 + s, jobs=1))
         mc.append(c.pvalue <= 0.05)
         asym.append(c.pvalue_asymptotic <= 0.05)
     assert 0.035 <= np.mean(mc) <= 0.065

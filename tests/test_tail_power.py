@@ -18,8 +18,8 @@ def _lognormal(n=5000, seed=3):
 
 def test_power_is_reproducible_bounded_and_rises_with_n():
     x = _lognormal()
-    a = audit(x, bootstrap=30, seed=2, jobs=1, diagnostics=False, power=12, calibrate=20)
-    b = audit(x, bootstrap=30, seed=2, jobs=2, diagnostics=False, power=12, calibrate=20)
+    a = audit(x, bootstrap=30, seed=2, jobs=1, power=12, calibrate=20)
+    b = audit(x, bootstrap=30, seed=2, jobs=2, power=12, calibrate=20)
     assert a.verdict.verdict == INCONCLUSIVE
     assert json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
     pw = a.power
@@ -40,9 +40,9 @@ def test_power_is_reproducible_bounded_and_rises_with_n():
 
 def test_no_power_analysis_for_a_decisive_verdict_or_without_a_tail():
     x = sample_power_law(2.2, 1.0, 20, np.random.default_rng(1), True)
-    r = audit(x, bootstrap=0, seed=1, diagnostics=False, power=5)
+    r = audit(x, bootstrap=0, seed=1, power=5)
     assert r.power is None  # no tail of 100 points to simulate from
-    r = audit(_lognormal(), bootstrap=20, seed=1, jobs=1, diagnostics=False)
+    r = audit(_lognormal(), bootstrap=20, seed=1, jobs=1)
     decisive = dataclasses.replace(r, verdict=Verdict(verdict=LOGNORMAL, reason="given", rule="paper",
                                                       assumption_3_3=True))
     assert power_analysis(Histogram.from_sample(_lognormal()), decisive, replicates=5) is None

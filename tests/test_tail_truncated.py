@@ -44,7 +44,7 @@ def test_truncated_data_need_the_truncated_fit():
 
 def test_audit_with_xmax_says_what_it_supports():
     x = np.concatenate([sample_power_law(2.0, 1.0, 3000, np.random.default_rng(3), True), [1e6, 2e6]])
-    r = audit(x, xmax=1000.0, seed=1, diagnostics=False)
+    r = audit(x, xmax=1000.0, seed=1)
     assert r.power_law.xmax == 1000.0 and r.gof is None and not r.alternatives
     assert r.verdict.verdict == INCONCLUSIVE and "doubly truncated" in r.verdict.reason
     assert f"{int((x > 1000).sum())} observations above x_max" in r.verdict.reason

@@ -19,8 +19,8 @@ def _pl_with_body(seed, n_tail=3000, body=1500):
 
 def test_uncertainty_is_reproducible_and_independent_of_jobs():
     x = _pl_with_body(1)
-    a = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1, diagnostics=False).to_dict()
-    b = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=2, diagnostics=False).to_dict()
+    a = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1).to_dict()
+    b = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=2).to_dict()
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     u = a["uncertainty"]
     assert u["replicates"] == 60
@@ -30,7 +30,7 @@ def test_uncertainty_is_reproducible_and_independent_of_jobs():
 def test_agrees_with_brute_force_resampling_of_the_raw_values():
     # the same bootstrap written the slow way: n draws with replacement from the raw sample, full re-fit
     x = _pl_with_body(2)
-    r = audit(x, bootstrap=0, uncertainty=300, seed=5, jobs=1, diagnostics=False)
+    r = audit(x, bootstrap=0, uncertainty=300, seed=5, jobs=1)
     rng = np.random.default_rng(99)
     alphas, xmins = [], []
     for _ in range(300):
@@ -47,7 +47,7 @@ def test_agrees_with_brute_force_resampling_of_the_raw_values():
 
 def test_a_quantity_that_never_moves_gets_no_zero_width_interval():
     x = sample_power_law(2.5, 1.0, 2000, np.random.default_rng(1), True)
-    u = audit(x, bootstrap=0, uncertainty=40, seed=1, jobs=1, diagnostics=False).uncertainty
+    u = audit(x, bootstrap=0, uncertainty=40, seed=1, jobs=1).uncertainty
     assert "xmin" in u.constant and u.interval["xmin"] is None and u.se["xmin"] == 0.0
     assert u.interval["alpha"] is not None and u.interval["alpha"].high > u.interval["alpha"].low
 
@@ -58,7 +58,7 @@ def test_no_zero_width_interval_when_most_replicates_agree():
     seen_partial = False
     for seed in range(6):
         x = sample_power_law(2.2, 1.0, 100, np.random.default_rng([26, seed]), True)
-        u = audit(x, bootstrap=0, uncertainty=100, seed=seed, jobs=1, diagnostics=False, min_tail=10).uncertainty
+        u = audit(x, bootstrap=0, uncertainty=100, seed=seed, jobs=1, min_tail=10).uncertainty
         for q, iv in u.interval.items():
             assert iv is None or iv.low < iv.high, (seed, q, iv)
             seen_partial |= iv is None and q not in u.constant
@@ -92,7 +92,7 @@ def test_percentile_intervals_cover_the_true_alpha():
     hits = 0
     for s in range(200):
         x = sample_power_law(2.5, 1.0, 1000, np.random.default_rng(3000 + s), True)
-        u = audit(x, bootstrap=0, uncertainty=100, seed=s, jobs=1, diagnostics=False).uncertainty
+        u = audit(x, bootstrap=0, uncertainty=100, seed=s, jobs=1).uncertainty
         hits += u.interval["alpha"].low <= 2.5 <= u.interval["alpha"].high
     assert hits / 200 >= 0.90
 
@@ -128,11 +128,11 @@ def test_the_band_kernel_equals_a_fit_at_every_cutoff(discrete):
 
 def test_the_band_holds_the_percentile_interval_and_is_absent_for_a_fixed_xmin():
     x = _short_tail(3)
-    u = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1, diagnostics=False).uncertainty
+    u = audit(x, bootstrap=0, uncertainty=60, seed=3, jobs=1).uncertainty
     b, iv = u.alpha_band, u.interval["alpha"]
     assert b.low <= iv.low and b.high >= iv.high and b.cutoffs > 0
     assert b.xmin_low <= np.nanmin(u.draws["xmin"]) and b.xmin_high >= np.nanmax(u.draws["xmin"])
-    fixed = audit(x, bootstrap=0, uncertainty=30, seed=3, jobs=1, diagnostics=False, xmin=50).uncertainty
+    fixed = audit(x, bootstrap=0, uncertainty=30, seed=3, jobs=1, xmin=50).uncertainty
     assert fixed.alpha_band is None and json.loads(json.dumps(fixed.to_dict()))["alpha_band"] is None
 
 
@@ -143,7 +143,7 @@ def test_the_band_covers_alpha_when_a_short_tail_pulls_xmin_low():
     band = pct = 0
     sets = 60
     for s in range(sets):
-        u = audit(_short_tail(s), bootstrap=0, uncertainty=80, seed=s, jobs=1, diagnostics=False).uncertainty
+        u = audit(_short_tail(s), bootstrap=0, uncertainty=80, seed=s, jobs=1).uncertainty
         band += u.alpha_band.low <= 2.5 <= u.alpha_band.high
         pct += u.interval["alpha"].low <= 2.5 <= u.interval["alpha"].high
     assert band / sets >= 0.90

@@ -43,7 +43,7 @@ def test_the_audit_of_read_values_is_the_fit_of_the_raw_sample(tmp_path):
     x = _sizes()
     pq.write_table(pa.table({"size": x}), tmp_path / "s.parquet")
     (vals,) = read_values([tmp_path / "s.parquet"], column="size")
-    r = audit(vals, discrete=False, bootstrap=0, diagnostics=False, seed=1)
+    r = audit(vals, discrete=False, bootstrap=0, seed=1)
     want = fit_power_law(Histogram.from_sample(x), discrete=False, min_tail=10)
     assert (r.power_law.xmin, r.power_law.alpha, r.power_law.n_tail) == (want.xmin, want.alpha, want.n_tail)
     assert r.label == str(tmp_path / "s.parquet")

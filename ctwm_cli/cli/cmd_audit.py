@@ -128,7 +128,7 @@ def audit(
     """
     # Long only by its option declarations (Typer reads the signature); the body validates, calls audit_many, renders.
     from ..gates import parse_checks
-    from ..tail import audit_many
+    from ..auditing import audit_many
     from ..tail.audit import new_seed, validate
     from ..distributed import check_scheduler, using_scheduler
     from ..traces.paths import read_counts

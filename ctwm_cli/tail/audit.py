@@ -13,7 +13,6 @@ import numpy as np
 from scipy import special
 
 from .._version import __version__
-from ..diagnostics import Concentration, concentration
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -26,6 +25,7 @@ from .crosscheck import cross_check as run_cross_check
 from .compare import Comparison, calibrated_nested, nested_power_law, vuong
 from .families import TailFit
 from .fitcheck import check_result, check_tasks, checkable, run_replicates
+from .kernels import INTERPRETED_MAX_DISTINCT, interpreted
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
 from .power import PowerAnalysis, power_analysis
@@ -55,7 +55,9 @@ class AuditResult(ToDict):
     comparisons: list[Comparison]
     verdict: Verdict
     power_law_pass: bool | None
-    concentration: Concentration | None
+    # the trace's concentration measures: ctwm_cli.diagnostics sits above tail (README, Layering), so the
+    # tail audit leaves this None and ctwm_cli.auditing, the level above both, fills it (same JSON position)
+    concentration: ToDict | None = None
     calibration: Calibration | None = None
     constrained: PowerLawFit | None = None
     uncertainty: Uncertainty | None = None
@@ -76,6 +78,43 @@ class AuditResult(ToDict):
     @property
     def p_gof(self) -> float:
         return self.gof.pvalue if self.gof is not None else math.nan
+
+    # The headline numbers of summary_row() (and of the repr) as attributes, under the same names; NaN
+    # (None for a count) when there is no fit or no TPL vs log-normal comparison.
+    @property
+    def xmin(self) -> float:
+        return self.power_law.xmin if self.power_law is not None else math.nan
+
+    @property
+    def n_tail(self) -> int | None:
+        return self.power_law.n_tail if self.power_law is not None else None
+
+    @property
+    def alpha(self) -> float:
+        return self.power_law.alpha if self.power_law is not None else math.nan
+
+    @property
+    def alpha_se(self) -> float:
+        return self.power_law.alpha_se if self.power_law is not None else math.nan
+
+    @property
+    def Lambda(self) -> float:  # the paper's Λ, under the JSON's name
+        c = self.tpl_vs_lognormal
+        return c.statistic if c is not None else math.nan
+
+    @property
+    def sigma(self) -> float:
+        c = self.tpl_vs_lognormal
+        return c.sigma if c is not None else math.nan
+
+    @property
+    def z(self) -> float:
+        c = self.tpl_vs_lognormal
+        return c.z if c is not None else math.nan
+
+    @property
+    def reason(self) -> str:
+        return self.verdict.reason
 
     def summary_row(self) -> dict[str, Any]:
         """One flat row for tables, CSV and JSON lines."""
@@ -101,7 +140,7 @@ class AuditResult(ToDict):
         return row
 
 
-def _as_values(counts: Any, discrete: bool) -> np.ndarray:
+def as_values(counts: Any, discrete: bool) -> np.ndarray:
     raw = getattr(counts, "counts", counts)
     x = np.asarray(raw, dtype=np.float64).ravel()
     if x.size == 0:
@@ -150,7 +189,6 @@ def audit_many(
     min_tail: int = 100,
     p_star: float = 0.10,
     z_star: float = 1.96,
-    diagnostics: bool = True,
     calibrate: int = 0,
     level: float = 0.05,
     scan_floor: int = SCAN_FLOOR,
@@ -197,8 +235,10 @@ def audit_many(
                          xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
                          cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
                          fit_level=fit_level, check_all=bool(check_all_families))
+    # nothing replicated: a small histogram is fitted without loading numba (tail/kernels.py says why)
+    lean = bootstrap == 0 and calibrate == 0 and uncertainty == 0 and power == 0
     with single_blas_thread():
-        prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
+        prepared = [_prepare(counts, label, i, len(counts_list), base, lean)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
@@ -210,7 +250,6 @@ class _Prepared:
 
     label: str | None
     settings: AuditSettings
-    concentration: Concentration | None
     hist: Histogram
     power_law: PowerLawFit | None
     constrained: PowerLawFit | None
@@ -218,9 +257,9 @@ class _Prepared:
     comparisons: list[Comparison]
 
 
-def _prepare(counts, label, index, n_audits, base: AuditSettings, diagnostics: bool) -> _Prepared:
+def _prepare(counts, label, index, n_audits, base: AuditSettings, lean: bool = False) -> _Prepared:
     """Fit one count vector (everything but the bootstrap)."""
-    x = _as_values(counts, base.discrete)
+    x = as_values(counts, base.discrete)
     if label is None and getattr(counts, "source", None) is not None:
         group = getattr(counts, "group", None)
         label = counts.source if group is None else f"{counts.source}[{group}]"
@@ -228,14 +267,19 @@ def _prepare(counts, label, index, n_audits, base: AuditSettings, diagnostics: b
     own_seed = base.seed if n_audits == 1 else derive_seed(base.seed, label if label is not None else f"#{index}")
     s = dataclasses.replace(base, seed=own_seed)
     hist = Histogram.from_sample(x)
+    with interpreted(lean and hist.values.size <= INTERPRETED_MAX_DISTINCT):
+        return _fit(hist, label, s)
+
+
+def _fit(hist: Histogram, label: str | None, s: AuditSettings) -> _Prepared:
     fit = fit_power_law if s.xmax is None else functools.partial(fit_doubly_truncated, xmax=s.xmax)
     pl = fit(hist, discrete=s.discrete, xmin=s.xmin, min_tail=s.floor, xmin_range=s.xmin_range)
     constrained = None
     if pl is not None and s.xmin is None and pl.n_tail < s.min_tail:
         constrained = fit(hist, discrete=s.discrete, min_tail=s.min_tail, xmin_range=s.xmin_range)
     fits, comparisons = ({}, []) if pl is None or s.xmax is not None else fit_alternatives(hist, pl, z_star=s.z_star)
-    return _Prepared(label=label, settings=s, concentration=concentration(x) if diagnostics else None,
-                     hist=hist, power_law=pl, constrained=constrained, fits=fits, comparisons=comparisons)
+    return _Prepared(label=label, settings=s, hist=hist, power_law=pl, constrained=constrained, fits=fits,
+                     comparisons=comparisons)
 
 
 def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
@@ -357,7 +401,7 @@ def _fit_problem(fits: dict[str, TailFit]) -> str | None:
 def _assemble(p: _Prepared, gof: GofResult | None, checks: dict[str, GofResult] | None = None) -> AuditResult:
     s, hist, pl = p.settings, p.hist, p.power_law
     common = dict(label=p.label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
-                  concentration=p.concentration, constrained=p.constrained)
+                  constrained=p.constrained)
     if pl is None:
         return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[],
                            verdict=_no_fit_verdict(p), power_law_pass=None)

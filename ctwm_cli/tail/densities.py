@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy import special
+
+from .kernels import kernel
 
 DIRECT_TERMS = 2048
 
@@ -27,7 +28,7 @@ DIRECT_TERMS = 2048
 # Upper incomplete gamma for any real s (closed-form TPL integrals)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _log_gamma_cf(s: float, z: float) -> float:
     """ln Γ(s, z) by Legendre's continued fraction (modified Lentz); for z > max(1, s + 1)."""
     tiny = 1e-300

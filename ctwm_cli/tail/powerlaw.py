@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from ..errors import UsageError
 from ..results import ToDict, result
+from .kernels import kernel
 from .scan import ks_continuous, ks_discrete, select_cutoff
 from .zeta import hurwitz_zeta_d, log_hurwitz_zeta
 
-_jit = numba.njit(cache=True, nogil=True)
 
 
 @result
@@ -78,7 +77,7 @@ class PowerLawFit(ToDict):
 # compiled kernels
 
 
-@_jit
+@kernel
 def _mle_discrete(xmin: float, n: float, logsum: float) -> float:
     """Root of ψ(α) = ζ'/ζ(α, x_min) = -logsum/n; NaN when all tail values equal x_min."""
     target = -logsum / n
@@ -109,7 +108,7 @@ def _mle_discrete(xmin: float, n: float, logsum: float) -> float:
     return a
 
 
-@_jit
+@kernel
 def scan_cutoffs(values, counts, min_tail, discrete, first, last):
     """Fit every admissible candidate (or only index ``fixed`` when >= 0).
 
@@ -148,7 +147,7 @@ def scan_cutoffs(values, counts, min_tail, discrete, first, last):
     return best, best_a, best_d, ncand
 
 
-@_jit
+@kernel
 def accepted_cutoffs(values, counts, min_tail, discrete, first, last, crit):
     """Every candidate cutoff values[i] (first <= i < last) that leaves at least ``min_tail`` points and
     whose fitted power law the KS test does not reject: sqrt(n_tail)·D < ``crit``. Returns the arrays

@@ -30,18 +30,17 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from .kernels import kernel
 from .zeta import log_hurwitz_zeta
 
-_jit = numba.njit(cache=True, nogil=True)
 
 SEEDS = 32  # candidates bounded first, evenly spaced
 EPS = 1e-7  # bound on |bounded D - exact D| (rounding only); candidates within 3·EPS of the best are re-run
 
 
-@_jit
+@kernel
 def ks_discrete(values, counts, start, n_tail, alpha, cap):
     """KS distance at cutoff values[start]; stops early once it reaches ``cap`` (the candidate
     cannot beat the best so far) or once no later point can raise it: for every x >= v - 1,
@@ -76,7 +75,7 @@ def ks_discrete(values, counts, start, n_tail, alpha, cap):
     return d
 
 
-@_jit
+@kernel
 def ks_continuous(values, counts, start, n_tail, alpha, cap):
     """KS distance at cutoff values[start], with the same early stops as :func:`ks_discrete`."""
     xmin = values[start]
@@ -99,7 +98,7 @@ def ks_continuous(values, counts, start, n_tail, alpha, cap):
     return d
 
 
-@_jit
+@kernel
 def model_cdf(values, start, j, alpha, lz0, discrete):
     """(F just below values[j], F at values[j]) of the power law with cutoff values[start]."""
     if not discrete:
@@ -111,7 +110,7 @@ def model_cdf(values, start, j, alpha, lz0, discrete):
     return -math.expm1(lz - lz0), -math.expm1(lz_next - lz0)
 
 
-@_jit
+@kernel
 def gap_at(values, ntail, start, j, alpha, discrete):
     """max |F_emp - F| just below and at values[j] for the fit at cutoff values[start]: a lower bound on
     its D. ``ntail[k]`` = points >= values[k] (suffix counts)."""
@@ -123,7 +122,7 @@ def gap_at(values, ntail, start, j, alpha, discrete):
     return max(abs(eb - fl), abs(ea - fr))
 
 
-@_jit
+@kernel
 def ks_bound(values, ntail, start, alpha, cap, discrete, probe):
     """D at cutoff values[start] up to rounding, by branch and bound; any value > ``cap`` as soon as one
     gap exceeds ``cap`` (the candidate cannot win). ``probe[0]``: the index tried first, updated to
@@ -197,7 +196,7 @@ def ks_bound(values, ntail, start, alpha, cap, discrete, probe):
     return best
 
 
-@_jit
+@kernel
 def select_cutoff(values, counts, ntail, idx, alphas, k, discrete):
     """(best index, its α, its exact D) among the ``k`` candidates idx[:k] with MLEs alphas[:k]: the
     first candidate with the smallest exact KS distance, as a pass over every candidate would find."""

@@ -20,6 +20,22 @@ class Verdict(ToDict):
     assumption_3_3: bool
     decidable: bool = True  # False: the tail cannot tell the families apart (too few values, a fit at a bound)
 
+    # In a notebook ``r.verdict == "inconclusive"`` reads as the word it prints; two Verdicts compare field
+    # by field. Equal objects share the word, so hashing the word keeps hash and == consistent.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.verdict == other
+        if isinstance(other, Verdict):
+            return (self.verdict, self.reason, self.rule, self.assumption_3_3, self.decidable) == (
+                other.verdict, other.reason, other.rule, other.assumption_3_3, other.decidable)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.verdict)
+
+    def __str__(self) -> str:
+        return self.verdict
+
 
 def paper_rule(
     *,

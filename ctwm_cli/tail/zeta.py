@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from .kernels import kernel
 
 # B_2j / (2j)! for j = 1..8
 _EM = np.array(
@@ -27,16 +28,15 @@ _EM = np.array(
     ]
 )
 
-_jit = numba.njit(cache=True, nogil=True, fastmath=False)
 
 
-@_jit
+@kernel(fastmath=False)
 def _shift(s: float, q: float) -> int:
     need = s + 10.0 - q
     return math.ceil(need) if need > 0 else 0
 
 
-@_jit
+@kernel(fastmath=False)
 def hurwitz_zeta_scaled(s: float, q: float) -> float:
     """ζ(s, q)·q^s for s > 1, q > 0 (the leading term is 1, so it never under- or overflows)."""
     n = _shift(s, q)
@@ -58,19 +58,19 @@ def hurwitz_zeta_scaled(s: float, q: float) -> float:
     return total
 
 
-@_jit
+@kernel(fastmath=False)
 def log_hurwitz_zeta(s: float, q: float) -> float:
     """ln ζ(s, q)."""
     return math.log(hurwitz_zeta_scaled(s, q)) - s * math.log(q)
 
 
-@_jit
+@kernel(fastmath=False)
 def hurwitz_zeta(s: float, q: float) -> float:
     """ζ(s, q) (may underflow to 0 for large s·ln q; use :func:`log_hurwitz_zeta` there)."""
     return math.exp(log_hurwitz_zeta(s, q))
 
 
-@_jit
+@kernel(fastmath=False)
 def hurwitz_zeta_d(s: float, q: float):
     """(ζ, ∂ζ/∂s, ∂²ζ/∂s²)·q^s at (s, q), s > 1, q > 0: all three share the scale q^s, so ratios
     such as ∂ ln ζ/∂s = ζ'/ζ come out exact without overflow."""
@@ -119,7 +119,7 @@ def hurwitz_zeta_d(s: float, q: float):
     return z0, z1, z2
 
 
-@_jit
+@kernel(fastmath=False)
 def log_hurwitz_zeta_vec(s: float, q: np.ndarray) -> np.ndarray:
     out = np.empty(q.size)
     for i in range(q.size):
