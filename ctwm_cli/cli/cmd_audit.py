@@ -15,8 +15,8 @@ from ..errors import InputError, UsageError
 from ..plots import check_plot_path
 from .choices import Verdict, choice
 from .options import (
-    TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt,
-    at_most, read_flags, resolve_format,
+    TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
+    SeedOpt, at_most, read_flags, resolve_format, trace_labels,
 )
 from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -104,6 +104,7 @@ def audit(
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
     plot: PlotOpt = None,
+    label: LabelOpt = None,
     *,
     opts: ReadFlags,
     fmt: FormatOpt = Format.table,
@@ -143,6 +144,7 @@ def audit(
     junit = check_output_path(junit_xml, "--junit-xml")
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
+    labels = trace_labels(label, traces)
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
     scan_range = _parse_range(xmin_range)
@@ -156,7 +158,7 @@ def audit(
     seed = new_seed() if seed is None else seed
     with using_scheduler(opts.scheduler):
         with progress_bar("reading traces") as progress:
-            counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress)
+            counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress, labels=labels)
         announce_seed(seed)
         with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
             results = audit_many(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated
 
@@ -9,11 +10,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..plots import check_plot_path, series_label
+from ..labels import subject_label
+from ..plots import check_plot_path
 from .choices import BETA_BAND, choice
 from .options import (
-    DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt, at_most, read_flags,
-    resolve_format,
+    DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
+    read_flags, resolve_format, trace_labels,
 )
 from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -47,6 +49,7 @@ def concentration(
         "--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
     plot: PlotOpt = None,
     sigma: SigmaOpt = "log",
+    label: LabelOpt = None,
     *,
     opts: ReadFlags,
     fail_on: FailOnOpt = None,
@@ -78,14 +81,15 @@ def concentration(
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
     with progress_bar("reading traces") as progress:
-        report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress)
+        report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress,
+                                         labels=trace_labels(label, traces))
     if plot:
         from ..plots import save_figure
         from ..plots.rank_frequency import plot_concentration
 
         message(f"figure: {save_figure(plot_concentration(report), plot)}")
     rows = [r.to_dict() for r in report.rows]  # the JSON's rows, field for field
-    labels = [series_label(r.source, r.group) for r in report.rows]
+    labels = [subject_label(r.source, r.group) for r in report.rows]
     checks = [c for row, label in zip(rows, labels, strict=True) for c in evaluate_checks(gates, row, subject=label)]
     variant = SigmaVariant(sigma).value
     emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report, variant)], checks=checks,
@@ -112,7 +116,7 @@ def _concentration_table(report, sigma: str = "log") -> Table:
         t.add_column(name, justify="left" if name == "trace" else "right")
     for r in report.rows:
         t.add_row(
-            Text(series_label(r.source, r.group)), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
+            Text(subject_label(r.source, r.group)), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
             fmt_num(r.skewness), fmt_num(r.max_over_median), fmt_num(r.top10_share), fmt_num(getattr(r, first[1])),
             fmt_num(r.sigma_top10_raw), fmt_num(r.singleton_fraction),
         )
@@ -149,6 +153,9 @@ def psd(
         "--run", help="Use only this run (required when the trace holds several).")] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
+    label: Annotated[str | None, typer.Option(
+        "--label", metavar="NAME", help="Name of the trace in the result (default: its path relative to the working "
+        "directory). ctwm diff pairs results by this name.")] = None,
     *,
     opts: ReadFlags,
     fail_on: FailOnOpt = None,
@@ -184,21 +191,23 @@ def psd(
             trace, cmap, series=series, events=event, run=run, nperseg=nperseg, detrend=Detrend(detrend).value,
             band=band_v, beta_band=beta_v, progress=progress,
         )
+    if label is not None:
+        res = dataclasses.replace(res, source=trace_labels([label], [trace])[0])
     if plot:
         from ..plots import save_figure
         from ..plots.psd import plot_psd
 
         message(f"figure: {save_figure(plot_psd(res), plot)}")
     d = res.to_dict()
-    label = series_label(res.source, res.run)
+    label = subject_label(res.source, res.run)
     checks = list(evaluate_checks(gates, d, subject=label))
-    emit("psd", d, [d], fmt, tables=[_psd_table(res)], checks=checks, subject_field="source")
+    emit("psd", d, [d], fmt, tables=[_psd_table(res)], checks=checks, subjects=[label])
     conclude("psd", checks, junit)
 
 
 def _psd_table(res) -> Table:
     t = Table(
-        title=Text(f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}"),
+        title=Text(f"PSD exponent of the '{res.series}' series of {subject_label(res.source, res.run)}"),
         title_justify="left",
         show_header=False,
     )

@@ -8,13 +8,16 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .options import TRACES_HELP, Format, FormatOpt, JsonOpt, ReadFlags, read_flags, resolve_format
+from .options import (
+    TRACES_HELP, Format, FormatOpt, JsonOpt, LabelOpt, ReadFlags, read_flags, resolve_format, trace_labels,
+)
 from .output import emit, fmt_num, progress_bar
 
 
 @read_flags(engine=True)
 def inspect(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP)],
+    label: LabelOpt = None,
     *,
     opts: ReadFlags,
     fmt: FormatOpt = Format.table,
@@ -34,7 +37,7 @@ def inspect(
     fmt = resolve_format(fmt, as_json)
     read = opts.read_options()
     with progress_bar("reading traces") as progress:
-        scans = paths.scan_paths(traces, read, progress=progress)
+        scans = paths.scan_paths(traces, read, progress=progress, labels=trace_labels(label, traces))
     rows = [s.to_dict() for s in scans]
     emit("inspect", {"traces": rows}, rows, fmt, tables=[_table(s) for s in scans])
 

@@ -70,6 +70,26 @@ PlotOpt = Annotated[
     str | None,
     typer.Option("--plot", help="Also write a figure to this file (.png, .svg or .pdf)."),
 ]
+LabelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--label", metavar="NAME", help="Name of the trace in the results, once per TRACE in order "
+                 "(default: its path relative to the working directory; groups are NAME[group]). ctwm diff pairs "
+                 "results by this name."),
+]
+
+
+def trace_labels(labels: list[str] | None, traces: list[str]) -> list[str] | None:
+    """The --label values, one per trace, or None when --label was not given."""
+    if not labels:
+        return None
+    if len(labels) != len(traces):
+        raise UsageError(f"--label given {len(labels)} time(s) for {len(traces)} trace(s); give one per trace",
+                         params=("--label",))
+    if any(not name.strip() for name in labels):
+        raise UsageError("--label: a name must not be empty", params=("--label",))
+    return labels
+
+
 #: Help text of a TRACE argument, shared by every command that reads traces.
 TRACES_HELP = (
     "Traces: .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, a directory (hive partitions become "
