@@ -15,8 +15,8 @@ from ..errors import InputError, UsageError
 from ..plots import check_plot_path
 from .choices import Verdict, choice
 from .options import (
-    TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
-    SeedOpt, at_most, read_flags, resolve_format, trace_labels,
+    TRACES_HELP, DetailsOpt, FailOnOpt, Format, JobsOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
+    SeedOpt, at_most, read_flags, output_flags, trace_labels,
 )
 from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -28,6 +28,7 @@ SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdic
 VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold cyan", "inconclusive": "bold yellow"}
 
 
+@output_flags
 @read_flags(engine=True, scheduler=True)
 def audit(
     traces: Annotated[list[str], typer.Argument(
@@ -107,8 +108,7 @@ def audit(
     label: LabelOpt = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Is the per-item access-count distribution heavy-tailed, and of which family?
 
@@ -134,7 +134,6 @@ def audit(
     from ..distributed import check_scheduler, using_scheduler
     from ..traces.paths import read_counts
 
-    fmt = resolve_format(fmt, as_json)
     if bootstrap_old is not None:
         message("warning: -B is deprecated for audit (it means --budget elsewhere); use -b/--bootstrap")
         bootstrap = bootstrap_old

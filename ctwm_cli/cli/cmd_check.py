@@ -37,7 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import EXIT_CHECK_FAILED, CheckFailed, CtwmError, InputError, UsageError
-from .options import Format, FormatOpt, JsonOpt, JunitOpt, resolve_format
+from .options import Format, JunitOpt, output_flags
 from .output import check_output_path, check_outputs, checks_table, emit, message, stdout_console, write_atomic
 from ..inert import visible
 from .reporters import junit_xml
@@ -228,12 +228,12 @@ TrustOpt = Annotated[bool, typer.Option(
     f"(default: confined, as for a config from a pull request; also {TRUST_ENV}=1).")]
 
 
+@output_flags
 def check(
     config: Annotated[str | None, typer.Argument(metavar="[CONFIG]", help="ctwm.toml or pyproject.toml [default: ./ctwm.toml, else ./pyproject.toml].")] = None,  # noqa: E501
     junit: JunitOpt = None,
     trust_config: TrustOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Run every check of a project's ctwm.toml (or [tool.ctwm] in pyproject.toml) and summarise them.
 
@@ -252,7 +252,6 @@ def check(
       ctwm check pyproject.toml --format github
       ctwm check --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    fmt = resolve_format(fmt, as_json)
     path, table = _config(config)
     base = path.parent.resolve()
     confine = _Confine(base, trust_config or os.environ.get(TRUST_ENV) == "1")

@@ -14,8 +14,8 @@ from ..labels import subject_label
 from ..plots import check_plot_path
 from .choices import BETA_BAND, choice
 from .options import (
-    DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
-    read_flags, resolve_format, trace_labels,
+    DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
+    read_flags, output_flags, trace_labels,
 )
 from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -41,6 +41,7 @@ EventOpt = Annotated[
 ]
 
 
+@output_flags
 @read_flags(engine=True)
 def concentration(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACE_HELP)],
@@ -55,8 +56,7 @@ def concentration(
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Concentration of per-item access counts: Gini, skewness, max/median, top-10% share, σ_top10, singletons.
 
@@ -74,7 +74,6 @@ def concentration(
     from ..diagnostics import concentration_of_traces
     from ..gates import evaluate_checks, parse_checks
 
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
@@ -123,6 +122,7 @@ def _concentration_table(report, sigma: str = "log") -> Table:
     return t
 
 
+@output_flags
 @read_flags()
 def psd(
     trace: Annotated[str, typer.Argument(metavar="TRACE", help=TRACE_HELP + " Needs a step column.")],
@@ -160,8 +160,7 @@ def psd(
     opts: ReadFlags,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """PSD exponent β of a per-step access series: Welch PSD, OLS of log P on log f over a band, β = -slope.
 
@@ -178,7 +177,6 @@ def psd(
     from ..diagnostics.spectrum import parse_band
     from ..gates import evaluate_checks, parse_checks
 
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     gates = parse_checks(fail_on, PSD_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
@@ -227,6 +225,7 @@ def _psd_table(res) -> Table:
     return t
 
 
+@output_flags
 @read_flags()
 def finite_size(
     traces: Annotated[
@@ -263,8 +262,7 @@ def finite_size(
     sigma: SigmaOpt = "log",
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Finite-size trend (paper Table 1): σ_top10 per system size and its OLS slope against log(size), per family.
 
@@ -280,7 +278,6 @@ def finite_size(
     import numpy as np
 
     from ..diagnostics import finite_size_of_traces
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     check_plot_path(plot)
     if null_draws and seed is None:

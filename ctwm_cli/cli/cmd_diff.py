@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..errors import InputError, UsageError
 from ..labels import identity
-from .options import Format, FormatOpt, JsonOpt, JunitOpt, ReadFlags, SeedOpt, column_flags, resolve_format
+from .options import Format, JunitOpt, ReadFlags, SeedOpt, column_flags, output_flags
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
 
 
@@ -46,6 +46,7 @@ def _tolerances(specs: list[str] | None) -> dict[str, float]:
     return out
 
 
+@output_flags
 @column_flags
 def diff(
     base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
@@ -58,8 +59,7 @@ def diff(
     *,
     opts: ReadFlags,
     junit_xml: JunitOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Compare a run against a baseline: the change of every headline number, and a regression gate.
 
@@ -79,7 +79,6 @@ def diff(
     from ..tail.audit import new_seed
     from ..traces.paths import read_counts
 
-    fmt = resolve_format(fmt, as_json)
     tolerances = _tolerances(tol)
     junit = check_output_path(junit_xml, "--junit-xml")
     saved = _saved_result(base), _saved_result(head)

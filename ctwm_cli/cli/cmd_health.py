@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path
-from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
+from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
@@ -106,6 +106,7 @@ Examples:
 """
 
 
+@output_flags
 @read_flags()
 def health(
     trace: Annotated[str, typer.Argument(
@@ -138,10 +139,8 @@ def health(
         "--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     from ..gates import parse_checks
     from ..health import METRICS, health_of_trace
@@ -268,13 +267,13 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the --o
 
 
 @import_app.command("otel")
+@output_flags
 def import_otel(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
     output: OutOpt,
     overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """OpenTelemetry GenAI spans (OTLP JSON) -> trace rows.
 
@@ -290,10 +289,11 @@ def import_otel(
       ctwm import otel spans.otlp.json -o trace.parquet
       ctwm import otel spans.jsonl -o trace.parquet --json
     """
-    _import(file, "otel", output, resolve_format(fmt, as_json), overwrite)
+    _import(file, "otel", output, fmt, overwrite)
 
 
 @import_app.command("mem0")
+@output_flags
 def import_mem0(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="Mem0's SQLite history.db, or history() output as JSON (array, {\"results\": [...]} "
@@ -303,8 +303,7 @@ def import_mem0(
         "--owners", help="Owners of the memories (Mem0's history records none): a get_all() JSON dump or the "
         "trace the ctwm Mem0 wrapper wrote.")] = None,
     overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Mem0 history rows -> trace rows: ADD -> write, UPDATE -> update, DELETE -> archive.
 
@@ -319,10 +318,11 @@ def import_mem0(
       ctwm import mem0 ~/.mem0/history.db -o trace.parquet --owners get_all.json
       ctwm import mem0 history.json -o trace.parquet && ctwm health trace.parquet
     """
-    _import(file, "mem0", output, resolve_format(fmt, as_json), overwrite, owners=owners)
+    _import(file, "mem0", output, fmt, overwrite, owners=owners)
 
 
 @import_app.command("openinference")
+@output_flags
 def import_openinference_cmd(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex "
@@ -333,8 +333,7 @@ def import_openinference_cmd(
     id_key: Annotated[str, typer.Option(
         "--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.",
     )] = "id",
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """OpenInference retriever spans (openinference.span.kind = RETRIEVER) -> trace rows.
 
@@ -362,7 +361,7 @@ def import_openinference_cmd(
     sources = ", ".join(f"{k}: {v:,}" for k, v in res.id_sources.items())
     t.add_row("item ids from", f"{sources} (--id-key {res.id_key})")
     t.add_row("runs", f"{res.runs:,}")
-    emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
+    emit("import openinference", d, [d], fmt, tables=[t])
 
 
 def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool, *,

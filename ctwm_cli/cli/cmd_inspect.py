@@ -9,19 +9,19 @@ from rich.table import Table
 from rich.text import Text
 
 from .options import (
-    TRACES_HELP, Format, FormatOpt, JsonOpt, LabelOpt, ReadFlags, read_flags, resolve_format, trace_labels,
+    TRACES_HELP, Format, LabelOpt, ReadFlags, read_flags, output_flags, trace_labels,
 )
 from .output import emit, fmt_num, progress_bar
 
 
+@output_flags
 @read_flags(engine=True)
 def inspect(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP)],
     label: LabelOpt = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Rows, distinct items, runs, event kinds, step range, and the columns found and how they were mapped.
 
@@ -34,7 +34,6 @@ def inspect(
     """
     from ..traces import paths
 
-    fmt = resolve_format(fmt, as_json)
     read = opts.read_options()
     with progress_bar("reading traces") as progress:
         scans = paths.scan_paths(traces, read, progress=progress, labels=trace_labels(label, traces))
