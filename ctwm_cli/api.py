@@ -89,7 +89,7 @@ class AuditResults(ToDict):
         return self.audits[i]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "audits": [a.to_dict() for a in self.audits]}
+        return {"seed": self.seed, "results": [a.to_dict() for a in self.audits]}
 
     def frame_rows(self) -> list[dict[str, Any]]:
         return [a.summary_row() for a in self.audits]

@@ -43,6 +43,7 @@ import numpy as np
 from .diagnostics.measures import concentration
 from .checks import check_range
 from .errors import InputError, UsageError
+from .intervals import ConfidenceInterval
 from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
 from .labels import subject_label
 from .results import ToDict, result
@@ -60,8 +61,8 @@ HEADLINES: dict[str, dict[str, str]] = {
 #: where the subjects of each command's JSON sit, and the fields that name them: (source, group), joined as
 #: ``source[group]`` (:func:`ctwm_cli.labels.subject_label`), the name every command prints (issue 24)
 SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "audit": ("audits", ("label",)),
-    "concentration": ("rows", ("source", "group")),
+    "audit": ("results", ("label",)),
+    "concentration": ("results", ("source", "group")),
     "psd": (None, ("source", "run")),
 }
 TRACE_METRICS = ("gini", "top10_share", "alpha")
@@ -90,8 +91,7 @@ class Change(ToDict):
     base: float | None
     head: float | None
     change: float | None
-    ci_low: float | None = None  # bootstrap interval of the change (traces only)
-    ci_high: float | None = None
+    confidence_interval: ConfidenceInterval | None = None  # bootstrap interval of the change (traces only)
     tolerance: float | None = None
     regression: bool = False
     pvalue: float | None = None  # traces: permutation p-value of "no change" (None for saved results)
@@ -160,11 +160,12 @@ def _outcome(c: Change, level: float | None = None) -> CheckOutcome:
     else:
         alpha = 1 - (level if level is not None else 0.95)
         test = f"permutation p {c.pvalue:.4g} {'<=' if c.pvalue <= alpha else '>'} {alpha:g}"
-        if c.ci_low is None:
+        ci = c.confidence_interval
+        if ci is None:
             where = "interval not formed: every replicate agrees"
         else:
-            side = ("outside" if c.ci_low > tol or c.ci_high < -tol else "overlaps")
-            where = f"{(level or 0.95):.0%} interval [{c.ci_low:+.6g}, {c.ci_high:+.6g}] {side} ±{tol:g}"
+            side = ("outside" if ci.low > tol or ci.high < -tol else "overlaps")
+            where = f"{ci.level:.0%} interval [{ci.low:+.6g}, {ci.high:+.6g}] {side} ±{tol:g}"
         note = f"{moved}; {test}; {where}"
     return CheckOutcome(**common, observed=c.change, status=FAIL if c.regression else PASS, failed=c.regression,
                         note=note)
@@ -182,7 +183,7 @@ def diff_results(base: Mapping[str, Any], head: Mapping[str, Any], *, tolerances
     b, h = _subjects(base, command), _subjects(head, command)
     if b and h and not set(b) & set(h):
         raise InputError(f"nothing to compare: no {command} result of base ({_names(b)}) is named as one of head "
-                         f"({_names(h)}); name them alike with --label")
+                         f"({_names(h)}); name them alike with labels", params=("labels",))
     changes = []
     for subject in [s for s in b if s in h] + [s for s in h if s not in b] + [s for s in b if s not in h]:
         for metric, path in HEADLINES[command].items():
@@ -243,7 +244,9 @@ def diff_counts(
         beyond = tol is not None and (tol == 0 or (lo is not None and (lo > tol or hi < -tol)))
         regression = tol is not None and (not math.isfinite(ch) or (changed and beyond))
         changes.append(Change(subject=subject, metric=m, base=_num(b0[m]), head=_num(h0[m]), change=_num(ch),
-                              ci_low=lo, ci_high=hi, tolerance=tol, regression=regression, pvalue=_num(p)))
+                              confidence_interval=None if lo is None else ConfidenceInterval(
+                                  low=lo, high=hi, level=level),
+                              tolerance=tol, regression=regression, pvalue=_num(p)))
     checks = tuple(_outcome(c, level) for c in changes if c.tolerance is not None)
     return Diff(compared="traces", kind="traces", changes=tuple(changes), checks=checks,
                 regressions=sum(c.failed for c in checks), replicates=replicates, level=level, seed=seed)

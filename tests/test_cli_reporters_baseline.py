@@ -40,7 +40,7 @@ def test_identical_results_change_nothing(run_cli, saved):
 
 def test_a_change_beyond_tolerance_is_a_regression(run_cli, saved, tmp_path):
     doc = json.loads(saved.read_text())
-    doc["audits"][0]["concentration"]["gini"] += 0.05
+    doc["results"][0]["concentration"]["gini"] += 0.05
     head = tmp_path / "head.json"
     head.write_text(json.dumps(doc))
     res = run_cli(["diff", saved, head, "--tol", "gini=0.02"])
@@ -66,9 +66,9 @@ def test_trace_change_equals_the_statistics_and_its_interval_covers_it(run_cli, 
     res = diff_counts(base, head, replicates=60, seed=3)
     g = next(c for c in res.changes if c.metric == "gini")
     assert g.change == pytest.approx(gini(head) - gini(base))  # the point estimate is the plain difference
-    assert g.ci_low < g.change < g.ci_high
+    assert g.confidence_interval.low < g.change < g.confidence_interval.high
     a = next(c for c in res.changes if c.metric == "alpha")
-    assert a.change < 0 and a.ci_high < 0  # α of a heavier tail is smaller, and the interval says so
+    assert a.change < 0 and a.confidence_interval.high < 0  # α of a heavier tail is smaller, and the interval says so
     again = diff_counts(base, head, replicates=60, seed=3)
     assert again.to_dict() == res.to_dict()  # seeded
 
@@ -139,7 +139,7 @@ def test_results_pair_by_identity_not_by_spelling(run_cli, tmp_path, monkeypatch
         out = tmp_path / f"r{i}.json"
         out.write_text(run_cli(["concentration", spelling, "--json"]).out)
         docs.append(out)
-        assert json.loads(out.read_text())["rows"][0]["source"] == "x.parquet"
+        assert json.loads(out.read_text())["results"][0]["source"] == "x.parquet"
     res = run_cli(["diff", docs[0], docs[1], "--tol", "gini=0", "--json"])
     assert res.code == 0, res.err
     changes = json.loads(res.out)["changes"]
@@ -167,7 +167,7 @@ def test_label_sets_the_identity_and_a_diff_that_matches_nothing_exits_3(run_cli
     assert res.code == 2 and "--label given 1 time(s) for 2 trace(s)" in res.err
     grouped = tmp_path / "g.parquet"
     pq.write_table(pa.table({"item": ["m1", "m2", "m1"], "run": ["r1", "r1", "r2"]}), grouped)
-    rows = json.loads(run_cli(["concentration", grouped, "--group-by", "run", "--label", "G", "--json"]).out)["rows"]
+    rows = json.loads(run_cli(["concentration", grouped, "--group-by", "run", "--label", "G", "--json"]).out)["results"]
     assert [(r["source"], r["group"]) for r in rows] == [("G", "r1"), ("G", "r2")]
 
 
@@ -184,7 +184,7 @@ def test_a_passing_trace_gate_says_what_was_compared(run_cli, tmp_path):
     assert gate.check == "Δgini not shown beyond ±0.001" and gate.status == "pass"
     assert f"Δ {c.change:+.6g}" in gate.note and "interval" in gate.note and "±0.001" in gate.note
     assert ("overlaps" in gate.note) or ("> 0.05" in gate.note)
-    saved = diff_results({"command": "concentration", "rows": [{"source": "t", "gini": 0.5}]},
-                         {"command": "concentration", "rows": [{"source": "t", "gini": 0.51}]},
+    saved = diff_results({"command": "concentration", "results": [{"source": "t", "gini": 0.5}]},
+                         {"command": "concentration", "results": [{"source": "t", "gini": 0.51}]},
                          tolerances={"gini": 0.02})
     assert saved.checks[0].check == "|Δgini| within 0.02" and "<= allowance 0.02" in saved.checks[0].note

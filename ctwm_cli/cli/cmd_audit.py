@@ -172,7 +172,7 @@ def audit(
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
     checks = _checks(results, rows, gates, expect, expect_rule)
-    payload = {"audits": [r.to_dict() for r in results]}
+    payload = {"results": [r.to_dict() for r in results]}
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
          subject_field="label", summary_fields=SUMMARY_FIELDS, details=details)
     conclude("audit", checks, junit)

@@ -274,7 +274,7 @@ def check(
             worst = max(worst, code)
             message(f"ctwm check: {name}: exit {code}: {last}")
         failed = sum(o.failed for o in outcomes)
-        status = "ok" if code == 0 else ("FAILED" if code == EXIT_CHECK_FAILED else f"ERROR (exit {code})")
+        status = "pass" if code == 0 else ("fail" if code == EXIT_CHECK_FAILED else f"error (exit {code})")
         rows.append({"check": name, "command": argv[0], "checks": len(outcomes), "failed": failed, "exit_code": code,
                      "status": status, "error": last if code not in (0, EXIT_CHECK_FAILED) else None})
         suites.append((f"ctwm check: {name}", outcomes, rows[-1]["error"]))
@@ -308,7 +308,7 @@ def _table(rows: list[dict[str, Any]]) -> None:
     for col in ("check", "command", "checks", "failed", "status"):
         t.add_column(col, justify="right" if col in ("checks", "failed") else "left")
     for r in rows:
-        style = "green" if r["status"] == "ok" else "bold red"
+        style = "green" if r["status"] == "pass" else "bold red"
         t.add_row(Text(visible(r["check"])), r["command"], str(r["checks"]), str(r["failed"]),
                   Text(r["status"], style=style))
     stdout_console().print(t)

@@ -112,7 +112,8 @@ def _table(res) -> Table:
     for name in names:
         t.add_column(name, justify="left" if name in ("subject", "metric", "status") else "right")
     for c in res.changes:
-        interval = (f"[{fmt_num(c.ci_low)}, {fmt_num(c.ci_high)}]" if c.ci_low is not None
+        ci = c.confidence_interval
+        interval = (f"[{fmt_num(ci.low)}, {fmt_num(ci.high)}]" if ci is not None
                     else "not formed: every replicate agrees" if c.pvalue is not None and c.change is not None else "–")
         status = "" if c.tolerance is None else ("fail" if c.regression else "pass")
         t.add_row(Text(c.subject), c.metric, fmt_num(c.base), fmt_num(c.head),

@@ -180,7 +180,7 @@ def _scope_table(report) -> Table:
         t.add_column(col, justify="left" if col == report.group_by else "right")
     for g in report.groups:
         s = g.summary
-        t.add_row(Text(s.group), f"{s.rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
+        t.add_row(Text(s.group), f"{s.n_rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
                   fmt_num(s.dead_weight_share), fmt_num(s.stale_hit_share), fmt_num(s.retrieval_hit_rate),
                   f"{s.expired_items:,}")
     return t
@@ -214,10 +214,11 @@ def _tables(report) -> list[Table]:
     t.add_row("stale_hit_share", fmt_num(m["stale_hit_share"]), f"{r.stale_hits:,} of {r.hits:,} "
         f"{r.hit_event or 'hit'} rows ({reasons})")
     t.add_row("failure_attribution", fmt_num(m["failure_attribution"]), f"{f.failures_attributed:,} of "
-        f"{f.failed_tasks:,} failed tasks used a stale or since-revoked entry (share among successful tasks: "
-        f"{fmt_num(f.successes_with_revoked_use)})")
+        f"{f.failed_tasks:,} failed tasks used a stale or since-revoked entry, against "
+        f"{f.successes_with_revoked_use:,} of {f.succeeded_tasks:,} successful tasks")
     t.add_row("revoked_share", fmt_num(m["revoked_share"]), f"{f.revoked_items:,} of {f.memory_items:,} items "
-        f"superseded or archived; {f.expired_items:,} expired")
+        f"superseded or invalidated; counted apart: {f.archived_items:,} archived, {f.evicted_items:,} evicted, "
+        f"{f.expired_items:,} expired")
     t.add_row("growth", g.classification, f"slope {fmt_num(g.slope)} items/{g.time_unit}; {g.reason}")
     t.add_row("store_size", fmt_num(report.churn.final_size), f"started at {report.churn.initial_size:,}")
     sc = report.success_curve
@@ -357,7 +358,7 @@ def import_openinference_cmd(
     t.add_column("field", style="bold")
     t.add_column("value")
     t.add_row("spans read", f"{res.spans:,} ({res.retriever_spans:,} retriever spans)")
-    t.add_row("documents", f"{res.documents:,} retrieve rows; {res.rows:,} trace rows")
+    t.add_row("documents", f"{res.documents:,} retrieve rows; {res.n_rows:,} trace rows")
     sources = ", ".join(f"{k}: {v:,}" for k, v in res.id_sources.items())
     t.add_row("item ids from", f"{sources} (--id-key {res.id_key})")
     t.add_row("runs", f"{res.runs:,}")
@@ -376,7 +377,7 @@ def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool, *,
     t.add_column("value")
     what = "spans" if kind == "otel" else "history rows"
     t.add_row(f"{what} read", f"{res.records:,} ({res.mapped:,} mapped to trace rows)")
-    t.add_row("trace rows", fmt_num(res.rows))
+    t.add_row("trace rows", fmt_num(res.n_rows))
     t.add_row("events", ", ".join(f"{k}: {v:,}" for k, v in res.events.items()))
     t.add_row("runs / tasks", f"{res.runs:,} / {res.tasks:,}")
     emit(f"import {kind}", d, [d], fmt, tables=[t])

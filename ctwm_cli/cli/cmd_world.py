@@ -330,7 +330,7 @@ def ladder(
     for r in res.rows:
         t.add_row(r.family, r.retriever, fmt_num(r.gini, 3), fmt_num(r.gini_vs_state_frequency, 3),
                   fmt_num(r.gini_retrieve, 3), fmt_num(r.top10_share, 3), fmt_num(r.max_over_median, 3),
-                  fmt_num(r.skew, 3), fmt_num(r.n_items))
+                  fmt_num(r.skewness, 3), fmt_num(r.n_items))
     if plot:
         from ..plots import save_figure
         from ..plots.ladder import plot_ladder

@@ -168,7 +168,7 @@ def summary_rows(
     rows: Sequence[dict[str, Any]], fields: Sequence[str], checks: Sequence[CheckOutcome],
     subjects: Sequence[str] | None,
 ) -> list[dict[str, Any]]:
-    """Rows cut to ``fields`` plus a ``checks`` column (none / ok / FAILED) per subject."""
+    """Rows cut to ``fields`` plus a ``checks`` column (none / pass / fail) per subject."""
     keep = list(fields) or list(dict.fromkeys(k for r in rows for k in r))
     out = []
     for i, r in enumerate(rows):
@@ -214,8 +214,12 @@ def fmt_num(v: Any, digits: int = 4) -> str:
     if isinstance(v, float):
         if v != v:
             return "–"
-        if v == 0 or 1e-3 <= abs(v) < 1e6:
+        if v.is_integer() and abs(v) < 1e15:  # a count held as a float (a saved JSON number) reads as a count
+            return f"{int(v):,}"
+        if v == 0 or 1e-3 <= abs(v) < 10 ** digits:
             return f"{v:.{digits}g}"
+        if 10 ** digits <= abs(v) < 1e9:  # never 2.597e+04 beside 3,396: thousands separated, as integers are
+            return f"{v:,.0f}"
         return f"{v:.3e}"
     if isinstance(v, (list, tuple)):
         return ", ".join(fmt_num(x, digits) for x in v)
@@ -239,7 +243,7 @@ def checks_table(checks: Sequence[CheckOutcome]) -> Table:
     for c in checks:
         style = "bold red" if c.failed else ("yellow" if c.status != "pass" else "green")
         t.add_row(Text(visible(c.subject)), Text(visible(c.check)),
-                  Text(c.status.upper() if c.failed else c.status, style=style),
+                  Text(c.status, style=style),
                   Text(visible(fmt_num(c.observed))), Text(visible(c.note)))
     return t
 

@@ -19,10 +19,11 @@ from ..inert import markdown_text, visible, xml_text
 
 
 def check_status(outcomes: Sequence[Any]) -> str:
-    """One word for a subject's gates: ``none`` (no gates), ``ok`` or ``FAILED``."""
+    """One word for a subject's gates, in the status vocabulary (README "Vocabulary"): ``none`` (no gates),
+    ``pass`` or ``fail``."""
     if not outcomes:
         return "none"
-    return "FAILED" if any(o.failed for o in outcomes) else "ok"
+    return "fail" if any(o.failed for o in outcomes) else "pass"
 
 
 def _value(v: Any) -> str:

@@ -107,7 +107,7 @@ class ConcentrationReport(ToDict):
             "events": list(self.events),
             "group_by": self.group_by,
             "definitions": dict(DEFINITIONS),
-            "rows": [r.to_dict() for r in self.rows],
+            "results": [r.to_dict() for r in self.rows],
         }
 
 
