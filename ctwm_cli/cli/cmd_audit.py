@@ -18,7 +18,9 @@ from .options import (
     TRACES_HELP, DetailsOpt, FailOnOpt, Format, JobsOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
     SeedOpt, at_most, read_flags, output_flags, trace_labels,
 )
-from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import (
+    announce_seed, check_output_path, check_outputs, conclude, count_line, emit, fmt_num, message, progress_bar,
+)
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
 CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
@@ -174,7 +176,9 @@ def audit(
     checks = _checks(results, rows, gates, expect, expect_rule)
     payload = {"results": [r.to_dict() for r in results]}
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details)
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details,
+         headline=count_line("groups" if group_by else "traces", [r.get("verdict") for r in rows]) if len(rows) > 1
+         else None)
     conclude("audit", checks, junit)
 
 

@@ -38,7 +38,9 @@ from rich.text import Text
 
 from ..errors import EXIT_CHECK_FAILED, CheckFailed, CtwmError, InputError, UsageError
 from .options import Format, JunitOpt, output_flags
-from .output import check_output_path, check_outputs, checks_table, emit, message, stdout_console, write_atomic
+from .output import (
+    check_output_path, check_outputs, checks_table, emit, message, show, stdout_console, write_atomic,
+)
 from ..inert import visible
 from .reporters import junit_xml
 
@@ -285,7 +287,7 @@ def check(
     if fmt is Format.table:
         _table(rows)
         if all_checks:
-            stdout_console().print(checks_table(all_checks))
+            show(stdout_console(), checks_table(all_checks))
     else:
         # no subject_field: an entry's outcomes are named "entry / subject", and its row already counts them
         emit("check", payload, rows, fmt, checks=all_checks)
@@ -311,7 +313,7 @@ def _table(rows: list[dict[str, Any]]) -> None:
         style = "green" if r["status"] == "pass" else "bold red"
         t.add_row(Text(visible(r["check"])), r["command"], str(r["checks"]), str(r["failed"]),
                   Text(r["status"], style=style))
-    stdout_console().print(t)
+    show(stdout_console(), t)
 
 
 def register(app: typer.Typer) -> None:

@@ -92,8 +92,19 @@ def concentration(
     checks = [c for row, label in zip(rows, labels, strict=True) for c in evaluate_checks(gates, row, subject=label)]
     variant = SigmaVariant(sigma).value
     emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report, variant)], checks=checks,
-         subjects=labels, summary_fields=("source", "group", *CONCENTRATION_METRICS[:6]), details=True)
+         subjects=labels, summary_fields=("source", "group", *CONCENTRATION_METRICS[:6]), details=True,
+         headline=_spread(report) if len(rows) > 1 else None)
     conclude("concentration", checks, junit)
+
+
+def _spread(report) -> str:
+    """``"54 groups: Gini 0.41 to 0.83 (median 0.62)"``, before the rows."""
+    ginis = sorted(r.gini for r in report.rows if r.gini is not None and math.isfinite(r.gini))
+    noun = "groups" if report.group_by else "traces"
+    if not ginis:
+        return f"{len(report.rows):,} {noun}: no Gini defined"
+    return (f"{len(report.rows):,} {noun}: Gini {fmt_num(ginis[0])} to {fmt_num(ginis[-1])} "
+            f"(median {fmt_num(ginis[len(ginis) // 2])})")
 
 
 def _concentration_table(report, sigma: str = "log") -> Table:
