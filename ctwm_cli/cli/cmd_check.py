@@ -271,7 +271,9 @@ def check(
     junit_path = check_output_path(junit, "--junit-xml")
     rows, suites, all_checks, worst = [], [], [], 0
     for name, argv, _files in runs:
+        started = time.perf_counter()
         code, outcomes, last = _run(name, argv, base)
+        seconds = time.perf_counter() - started
         if code not in (0, EXIT_CHECK_FAILED):
             worst = max(worst, code)
             message(f"ctwm check: {name}: exit {code}: {last}")
@@ -279,7 +281,7 @@ def check(
         status = "pass" if code == 0 else ("fail" if code == EXIT_CHECK_FAILED else f"error (exit {code})")
         rows.append({"check": name, "command": argv[0], "checks": len(outcomes), "failed": failed, "exit_code": code,
                      "status": status, "error": last if code not in (0, EXIT_CHECK_FAILED) else None})
-        suites.append((f"ctwm check: {name}", outcomes, rows[-1]["error"]))
+        suites.append((f"ctwm check: {name}", outcomes, rows[-1]["error"], seconds))
         all_checks += outcomes
     if junit_path is not None:
         write_atomic(junit_path, junit_xml(suites))

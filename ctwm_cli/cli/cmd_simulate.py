@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from ..errors import UsageError
 from ..plots import check_plot_path
@@ -280,6 +281,10 @@ def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     tables: list[Any] = [head, t, a]
     if res.allocation is not None and len(res.rows) > 1:
         tables.append(_checks_table(res.allocation))
+    if res.max_list_length is not None and res.max_list_length <= res.core and len(res.rows) > 1:
+        tables.append(Text(f"note: every step lists at most {res.max_list_length} items, no more than the core "
+                           f"K = {res.core}: every listed item gets a core position whatever τ, so the rows per τ "
+                           "are identical; a smaller -K/--core makes τ matter"))
     emit("simulate", {"mode": "trace", **res.to_dict()}, rows, fmt, tables=tables, checks=checks)
 
 

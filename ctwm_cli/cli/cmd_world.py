@@ -253,11 +253,15 @@ def grid(
                        overwrite=overwrite, resume=resume, progress=progress)
     rows = [c.to_dict() for c in res.cells]
     t = Table(title=f"world grid -> {res.out} ({len(rows)} cells; manifest {res.manifest})", title_justify="left")
-    for col in ("family", "size", "seed", "rows", "gini"):
-        t.add_column(col, justify="left" if col == "family" else "right")
+    for col in ("family", "size", "seed", "rows", "gini", *(("cell",) if resume else ())):
+        t.add_column(col, justify="left" if col in ("family", "cell") else "right")
     for c in res.cells:
-        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini))
-    emit("world grid", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini),
+                  *(("kept" if c.reused else "run",) if resume else ()))
+    kept = sum(c.reused for c in res.cells)
+    headline = (f"resume: {kept:,} of {len(res.cells):,} cells kept (file SHA-256 matched the manifest), "
+                f"{len(res.cells) - kept:,} run") if resume else None
+    emit("world grid", res.to_dict(), rows, fmt, seed=seed, tables=[t], headline=headline)
     message(f"time: {res.seconds:.1f} s")  # stderr only: results hold no wall-clock values
 
 

@@ -36,6 +36,9 @@ from .reporters import check_status, failure_text, github_annotations, junit_xml
 if TYPE_CHECKING:
     from ..gates import CheckOutcome
 
+#: when this module was loaded: the start of the command, for JUnit's times
+STARTED = time.perf_counter()
+
 #: Console width when stdout is not a terminal and ``COLUMNS`` is unset (Rich's own default): piped
 #: tables stay readable in a log (issue 24 found 210-column lines), and :func:`fit` keeps every number whole.
 PIPE_WIDTH = 80
@@ -373,7 +376,7 @@ def checks_table(checks: Sequence[CheckOutcome]) -> Table:
 def conclude(command: str, checks: Sequence[CheckOutcome], junit: Path | None = None) -> None:
     """After the result is printed: write JUnit XML if asked, then exit 1 (CheckFailed) if any check failed."""
     if junit is not None:
-        write_atomic(junit, junit_xml([(f"ctwm {command}", checks, None)]))
+        write_atomic(junit, junit_xml([(f"ctwm {command}", checks, None, time.perf_counter() - STARTED)]))
     failed = [c for c in checks if c.failed]
     if failed:
         shown = "; ".join(f"{c.subject}: {failure_text(c)}" for c in failed[:3])
