@@ -60,6 +60,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import UsageError
+from ..labels import subject_label
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces.objects import MemoryObjects, read_objects
@@ -177,12 +178,12 @@ class HealthReport(ToDict):
         return d
 
     def with_checks(self, checks: Sequence[Check]) -> HealthReport:
-        """Gate outcomes of the pooled report, then of each scope's (subject ``SOURCE [user=alice]``)."""
+        """Gate outcomes of the pooled report, then of each scope's (subject ``SOURCE[user=alice]``)."""
         needs = dict.fromkeys(BUDGET_METRICS, "budget") if self.context.budget is None else {}
         out = list(evaluate_checks(checks, self.metrics, subject=self.source, needs=needs))
         for g in self.groups:
-            out += evaluate_checks(checks, g.report.metrics, subject=f"{self.source} [{self.group_by}={g.group}]",
-                                   needs=needs)
+            scope = subject_label(self.source, f"{self.group_by}={g.group}")
+            out += evaluate_checks(checks, g.report.metrics, subject=scope, needs=needs)
         return dataclasses.replace(self, checks=tuple(out))
 
 
