@@ -59,7 +59,8 @@ def xmin_path(
     t = Table(title=f"Appendix D: α̂ and x_min across τ ({res.replicates} traces of {res.n_events:,} accesses over "
                     f"{res.n_items:,} items per τ)", title_justify="left",
               caption=f"Spearman(α̂, x_min) over all runs: {fmt_num(res.alpha_xmin_spearman, 3)}; mean α̂ monotone in "
-                      f"τ: {res.alpha_monotone}; Gini monotone: {res.gini_monotone}. α̂ is confirmatory only.",
+                      f"τ: {fmt_num(res.alpha_monotone)}; Gini monotone: {fmt_num(res.gini_monotone)}. "
+                      "α̂ is confirmatory only.",
               caption_justify="left")
     for col in ("τ", "1 + 1/τ", "α̂ mean", "α̂ sd", "x_min median", "x_min range", "fits", "Gini"):
         t.add_column(col, justify="right")
