@@ -98,7 +98,7 @@ def work(name: str, path: str, memory_limit: str | None) -> dict:
         t0 = time.perf_counter()
         if name == "ctwm-aggregate":
             scan = scan_trace(open_trace(path, engine=engine), stats=False)
-            n_items, n_events = scan.distinct_items, sum(scan.events.values())
+            n_items, n_events = scan.n_items, sum(scan.events.values())
         else:
             (counts,) = read_counts([path], ReadOptions(engine=engine))
             n_items, n_events = counts.n_items, counts.n_events

@@ -99,7 +99,7 @@ class AuditResults(ToDict):
         raise KeyError(f"no audit labelled {key!r} and no group {key!r} (labels: {known})")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "audits": [a.to_dict() for a in self.audits]}
+        return {"seed": self.seed, "results": [a.to_dict() for a in self.audits]}
 
     def frame_rows(self) -> list[dict[str, Any]]:
         """One row per audit: its group value first, then :meth:`AuditResult.summary_row`."""

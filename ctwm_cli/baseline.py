@@ -43,7 +43,9 @@ import numpy as np
 from .diagnostics.measures import concentration
 from .checks import check_range
 from .errors import InputError, UsageError
+from .intervals import ConfidenceInterval
 from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
+from .labels import subject_label
 from .results import ToDict, result
 from .tail.powerlaw import Histogram, fit_power_law
 
@@ -56,10 +58,11 @@ HEADLINES: dict[str, dict[str, str]] = {
                                      "sigma_top10", "singleton_fraction")},
     "psd": {k: k for k in ("beta", "beta_se", "r2", "n_steps")},
 }
-#: where the subjects of each command's JSON sit, and the field that labels them
+#: where the subjects of each command's JSON sit, and the fields that name them: (source, group), joined as
+#: ``source[group]`` (:func:`ctwm_cli.labels.subject_label`), the name every command prints (issue 24)
 SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "audit": ("audits", ("label",)),
-    "concentration": ("rows", ("source", "group")),
+    "audit": ("results", ("label",)),
+    "concentration": ("results", ("source", "group")),
     "psd": (None, ("source", "run")),
 }
 TRACE_METRICS = ("gini", "top10_share", "alpha")
@@ -88,8 +91,7 @@ class Change(ToDict):
     base: float | None
     head: float | None
     change: float | None
-    ci_low: float | None = None  # bootstrap interval of the change (traces only)
-    ci_high: float | None = None
+    confidence_interval: ConfidenceInterval | None = None  # bootstrap interval of the change (traces only)
     tolerance: float | None = None
     regression: bool = False
     pvalue: float | None = None  # traces: permutation p-value of "no change" (None for saved results)
@@ -123,8 +125,8 @@ def _subjects(doc: Mapping[str, Any], command: str) -> dict[str, Mapping[str, An
     items = doc.get(key, []) if key else [doc]
     out = {}
     for item in items:
-        parts = [str(item.get(f)) for f in label_fields if item.get(f) not in (None, "")]
-        out[" ".join(parts) or "result"] = item
+        source, *group = (item.get(f) for f in label_fields)
+        out[subject_label(None if source is None else str(source), group[0] if group else None)] = item
     return out
 
 
@@ -138,17 +140,33 @@ def check_tolerances(tolerances: Mapping[str, float], metrics: Sequence[str]) ->
             raise UsageError(f"tolerance {name}={tol}: must be a finite number >= 0")
 
 
-def _outcome(c: Change) -> CheckOutcome:
-    check = f"|Δ{c.metric}|<={c.tolerance:g}"
-    common = {"subject": c.subject, "check": check, "metric": f"Δ{c.metric}", "op": ">", "threshold": c.tolerance}
+def _outcome(c: Change, level: float | None = None) -> CheckOutcome:
+    """A tolerance as a gate. The check names what was compared, so a row cannot read as a contradiction
+    (issue 24: "|Δgini|<=0.02 ... pass ... observed 0.03865" for two traces, where the gate is a test, not
+    |Δ| against the allowance): saved results compare |Δ| with the allowance; two traces ask whether the
+    change is *shown* beyond it (permutation test at 1 - ``level`` and the whole interval outside ±allowance)."""
+    tol = c.tolerance
+    if c.pvalue is None:
+        check = f"|Δ{c.metric}| within {tol:g}"
+    else:
+        check = (f"Δ{c.metric} not shown beyond ±{tol:g}" if tol else f"Δ{c.metric} not shown to differ from 0")
+    common = {"subject": c.subject, "check": check, "metric": f"Δ{c.metric}", "op": ">", "threshold": tol}
     if c.change is None:
         return CheckOutcome(**common, observed=None, status=NOT_AVAILABLE, failed=True,
                             note=f"{c.metric} missing in base or head")
-    interval = f", CI [{c.ci_low:+.6g}, {c.ci_high:+.6g}]" if c.ci_low is not None else ""
-    if c.pvalue is not None:
-        interval += f", permutation p = {c.pvalue:.4g}" + (
-            "" if c.ci_low is not None else ", interval not formed: every replicate agrees")
-    note = f"{c.metric}: {c.base:.6g} -> {c.head:.6g} (change {c.change:+.6g}{interval})"
+    moved = f"{c.metric} {c.base:.6g} -> {c.head:.6g}: Δ {c.change:+.6g}"
+    if c.pvalue is None:
+        note = f"{moved}, |Δ| {abs(c.change):.6g} {'>' if c.regression else '<='} allowance {tol:g}"
+    else:
+        alpha = 1 - (level if level is not None else 0.95)
+        test = f"permutation p {c.pvalue:.4g} {'<=' if c.pvalue <= alpha else '>'} {alpha:g}"
+        ci = c.confidence_interval
+        if ci is None:
+            where = "interval not formed: every replicate agrees"
+        else:
+            side = ("outside" if ci.low > tol or ci.high < -tol else "overlaps")
+            where = f"{ci.level:.0%} interval [{ci.low:+.6g}, {ci.high:+.6g}] {side} ±{tol:g}"
+        note = f"{moved}; {test}; {where}"
     return CheckOutcome(**common, observed=c.change, status=FAIL if c.regression else PASS, failed=c.regression,
                         note=note)
 
@@ -163,6 +181,9 @@ def diff_results(base: Mapping[str, Any], head: Mapping[str, Any], *, tolerances
     tolerances = dict(tolerances or {})
     check_tolerances(tolerances, list(HEADLINES[command]))
     b, h = _subjects(base, command), _subjects(head, command)
+    if b and h and not set(b) & set(h):
+        raise InputError(f"nothing to compare: no {command} result of base ({_names(b)}) is named as one of head "
+                         f"({_names(h)}); name them alike with labels", params=("labels",))
     changes = []
     for subject in [s for s in b if s in h] + [s for s in h if s not in b] + [s for s in b if s not in h]:
         for metric, path in HEADLINES[command].items():
@@ -223,8 +244,10 @@ def diff_counts(
         beyond = tol is not None and (tol == 0 or (lo is not None and (lo > tol or hi < -tol)))
         regression = tol is not None and (not math.isfinite(ch) or (changed and beyond))
         changes.append(Change(subject=subject, metric=m, base=_num(b0[m]), head=_num(h0[m]), change=_num(ch),
-                              ci_low=lo, ci_high=hi, tolerance=tol, regression=regression, pvalue=_num(p)))
-    checks = tuple(_outcome(c) for c in changes if c.tolerance is not None)
+                              confidence_interval=None if lo is None else ConfidenceInterval(
+                                  low=lo, high=hi, level=level),
+                              tolerance=tol, regression=regression, pvalue=_num(p)))
+    checks = tuple(_outcome(c, level) for c in changes if c.tolerance is not None)
     return Diff(compared="traces", kind="traces", changes=tuple(changes), checks=checks,
                 regressions=sum(c.failed for c in checks), replicates=replicates, level=level, seed=seed)
 
@@ -244,6 +267,12 @@ def _permutation_pvalues(base: np.ndarray, head: np.ndarray, b0: dict, h0: dict,
             # a relative tolerance for ties: identical inputs give T = 0 = T_b up to rounding
             exceed[m] += int(not math.isfinite(t) or t >= observed[m] - 1e-12 * max(1.0, observed[m]))
     return {m: (1 + exceed[m]) / (replicates + 1) if math.isfinite(observed[m]) else math.nan for m in TRACE_METRICS}
+
+
+def _names(subjects: Mapping[str, Any], shown: int = 3) -> str:
+    names = list(subjects)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(repr(n) for n in names[:shown]) + more
 
 
 def _num(x: float) -> float | None:

@@ -9,6 +9,18 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+from .results import ToDict, result
+
+
+@result
+class ConfidenceInterval(ToDict):
+    """The vocabulary's one shape of an interval (README "Vocabulary"): ``{low, high, level}``, ``level`` the
+    confidence level (0.95), never a significance level. A result with no interval formed writes null."""
+
+    low: float
+    high: float
+    level: float
+
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion k/n; ``(nan, nan)`` when n = 0 (nothing observed)."""

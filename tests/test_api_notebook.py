@@ -42,7 +42,7 @@ def events(tmp_path):
 def _cli_audits(run_cli, *args) -> list[dict]:
     res = run_cli(["audit", *args, "--seed", SEED, "--bootstrap", B, "--json"])
     assert res.code == 0, res.err
-    return json.loads(res.out)["audits"]
+    return json.loads(res.out)["results"]
 
 
 def _same(api: dict, cli: dict) -> None:
@@ -81,7 +81,7 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     cli = _cli_audits(run_cli, d, "--item-col", "memory_id", "--group-by", "run")
     res = audit_trace(str(d / "*.parquet"), item_col="memory_id", group_by="run", seed=SEED, bootstrap=B, label=str(d))
     assert isinstance(res, AuditResults) and len(res) == 2
-    assert res.to_dict()["audits"] == cli
+    assert res.to_dict()["results"] == cli
     frame = res.to_frame()
     assert isinstance(frame, pd.DataFrame)
     assert list(frame["label"]) == [f"{d}[r1]", f"{d}[r2]"]
@@ -91,7 +91,7 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     pattern = str(d / "*.parquet")
     cli_glob = _cli_audits(run_cli, pattern, "--item-col", "memory_id", "--group-by", "run")
     api_glob = audit_trace(pattern, item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
-    assert api_glob.to_dict()["audits"] == cli_glob and cli_glob[0]["label"] == f"{pattern}[r1]"
+    assert api_glob.to_dict()["results"] == cli_glob and cli_glob[0]["label"] == f"{pattern}[r1]"
     # a row per audit with the CLI's JSON-lines field names
     rows = [json.loads(line) for line in run_cli(["audit", d, "--item-col", "memory_id", "--group-by", "run",
                                                    "--seed", SEED, "-b", B, "--format", "jsonl"]).out.splitlines()]

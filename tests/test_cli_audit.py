@@ -32,7 +32,7 @@ def test_audit_json_carries_seed_and_full_result(run_cli, grouped_trace):
     assert res.code == 0, res.err
     doc = json.loads(res.out)
     assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 1
-    a = doc["audits"][0]
+    a = doc["results"][0]
     assert a["settings"]["seed"] == 5
     assert a["verdict"]["verdict"] in ("tpl-compatible", "lognormal-compatible", "inconclusive")
     assert {c["second"] for c in a["comparisons"]} >= {"lognormal", "exponential", "power_law"}
@@ -51,7 +51,7 @@ def test_expect_mismatch_exits_1_with_reason(run_cli, grouped_trace):
     res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1",
                    "--expect", "lognormal-compatible"])
     doc_verdicts = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--json"]).out
-    verdicts = {a["verdict"]["verdict"] for a in json.loads(doc_verdicts)["audits"]}
+    verdicts = {a["verdict"]["verdict"] for a in json.loads(doc_verdicts)["results"]}
     if verdicts == {"lognormal-compatible"}:
         assert res.code == 0
     else:
@@ -99,14 +99,14 @@ def test_audit_reads_the_shipped_sample_with_no_options(run_cli):
     sample = Path(__file__).resolve().parents[1] / "sample_traces" / "tpl_events.parquet"
     res = run_cli(["audit", sample, "-b", "20", "--seed", "3", "--json"])
     assert res.code == 0, res.err
-    assert json.loads(res.out)["audits"][0]["power_law"]["n_tail"] >= 100
+    assert json.loads(res.out)["results"][0]["power_law"]["n_tail"] >= 100
 
 
 def test_audit_new_options_reach_the_result(run_cli, grouped_trace):
     res = run_cli(["audit", grouped_trace, "--bootstrap", "20", "--seed", "5", "--uncertainty", "30",
                    "--xmin-range", "1:20", "--scan-floor", "20", "--json"])
     assert res.code == 0, res.err
-    a = json.loads(res.out)["audits"][0]
+    a = json.loads(res.out)["results"][0]
     assert a["settings"]["xmin_range"] == [1.0, 20.0] and a["settings"]["scan_floor"] == 20
     assert 1 <= a["power_law"]["xmin"] <= 20
     assert a["uncertainty"]["replicates"] == 30 and "alpha" in a["uncertainty"]["se"]

@@ -35,7 +35,7 @@ def test_json_envelope(run_cli, traces):
     assert doc["command"] == "inspect"
     assert doc["tool"] == "ctwm"
     assert "seed" not in doc  # inspect uses no randomness
-    assert [t["rows"] for t in doc["traces"]] == [len(ROWS), 2]
+    assert [t["n_rows"] for t in doc["results"]] == [len(ROWS), 2]
 
 
 def test_json_shortcut_equals_format_json(run_cli, traces):
@@ -46,7 +46,7 @@ def test_json_shortcut_equals_format_json(run_cli, traces):
 
 
 def test_jsonl_and_csv_parse_back_to_the_json_rows(run_cli, traces):
-    rows = json.loads(_ok(run_cli(["inspect", *traces, "--json"])))["traces"]
+    rows = json.loads(_ok(run_cli(["inspect", *traces, "--json"])))["results"]
     lines = _ok(run_cli(["inspect", *traces, "--format", "jsonl"])).splitlines()
     # JSON lines: the JSON rows' fields, plus schema_version and seed on every line
     assert [json.loads(line) for line in lines] == [{"schema_version": SCHEMA_VERSION, "seed": None, **r} for r in rows]
@@ -69,8 +69,8 @@ def test_jsonl_and_csv_parse_back_to_the_json_rows(run_cli, traces):
 
 def test_table_output_mentions_the_numbers(run_cli, traces):
     out = _ok(run_cli(["inspect", *traces]))
-    doc = json.loads(_ok(run_cli(["inspect", *traces, "--json"])))["traces"][0]
-    assert f"{doc['rows']:,}" in out  # 4,321
+    doc = json.loads(_ok(run_cli(["inspect", *traces, "--json"])))["results"][0]
+    assert f"{doc['n_rows']:,}" in out  # 4,321
     assert f"{doc['step_max']:,}" in out
     assert f"retrieve: {len(ROWS):,}" in out
     assert "counts table" in out and "events table" in out

@@ -77,7 +77,7 @@ def zipf_counts(tmp_path_factory):
 
 def test_audit_gates_read_the_json_numbers(run_cli, zipf_counts):
     path, _ = zipf_counts
-    doc = json.loads(run_cli(["audit", path, "-b", "0", "--seed", "1", "--json"]).out)["audits"][0]
+    doc = json.loads(run_cli(["audit", path, "-b", "0", "--seed", "1", "--json"]).out)["results"][0]
     alpha, gini = doc["power_law"]["alpha"], doc["concentration"]["gini"]
     # thresholds on either side of the observed value: one gate holds, the other does not
     res = run_cli(["audit", path, "-b", "0", "--seed", "1", "--fail-on", f"alpha>{alpha - 0.01}",
@@ -106,7 +106,7 @@ def test_unknown_metric_suggests_the_closest(run_cli, zipf_counts):
 
 def test_concentration_gate(run_cli, zipf_counts):
     path, _ = zipf_counts
-    gini = json.loads(run_cli(["concentration", path, "--json"]).out)["rows"][0]["gini"]
+    gini = json.loads(run_cli(["concentration", path, "--json"]).out)["results"][0]["gini"]
     assert run_cli(["concentration", path, "--fail-on", f"gini>{gini - 1e-6}"]).code == 1
     assert run_cli(["concentration", path, "--fail-on", f"gini>{gini + 1e-6}"]).code == 0
     assert run_cli(["concentration", path, "--fail-on", "beta>1"]).code == 2  # a psd metric, not a concentration one

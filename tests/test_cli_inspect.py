@@ -30,13 +30,13 @@ def jsonl(path, rows):
 def inspect_json(run_cli, *args):
     res = run_cli(["inspect", *args, "--json"])
     assert res.code == 0, res.err
-    return json.loads(res.out)["traces"]
+    return json.loads(res.out)["results"]
 
 
 def test_inspect_reports_trace(tmp_path, run_cli):
     (doc,) = inspect_json(run_cli, jsonl(tmp_path / "t.jsonl", ROWS))
-    assert doc["rows"] == 5
-    assert doc["distinct_items"] == 3
+    assert doc["n_rows"] == 5
+    assert doc["n_items"] == 3
     assert doc["runs"] == 2
     assert doc["events"] == {"retrieve": 3, "inject": 1, "write": 1}
     assert (doc["step_min"], doc["step_max"]) == (0, 7)
@@ -60,7 +60,7 @@ def test_inspect_remapped_columns(tmp_path, run_cli):
     path = jsonl(tmp_path / "remap.jsonl", rows)
     (doc,) = inspect_json(run_cli, path, "--item-col", "memory_id", "--step-col", "agent_step")
     assert doc["mapping"] == {"item": "memory_id", "step": "agent_step"}
-    assert doc["distinct_items"] == 3
+    assert doc["n_items"] == 3
     assert (doc["step_min"], doc["step_max"]) == (10, 18)
     (doc,) = inspect_json(run_cli, path, "--col", "item=memory_id", "--col", "step=agent_step")
     assert doc["mapping"] == {"item": "memory_id", "step": "agent_step"}
@@ -71,7 +71,7 @@ def test_inspect_hive_dataset(tmp_path, run_cli):
                         partition_cols=["run"])
     (doc,) = inspect_json(run_cli, tmp_path / "ds")
     assert doc["format"] == "parquet-dataset"
-    assert (doc["rows"], doc["distinct_items"], doc["runs"]) == (4, 3, 3)
+    assert (doc["n_rows"], doc["n_items"], doc["runs"]) == (4, 3, 3)
 
 
 def test_inspect_table_output(tmp_path, run_cli):
@@ -192,4 +192,4 @@ def test_gzip_jsonl_via_cli(tmp_path, run_cli):
     path = tmp_path / "t.jsonl.gz"
     path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in ROWS).encode()))
     (doc,) = inspect_json(run_cli, path)
-    assert (doc["rows"], doc["distinct_items"]) == (5, 3)
+    assert (doc["n_rows"], doc["n_items"]) == (5, 3)

@@ -34,7 +34,7 @@ def grouped(tmp_path_factory):
 def _audit_json(run_cli, path):
     res = run_cli(["audit", path, "--group-by", "run", "-b", "0", "--seed", "5", "--json"])
     assert res.code == 0, res.err
-    return json.loads(res.out)["audits"]
+    return json.loads(res.out)["results"]
 
 
 def test_junit_carries_observed_value_and_threshold(run_cli, grouped, tmp_path):
@@ -113,7 +113,7 @@ def test_ctwm_check_runs_the_config_and_junit_parses(run_cli, grouped, tmp_path)
                           text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [(e["command"], e["status"]) for e in doc["entries"]] == [("audit", "FAILED"), ("concentration", "ok")]
+    assert [(e["command"], e["status"]) for e in doc["entries"]] == [("audit", "fail"), ("concentration", "pass")]
     assert sum(c["failed"] for c in doc["checks"]) == 1
     suite = junitparser.JUnitXml.fromfile(str(data / "junit.xml"))
     assert (suite.tests, suite.failures, suite.errors) == (3 * 2 + 3, 1, 0)

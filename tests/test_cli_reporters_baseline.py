@@ -40,11 +40,11 @@ def test_identical_results_change_nothing(run_cli, saved):
 
 def test_a_change_beyond_tolerance_is_a_regression(run_cli, saved, tmp_path):
     doc = json.loads(saved.read_text())
-    doc["audits"][0]["concentration"]["gini"] += 0.05
+    doc["results"][0]["concentration"]["gini"] += 0.05
     head = tmp_path / "head.json"
     head.write_text(json.dumps(doc))
     res = run_cli(["diff", saved, head, "--tol", "gini=0.02"])
-    assert res.code == 1 and "|Δgini|<=0.02 failed: observed 0.05" in res.err
+    assert res.code == 1 and "|Δgini| within 0.02 failed: observed 0.05" in res.err
     assert run_cli(["diff", saved, head, "--tol", "gini=0.06"]).code == 0
     assert run_cli(["diff", saved, head]).code == 0  # reported, not gated
 
@@ -66,9 +66,9 @@ def test_trace_change_equals_the_statistics_and_its_interval_covers_it(run_cli, 
     res = diff_counts(base, head, replicates=60, seed=3)
     g = next(c for c in res.changes if c.metric == "gini")
     assert g.change == pytest.approx(gini(head) - gini(base))  # the point estimate is the plain difference
-    assert g.ci_low < g.change < g.ci_high
+    assert g.confidence_interval.low < g.change < g.confidence_interval.high
     a = next(c for c in res.changes if c.metric == "alpha")
-    assert a.change < 0 and a.ci_high < 0  # α of a heavier tail is smaller, and the interval says so
+    assert a.change < 0 and a.confidence_interval.high < 0  # α of a heavier tail is smaller, and the interval says so
     again = diff_counts(base, head, replicates=60, seed=3)
     assert again.to_dict() == res.to_dict()  # seeded
 
@@ -97,7 +97,7 @@ def test_identical_and_degenerate_traces_never_fail(run_cli, tmp_path):
     flat = _write(tmp_path / "flat.parquet", np.full(400, 7))
     res = run_cli(["diff", flat, flat, "--tol", "gini=0", "--tol", "top10_share=0", "-b", "30", "--seed", "2"])
     assert res.code == 0, res.out
-    assert "REGRESSION" not in res.out and "not formed: every replicate agrees" in res.out
+    assert " fail " not in res.out and "FAIL" not in res.out and "not formed: every replicate agrees" in res.out
     rng = np.random.default_rng(1)
     x = rng.zipf(1.8, 3000)
     same = diff_counts(x, x.copy(), tolerances={"gini": 0.0, "top10_share": 0.0, "alpha": 0.0}, replicates=30, seed=4)
@@ -125,3 +125,66 @@ def test_trace_diff_cli_detects_a_real_shift(run_cli, tmp_path):
     assert doc["seed"] == 1 and doc["kind"] == "traces" and doc["regressions"] == 1
     with pytest.raises(UsageError, match="replicates"):
         diff_counts(np.arange(1, 10), np.arange(1, 10), replicates=1)
+
+
+def test_results_pair_by_identity_not_by_spelling(run_cli, tmp_path, monkeypatch):
+    """``x.parquet`` and ``./x.parquet`` (and ``sub/../x.parquet``) are one trace: their results pair up;
+    issue 24 found every row "–" and exit 1 with no word that nothing matched."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(3)
+    _write(tmp_path / "x.parquet", rng.zipf(2.0, 2000))
+    (tmp_path / "sub").mkdir()
+    docs = []
+    for i, spelling in enumerate(["x.parquet", "./x.parquet", "sub/../x.parquet", str(tmp_path / "x.parquet")]):
+        out = tmp_path / f"r{i}.json"
+        out.write_text(run_cli(["concentration", spelling, "--json"]).out)
+        docs.append(out)
+        assert json.loads(out.read_text())["results"][0]["source"] == "x.parquet"
+    res = run_cli(["diff", docs[0], docs[1], "--tol", "gini=0", "--json"])
+    assert res.code == 0, res.err
+    changes = json.loads(res.out)["changes"]
+    assert changes and all(c["subject"] == "x.parquet" and c["change"] == 0 for c in changes)
+
+
+def test_label_sets_the_identity_and_a_diff_that_matches_nothing_exits_3(run_cli, tmp_path):
+    rng = np.random.default_rng(3)
+    a = _write(tmp_path / "a.parquet", rng.zipf(2.0, 2000))
+    b = _write(tmp_path / "b.parquet", rng.zipf(2.0, 2000))
+    for cmd in (["audit", "-b", "0", "--seed", "1"], ["concentration"]):
+        base, head = tmp_path / "base.json", tmp_path / "head.json"
+        base.write_text(run_cli([*cmd, a, "--label", "main", "--json"]).out)
+        head.write_text(run_cli([*cmd, b, "--json"]).out)
+        res = run_cli(["diff", base, head, "--tol", "gini=0.5"])
+        assert res.code == 3 and res.err.count("\n") == 1, res.err
+        assert "nothing to compare" in res.err and "'main'" in res.err and "--label" in res.err
+        head.write_text(run_cli([*cmd, b, "--label", "main", "--json"]).out)
+        res = run_cli(["diff", base, head, "--tol", "gini=0.5", "--json"])
+        assert res.code == 0, res.err
+        assert {c["subject"] for c in json.loads(res.out)["changes"]} == {"main"}
+    psd = run_cli(["psd", "sample_traces/world_semantic/trace.parquet", "--label", "sem", "--json"])
+    assert json.loads(psd.out)["source"] == "sem"
+    res = run_cli(["concentration", a, b, "--label", "only-one"])
+    assert res.code == 2 and "--label given 1 time(s) for 2 trace(s)" in res.err
+    grouped = tmp_path / "g.parquet"
+    pq.write_table(pa.table({"item": ["m1", "m2", "m1"], "run": ["r1", "r1", "r2"]}), grouped)
+    rows = json.loads(run_cli(["concentration", grouped, "--group-by", "run", "--label", "G", "--json"]).out)["results"]
+    assert [(r["source"], r["group"]) for r in rows] == [("G", "r1"), ("G", "r2")]
+
+
+def test_a_passing_trace_gate_says_what_was_compared(run_cli, tmp_path):
+    """A change larger than the allowance that the test does not show beyond it passes; the row must say
+    so (Δ, the interval against ±allowance, the p-value against its level), not "|Δ|<=tol ... pass ... observed
+    0.0386" (issue 24)."""
+    rng = np.random.default_rng(11)
+    base, head = rng.zipf(2.0, 300), rng.zipf(2.0, 300)
+    res = diff_counts(base, head, tolerances={"gini": 0.001}, replicates=30, seed=2)
+    (gate,) = res.checks
+    c = next(c for c in res.changes if c.metric == "gini")
+    assert abs(c.change) > 0.001 and not c.regression, c  # the case the issue met: |Δ| above tol, and pass
+    assert gate.check == "Δgini not shown beyond ±0.001" and gate.status == "pass"
+    assert f"Δ {c.change:+.6g}" in gate.note and "interval" in gate.note and "±0.001" in gate.note
+    assert ("overlaps" in gate.note) or ("> 0.05" in gate.note)
+    saved = diff_results({"command": "concentration", "results": [{"source": "t", "gini": 0.5}]},
+                         {"command": "concentration", "results": [{"source": "t", "gini": 0.51}]},
+                         tolerances={"gini": 0.02})
+    assert saved.checks[0].check == "|Δgini| within 0.02" and "<= allowance 0.02" in saved.checks[0].note

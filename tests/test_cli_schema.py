@@ -106,9 +106,9 @@ def test_the_schema_can_fail(run_cli, counts):
     assert validator.is_valid(doc)
     for broken in (
         {**doc, "command": "psd"},
-        {k: v for k, v in doc.items() if k != "audits"},
-        {**doc, "audits": [{**doc["audits"][0], "n": "many"}]},
-        {**doc, "audits": [{**doc["audits"][0], "verdict": {**doc["audits"][0]["verdict"], "verdict": 3}}]},
+        {k: v for k, v in doc.items() if k != "results"},
+        {**doc, "results": [{**doc["results"][0], "n": "many"}]},
+        {**doc, "results": [{**doc["results"][0], "verdict": {**doc["results"][0]["verdict"], "verdict": 3}}]},
     ):
         assert not validator.is_valid(broken)
 
@@ -126,7 +126,7 @@ def test_jsonl_and_csv_use_the_json_row_names(run_cli, counts):
     assert [(row["schema_version"], row["seed"]) for row in lines] == [(1, 4), (1, 4)]
     header = next(csv.reader(io.StringIO(run_cli([*base, "--format", "csv"]).out)))
     assert header == [k for k in lines[0] if k not in ("schema_version", "seed")]
-    audits = json.loads(run_cli([*base, "--json"]).out)["audits"]
+    audits = json.loads(run_cli([*base, "--json"]).out)["results"]
     for row, audit in zip(lines, audits, strict=True):
         assert row["label"] == audit["label"] and row["distinct_values"] == audit["distinct_values"]
         assert row["p_gof"] == audit["gof"]["pvalue"] and row["n"] == audit["n"]
@@ -140,7 +140,7 @@ def test_seeded_audit_json_is_byte_identical(run_cli, counts):
 
 def test_concentration_rows_are_the_json_rows(run_cli, counts):
     base = ["concentration", counts, "--group-by", "run"]
-    rows = json.loads(run_cli([*base, "--json"]).out)["rows"]
+    rows = json.loads(run_cli([*base, "--json"]).out)["results"]
     lines = [json.loads(x) for x in run_cli([*base, "--format", "jsonl"]).out.splitlines()]
     assert lines == [{"schema_version": 1, "seed": None, **r} for r in rows]
 

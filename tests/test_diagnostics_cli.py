@@ -37,7 +37,7 @@ def test_concentration_json_table_csv(trace, run_cli):
     doc = json.loads(res.out)
     assert doc["command"] == "concentration" and doc["events"] == ["retrieve"]
     assert "sigma_top10" in doc["definitions"]
-    (row,) = doc["rows"]
+    (row,) = doc["results"]
     ref = concentration(_counts(rows)).to_dict()
     for key in ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
                 "singleton_fraction"):

@@ -75,7 +75,7 @@ def test_every_format_counts_like_a_counter(fmt, tmp_path):
     rows = _rows()
     path = _write(fmt, rows, tmp_path)
     scan = scan_trace(open_trace(path))
-    assert scan.rows == len(rows)
+    assert scan.n_rows == len(rows)
     assert scan.events == dict(Counter(r["event"] for r in rows))
     assert (scan.step_min, scan.step_max) == (0, len(rows) - 1)
     assert scan.runs == len({r["run"] for r in rows})
@@ -100,7 +100,7 @@ def test_where_filters_like_python(fmt, tmp_path):
                    and r["event"] == "retrieve")
     assert dict(zip(got.items.to_pylist(), got.counts.tolist(), strict=True)) == want
     (scan,) = scan_paths([path], read)
-    assert scan.rows == sum(r["run"].startswith("prod-") and r["step"] > 1000 for r in rows)
+    assert scan.n_rows == sum(r["run"].startswith("prod-") and r["step"] > 1000 for r in rows)
 
 
 def test_where_errors_are_usage_errors(tmp_path):
@@ -163,12 +163,12 @@ def test_cli_commands_read_csv_feather_glob_with_where(fmt, tmp_path, run_cli):
     path = str(_write(fmt, rows, tmp_path))
     where = ["--where", "run LIKE 'prod-%'"]
     kept = [r for r in rows if r["run"].startswith("prod-")]
-    (doc,) = _cli_json(run_cli, ["inspect", path, *where, "--json"])["traces"]
-    assert doc["rows"] == len(kept)
+    (doc,) = _cli_json(run_cli, ["inspect", path, *where, "--json"])["results"]
+    assert doc["n_rows"] == len(kept)
     conc = _cli_json(run_cli, ["concentration", path, *where, "--json"])
-    assert conc["rows"][0]["n_events"] == sum(r["event"] == "retrieve" for r in kept)
+    assert conc["results"][0]["n_events"] == sum(r["event"] == "retrieve" for r in kept)
     audit = _cli_json(run_cli, ["audit", path, *where, "--bootstrap", "0", "--seed", "1", "--json"])
-    assert audit["audits"][0]["n"] == len({r["item"] for r in kept if r["event"] == "retrieve"})
+    assert audit["results"][0]["n"] == len({r["item"] for r in kept if r["event"] == "retrieve"})
     health = run_cli(["health", path, *where, "--json"])
     assert health.code == 0, health.err
 

@@ -58,18 +58,18 @@ def bucket(s3_endpoint, monkeypatch):
 
 def test_partitioned_dataset_on_s3(bucket):
     scan = scan_trace(open_trace(f"s3://{bucket}/ds"), group_by="run")
-    assert scan.rows == 7 and scan.format == "parquet-dataset"
+    assert scan.n_rows == 7 and scan.format == "parquet-dataset"
     got = {c.group: dict(zip(c.items.to_pylist(), c.counts.tolist(), strict=True)) for c in item_counts(scan)}
     assert got == {run: dict(Counter(items)) for run, items in ROWS.items()}
 
 
 def test_s3_glob_and_jsonl_errors_name_the_line(bucket):
     scan = scan_trace(open_trace(f"s3://{bucket}/ds/*/*.parquet"))
-    assert scan.rows == 7 and scan.runs == 2
+    assert scan.n_rows == 7 and scan.runs == 2
     with pytest.raises(InputError, match=rf"s3://{bucket}/log\.jsonl: line 3: malformed JSON"):
         scan_trace(open_trace(f"s3://{bucket}/log.jsonl"))
     with pytest.warns(TornLineWarning, match=rf"s3://{bucket}/torn\.jsonl: line 3: incomplete final line"):
-        assert scan_trace(open_trace(f"s3://{bucket}/torn.jsonl")).rows == 2  # a torn last line is named (issue 25)
+        assert scan_trace(open_trace(f"s3://{bucket}/torn.jsonl")).n_rows == 2  # a torn last line is named (issue 25)
     with pytest.raises(InputError, match="no such file or directory"):
         open_trace(f"s3://{bucket}/missing.parquet")
 
@@ -77,5 +77,5 @@ def test_s3_glob_and_jsonl_errors_name_the_line(bucket):
 def test_cli_audit_reads_s3(bucket, run_cli):
     res = run_cli(["inspect", f"s3://{bucket}/ds", "--json"])
     assert res.code == 0, res.err
-    (doc,) = json.loads(res.out)["traces"]
-    assert (doc["rows"], doc["runs"], doc["distinct_items"]) == (7, 2, 4)
+    (doc,) = json.loads(res.out)["results"]
+    assert (doc["n_rows"], doc["runs"], doc["n_items"]) == (7, 2, 4)

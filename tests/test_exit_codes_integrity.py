@@ -74,12 +74,12 @@ def test_s3_with_an_unreachable_endpoint_is_exit_3(s3_env, run_cli):
 
 
 @pytest.mark.parametrize(("doc", "why"), [
-    ({"tool": "ctwm", "command": "concentration", "rows": {"a": 1}}, "whose 'rows' is a dict, not a list"),
-    ({"tool": "ctwm", "command": "concentration", "rows": [1]}, "whose 'rows'[0] is a int, not an object"),
-    ({"tool": "ctwm", "command": "audit", "audits": "x"}, "whose 'audits' is a str, not a list"),
+    ({"tool": "ctwm", "command": "concentration", "results": {"a": 1}}, "whose 'results' is a dict, not a list"),
+    ({"tool": "ctwm", "command": "concentration", "results": [1]}, "whose 'results'[0] is a int, not an object"),
+    ({"tool": "ctwm", "command": "audit", "results": "x"}, "whose 'results' is a str, not a list"),
 ])
 def test_diff_of_a_malformed_saved_result_is_exit_3(tmp_path, run_cli, doc, why):
-    good = {"tool": "ctwm", "command": doc["command"], "rows": [], "audits": []}
+    good = {"tool": "ctwm", "command": doc["command"], "results": []}
     (tmp_path / "base.json").write_text(json.dumps(good))
     (tmp_path / "head.json").write_text(json.dumps(doc))
     res = run_cli(["diff", str(tmp_path / "base.json"), str(tmp_path / "head.json")])

@@ -141,7 +141,7 @@ def test_group_by_user_reads_mem0_session_scopes_and_splits_the_objects(tmp_path
     # a1 was hit at 2 (before its valid_until 3): not stale; b1 was hit at 3, past its valid_until 1: stale
     assert by["alice"].report.retrieval.stale_hits == 0 and by["bob"].report.retrieval.stale_hits == 1
     assert by["alice"].summary.expired_items == 1 and by["bob"].summary.expired_items == 1
-    assert by["alice"].summary.store_size == 1 and by["alice"].summary.rows == 5
+    assert by["alice"].summary.store_size == 1 and by["alice"].summary.n_rows == 5
     assert by["bob"].report.dead_weight.live == 0  # b1 expired
     assert any("1 rows have no 'user'" in n for n in report.notes)
     # the pooled report holds every object: three expired

@@ -47,7 +47,8 @@ def test_context_usage_and_memory_token_share(tmp_path):
     # prompt tokens where known (1200, 2500), else injected memory (0, 30): one of four over 2000
     assert c.steps_over_budget == pytest.approx(0.25)
     no_budget = health_of_trace(write(tmp_path, rows))
-    assert no_budget.metrics["context_usage"] is None and any("--budget" in n for n in no_budget.notes)
+    assert no_budget.metrics["context_usage"] is None and any("no budget given" in n for n in no_budget.notes)
+    assert not any("--" in n for n in no_budget.notes)  # the library names parameters, never flags (issue 24)
 
 
 def test_retrieve_tokens_count_when_there_is_no_inject(tmp_path):

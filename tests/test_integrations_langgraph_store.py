@@ -88,7 +88,7 @@ def test_audit_and_health_report_per_namespace(store_run, run_cli):
     hits = [r for r in store_run["rows"] if r["event"] == "retrieve"]
     res = run_cli(["concentration", trace, "--group-by", "run", "--json"])
     assert res.code == 0, res.err
-    got = {row["group"]: (row["n_items"], row["n_events"]) for row in json.loads(res.out)["rows"]}
+    got = {row["group"]: (row["n_items"], row["n_events"]) for row in json.loads(res.out)["results"]}
     want = {}
     for u in USERS:
         mine = [r["item"] for r in hits if r["run"] == f"memories/{u}"]

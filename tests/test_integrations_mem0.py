@@ -179,7 +179,7 @@ def test_import_reads_the_sqlite_history_mem0_wrote(mem0_run, run_cli, tmp_path)
     assert res2.code == 0 and json.loads(res2.out)["events"] == d["events"]
     # the database is read directly by the other commands too
     res3 = run_cli(["inspect", db, "--json"])
-    assert res3.code == 0 and json.loads(res3.out)["traces"][0]["distinct_items"] == 30
+    assert res3.code == 0 and json.loads(res3.out)["results"][0]["n_items"] == 30
 
 
 def test_import_names_a_get_all_dump_and_a_foreign_database(mem0_run, run_cli, tmp_path):
@@ -223,13 +223,13 @@ def test_audit_and_concentration_read_the_wrapper_trace(mem0_run, run_cli):
     hits = [r["item"] for r in mem0_run["rows"] if r["event"] == "retrieve"]
     res = run_cli(["concentration", mem0_run["trace"], "--json"])
     assert res.code == 0, res.err
-    row = json.loads(res.out)["rows"][0]
+    row = json.loads(res.out)["results"][0]
     assert (row["n_items"], row["n_events"]) == (len(set(hits)), len(hits))
     res = run_cli(["audit", mem0_run["trace"], "--bootstrap", "19", "--seed", "1", "--json"])
     assert res.code == 0, res.err
-    assert json.loads(res.out)["audits"][0]["n"] == len(set(hits))
+    assert json.loads(res.out)["results"][0]["n"] == len(set(hits))
     res = run_cli(["inspect", mem0_run["trace"], "--json"])
-    assert json.loads(res.out)["traces"][0]["distinct_items"] == 30  # the 80 search rows are not items
+    assert json.loads(res.out)["results"][0]["n_items"] == 30  # the 80 search rows are not items
 
 
 def test_async_memory_and_delete_all(mem0_env, tmp_path):

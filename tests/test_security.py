@@ -321,7 +321,7 @@ traces = ["--where=error((SELECT 1))"]
     proc = _check(repo, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["entries"][0]["status"] == "ok"
+    assert doc["entries"][0]["status"] == "pass"
 
 
 def test_trust_config_lifts_the_confinement(tmp_path, trace, secret_file):

@@ -48,8 +48,8 @@ def test_streaming_matches_pandas_groupby(big_trace):
     assert pa.concat_tables(batches).column("step").to_pylist() == list(range(len(df)))
     scan = scan_trace(open_trace(path, engine=EngineOptions(memory_limit="64MB", threads=2)))
 
-    assert scan.rows == len(df)
-    assert scan.distinct_items == df["item"].nunique()
+    assert scan.n_rows == len(df)
+    assert scan.n_items == df["item"].nunique()
     assert scan.events == df["event"].value_counts().to_dict()
     assert (scan.step_min, scan.step_max) == (0, len(df) - 1)
     assert scan.runs == 4

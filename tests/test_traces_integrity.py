@@ -20,7 +20,7 @@ def _jsonl(path, rows):
 def inspect(run_cli):
     def _inspect(path):
         res = run_cli(["inspect", str(path), "--json"])
-        return res, (json.loads(res.out)["traces"][0] if res.code == 0 else None)
+        return res, (json.loads(res.out)["results"][0] if res.code == 0 else None)
     return _inspect
 
 
@@ -71,7 +71,7 @@ def test_a_torn_final_line_is_named_and_the_complete_lines_read(tmp_path, run_cl
     res = run_cli(["inspect", str(path), "--json"])
     assert res.code == 0
     assert res.err.startswith("ctwm: warning: ") and "torn.jsonl: line 2577: incomplete final line" in res.err
-    assert json.loads(res.out)["traces"][0]["rows"] == 2576
+    assert json.loads(res.out)["results"][0]["n_rows"] == 2576
 
 
 def test_a_malformed_line_that_is_not_last_is_still_refused(tmp_path, run_cli):
@@ -108,7 +108,7 @@ def test_totals_past_2_to_the_63_are_exact(tmp_path, inspect, run_cli):
     assert c.n_events == sum(counts)
     res = run_cli(["concentration", str(path), "--json"])
     assert res.code == 0, res.err
-    assert json.loads(res.out)["rows"][0]["n_events"] == sum(counts)
+    assert json.loads(res.out)["results"][0]["n_events"] == sum(counts)
 
 
 def test_one_items_count_past_2_to_the_63_is_refused(tmp_path, run_cli):

@@ -110,9 +110,9 @@ def test_event_tables_round_trip(fmt, table, tmp_path_factory):
     rows, with_event = table
     path = WRITERS[fmt](rows, with_event, tmp_path_factory.mktemp(fmt.replace(".", "_")))
     scan = scan_trace(open_trace(path))
-    assert scan.rows == len(rows)
+    assert scan.n_rows == len(rows)
     assert scan.kind == "events"
-    assert scan.distinct_items == len({r["item"] for r in rows})
+    assert scan.n_items == len({r["item"] for r in rows})
     assert scan.runs == len({r["run"] for r in rows})
     assert (scan.step_min, scan.step_max) == (min(r["step"] for r in rows), max(r["step"] for r in rows))
     kinds = Counter(r.get("event", "retrieve") for r in rows)
@@ -154,7 +154,7 @@ def test_counts_tables_round_trip(fmt, rows, tmp_path_factory):
         path = write_jsonl(rows, d / f"c.{fmt}")
     scan = scan_trace(open_trace(path))
     assert scan.kind == "counts"
-    assert scan.rows == len(rows)
+    assert scan.n_rows == len(rows)
     want: Counter = Counter()
     for r in rows:
         want[r["item"]] += r["count"]
@@ -171,9 +171,9 @@ def test_stdin_reads_jsonl(run_cli):
     data = "".join(json.dumps(r) + "\n" for r in rows).encode()
     res = run_cli(["inspect", "-", "--json"], stdin=data)
     assert res.code == 0, res.err
-    (doc,) = json.loads(res.out)["traces"]
+    (doc,) = json.loads(res.out)["results"]
     assert doc["source"] == "<stdin>"
-    assert (doc["rows"], doc["distinct_items"], doc["runs"]) == (50, 7, 2)
+    assert (doc["n_rows"], doc["n_items"], doc["runs"]) == (50, 7, 2)
     assert (doc["step_min"], doc["step_max"]) == (0, 49)
 
 
@@ -434,5 +434,5 @@ def test_dataset_directory_ignores_non_parquet_files(tmp_path):
     (tmp_path / "manifest.json").write_text("{}")
     (tmp_path / "README.md").write_text("a run directory")
     scan = scan_trace(open_trace(tmp_path))
-    assert scan.rows == 3 and scan.runs == 1
+    assert scan.n_rows == 3 and scan.runs == 1
     assert sorted(item_counts(scan)[0].counts.tolist()) == [1, 2]

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.labels import identity
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
 from ctwm_cli.traces.mem0 import mem0_history, read_owners
 from ctwm_cli.traces.telemetry import any_value, import_telemetry, mem0_rows, otel_rows, sniff_format
@@ -157,7 +158,7 @@ def test_import_writes_a_parquet_trace_that_reads_back(tmp_path, run_cli):
     res = run_cli(["import", "otel", str(OTEL), "-o", str(out), "--json"])
     assert res.code == 0, res.err
     doc = json.loads(res.out)
-    assert doc["rows"] == len(OTEL_EXPECTED) and doc["tasks"] == 2 and doc["runs"] == 1
+    assert doc["n_rows"] == len(OTEL_EXPECTED) and doc["tasks"] == 2 and doc["runs"] == 1
     table = pq.read_table(out)
     assert _tuples(table.to_pylist()) == OTEL_EXPECTED
     reader = open_trace(out, optional=("task", "outcome"))
@@ -238,7 +239,7 @@ def test_an_agent_log_with_memory_id_and_event_is_not_taken_for_mem0(run_cli):
         from_file = run_cli([cmd, log])
         from_stdin = run_cli([cmd, "-"], stdin=log.read_bytes())
         assert from_file.code == from_stdin.code == 3
-        assert from_file.err == f"ctwm: error: {log}: {want}\n"
+        assert from_file.err == f"ctwm: error: {identity(str(log))}: {want}\n"  # the name results carry
         assert from_stdin.err == f"ctwm: error: <stdin>: {want}\n"
     assert sniff_format(log) is None
     ok = run_cli(["inspect", log, "--item-col", "memory_id", "--step-col", "agent_step", "--run-col", "session"])

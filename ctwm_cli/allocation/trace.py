@@ -91,6 +91,7 @@ class TraceSimulation(ToDict):
     core_item_counts: tuple[int, ...]
     steps: int | None
     mean_list_length: float | None
+    max_list_length: int | None  # step mode: the longest ranked list of a step (<= core: τ changes nothing)
     items_ever_core: int | None  # step mode: distinct items at a core position at some step
     rows: tuple[CountsTauRow, ...] | tuple[StepTauRow, ...]
     allocation: TauSweep | None  # counts mode: the sweep of the allocation itself over M = n_items
@@ -108,6 +109,7 @@ class TraceSimulation(ToDict):
             "core_item_counts": list(self.core_item_counts),
             "steps": self.steps,
             "mean_list_length": self.mean_list_length,
+            "max_list_length": self.max_list_length,
             "items_ever_core": self.items_ever_core,
             "rows": [r.to_dict() for r in self.rows],
             "allocation": self.allocation.to_dict() if self.allocation is not None else None,
@@ -161,12 +163,13 @@ def simulate_trace(
                              f"(core must be smaller than the number of items)")
         rows, sweep = _counts_rows(counts.counts, ts, k, b)
         return TraceSimulation(ranking="counts", n_accesses=counts.n_events, steps=None, mean_list_length=None,
-                               items_ever_core=None, rows=rows, allocation=sweep, **common)
+                               max_list_length=None, items_ever_core=None, rows=rows, allocation=sweep, **common)
     lists = _step_lists(open_trace(path, columns), chosen)
     rows, ever_core = _step_rows(lists, ts, k, b)
     return TraceSimulation(
         ranking="step", n_accesses=int(lists["position"].size), steps=int(lists["sizes"].size),
-        mean_list_length=float(lists["sizes"].mean()), items_ever_core=ever_core, rows=rows, allocation=None,
+        mean_list_length=float(lists["sizes"].mean()), max_list_length=int(lists["sizes"].max()),
+        items_ever_core=ever_core, rows=rows, allocation=None,
         **common,
     )
 

@@ -15,10 +15,12 @@ from ..errors import InputError, UsageError
 from ..plots import check_plot_path
 from .choices import Verdict, choice
 from .options import (
-    TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt,
-    at_most, read_flags, resolve_format,
+    TRACES_HELP, DetailsOpt, FailOnOpt, Format, JobsOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
+    SeedOpt, at_most, read_flags, output_flags, trace_labels,
 )
-from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import (
+    announce_seed, check_output_path, check_outputs, conclude, count_line, emit, fmt_num, message, progress_bar,
+)
 
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
 CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
@@ -28,6 +30,7 @@ SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdic
 VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold cyan", "inconclusive": "bold yellow"}
 
 
+@output_flags
 @read_flags(engine=True, scheduler=True)
 def audit(
     traces: Annotated[list[str], typer.Argument(
@@ -104,10 +107,10 @@ def audit(
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
     plot: PlotOpt = None,
+    label: LabelOpt = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Is the per-item access-count distribution heavy-tailed, and of which family?
 
@@ -133,7 +136,6 @@ def audit(
     from ..distributed import check_scheduler, using_scheduler
     from ..traces.paths import read_counts
 
-    fmt = resolve_format(fmt, as_json)
     if bootstrap_old is not None:
         message("warning: -B is deprecated for audit (it means --budget elsewhere); use -b/--bootstrap")
         bootstrap = bootstrap_old
@@ -143,6 +145,7 @@ def audit(
     junit = check_output_path(junit_xml, "--junit-xml")
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
+    labels = trace_labels(label, traces)
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
     scan_range = _parse_range(xmin_range)
@@ -156,7 +159,7 @@ def audit(
     seed = new_seed() if seed is None else seed
     with using_scheduler(opts.scheduler):
         with progress_bar("reading traces") as progress:
-            counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress)
+            counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress, labels=labels)
         announce_seed(seed)
         with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
             results = audit_many(
@@ -171,9 +174,11 @@ def audit(
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
     checks = _checks(results, rows, gates, expect, expect_rule)
-    payload = {"audits": [r.to_dict() for r in results]}
+    payload = {"results": [r.to_dict() for r in results]}
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details)
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details,
+         headline=count_line("groups" if group_by else "traces", [r.get("verdict") for r in rows]) if len(rows) > 1
+         else None)
     conclude("audit", checks, junit)
 
 

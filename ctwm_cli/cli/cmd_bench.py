@@ -13,7 +13,7 @@ from rich.table import Table
 from .choices import GAME_AGENTS as AGENTS
 from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
 from .option_groups import opt, option_group, param
-from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, resolve_format
+from .options import Format, PlotOpt, SeedOpt, at_most, output_flags
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ class BenchOptions:
     bootstrap: int
     level: float
     seed: int | None
-    fmt: Format
-    as_json: bool
 
     def pack(self) -> dict[str, Any]:
         """The packing and bootstrap keywords both library calls take."""
@@ -66,8 +64,6 @@ SHARED = [
         callback=at_most("ci_bootstrap")),
     opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
     param("seed", SeedOpt, None),
-    param("fmt", FormatOpt, Format.table),
-    param("as_json", JsonOpt, False),
 ]
 bench_options = option_group(SHARED, BenchOptions)
 BootOpt = Annotated[int, typer.Option("--bootstrap", callback=at_most("ci_bootstrap"),
@@ -153,6 +149,7 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 
 
 @bench_app.command("longmemeval")
+@output_flags
 @bench_options
 def longmemeval(
     data: Annotated[str, typer.Argument(help="LongMemEval JSON file (the official format: a list of questions).")],
@@ -177,6 +174,7 @@ def longmemeval(
     retries: Annotated[int, typer.Option("--retries", help="Retries per endpoint request on transport errors.")] = 2,
     *,
     opts: BenchOptions,
+    fmt: Format = Format.table,
 ) -> None:
     """Build every question's prompt from its haystack under each memory policy; report prompt tokens,
     evidence recall per question type and the paired token reduction against graph (Table 5 style).
@@ -193,7 +191,6 @@ def longmemeval(
     """
     from ..bench.longmemeval import run_longmemeval
 
-    fmt = resolve_format(opts.fmt, opts.as_json)
     seed = _seed(opts.seed)
     with progress_bar("longmemeval") as progress:
         res = run_longmemeval(data, memories=memory, budget=budget, relax=relax, relax_core=relax_core,
@@ -219,6 +216,7 @@ def _render_tw(res: TextGameResult, fmt: Format, seed: int) -> None:
 
 
 @bench_app.command("textworld")
+@output_flags
 @bench_options
 def textworld(
     games: Annotated[str, typer.Argument(help="A TextWorld/ALFWorld game file (.z8, .json, .tw-pddl) or a directory "
@@ -237,6 +235,7 @@ def textworld(
                                                        "resampled).")] = 5,
     *,
     opts: BenchOptions,
+    fmt: Format = Format.table,
 ) -> None:
     """Play text games once and replay the same actions under Graph Memory and CTWM: prompt tokens per
     step, paired token reduction with a bootstrap CI over games, successes. Needs the optional extra
@@ -249,7 +248,6 @@ def textworld(
     """
     from ..bench.textgames import run_textgames
 
-    fmt = resolve_format(opts.fmt, opts.as_json)
     seed = _seed(opts.seed)
     with progress_bar("textworld") as progress:
         res = run_textgames(games, agent=agent.value, max_steps=max_steps, explore_steps=explore_steps,
@@ -274,6 +272,7 @@ def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
 
 
 @bench_app.command("report")
+@output_flags
 def report(
     inputs: Annotated[list[str] | None, typer.Argument(help="Saved JSON results (bench longmemeval / bench textworld / "
                                                             "replay compare --json), as FILE or LABEL=FILE.")] = None,
@@ -286,8 +285,7 @@ def report(
     bootstrap: BootOpt = 1000,
     seed: SeedOpt = None,
     plot: PlotOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Collect paired CTWM-vs-Graph-Memory comparisons into one table: configuration, token reduction,
     CI, and a parity metric (coverage, recall or accuracy, success).
@@ -300,7 +298,6 @@ def report(
     from ..bench.report import bench_report
     from ..plots import check_plot_path
 
-    fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
     if synthetic:
         seed = _seed(seed)

@@ -37,8 +37,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import EXIT_CHECK_FAILED, CheckFailed, CtwmError, InputError, UsageError
-from .options import Format, FormatOpt, JsonOpt, JunitOpt, resolve_format
-from .output import check_output_path, check_outputs, checks_table, emit, message, stdout_console, write_atomic
+from .options import Format, JunitOpt, output_flags
+from .output import (
+    check_output_path, check_outputs, checks_table, emit, message, show, stdout_console, write_atomic,
+)
 from ..inert import visible
 from .reporters import junit_xml
 
@@ -228,12 +230,12 @@ TrustOpt = Annotated[bool, typer.Option(
     f"(default: confined, as for a config from a pull request; also {TRUST_ENV}=1).")]
 
 
+@output_flags
 def check(
     config: Annotated[str | None, typer.Argument(metavar="[CONFIG]", help="ctwm.toml or pyproject.toml [default: ./ctwm.toml, else ./pyproject.toml].")] = None,  # noqa: E501
     junit: JunitOpt = None,
     trust_config: TrustOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Run every check of a project's ctwm.toml (or [tool.ctwm] in pyproject.toml) and summarise them.
 
@@ -252,7 +254,6 @@ def check(
       ctwm check pyproject.toml --format github
       ctwm check --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    fmt = resolve_format(fmt, as_json)
     path, table = _config(config)
     base = path.parent.resolve()
     confine = _Confine(base, trust_config or os.environ.get(TRUST_ENV) == "1")
@@ -270,15 +271,17 @@ def check(
     junit_path = check_output_path(junit, "--junit-xml")
     rows, suites, all_checks, worst = [], [], [], 0
     for name, argv, _files in runs:
+        started = time.perf_counter()
         code, outcomes, last = _run(name, argv, base)
+        seconds = time.perf_counter() - started
         if code not in (0, EXIT_CHECK_FAILED):
             worst = max(worst, code)
             message(f"ctwm check: {name}: exit {code}: {last}")
         failed = sum(o.failed for o in outcomes)
-        status = "ok" if code == 0 else ("FAILED" if code == EXIT_CHECK_FAILED else f"ERROR (exit {code})")
+        status = "pass" if code == 0 else ("fail" if code == EXIT_CHECK_FAILED else f"error (exit {code})")
         rows.append({"check": name, "command": argv[0], "checks": len(outcomes), "failed": failed, "exit_code": code,
                      "status": status, "error": last if code not in (0, EXIT_CHECK_FAILED) else None})
-        suites.append((f"ctwm check: {name}", outcomes, rows[-1]["error"]))
+        suites.append((f"ctwm check: {name}", outcomes, rows[-1]["error"], seconds))
         all_checks += outcomes
     if junit_path is not None:
         write_atomic(junit_path, junit_xml(suites))
@@ -286,7 +289,7 @@ def check(
     if fmt is Format.table:
         _table(rows)
         if all_checks:
-            stdout_console().print(checks_table(all_checks))
+            show(stdout_console(), checks_table(all_checks))
     else:
         # no subject_field: an entry's outcomes are named "entry / subject", and its row already counts them
         emit("check", payload, rows, fmt, checks=all_checks)
@@ -309,10 +312,10 @@ def _table(rows: list[dict[str, Any]]) -> None:
     for col in ("check", "command", "checks", "failed", "status"):
         t.add_column(col, justify="right" if col in ("checks", "failed") else "left")
     for r in rows:
-        style = "green" if r["status"] == "ok" else "bold red"
+        style = "green" if r["status"] == "pass" else "bold red"
         t.add_row(Text(visible(r["check"])), r["command"], str(r["checks"]), str(r["failed"]),
                   Text(r["status"], style=style))
-    stdout_console().print(t)
+    show(stdout_console(), t)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated
 
@@ -9,11 +10,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..plots import check_plot_path, series_label
+from ..labels import subject_label
+from ..plots import check_plot_path
 from .choices import BETA_BAND, choice
 from .options import (
-    DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt, at_most, read_flags,
-    resolve_format,
+    DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
+    read_flags, output_flags, trace_labels,
 )
 from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -39,6 +41,7 @@ EventOpt = Annotated[
 ]
 
 
+@output_flags
 @read_flags(engine=True)
 def concentration(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACE_HELP)],
@@ -47,13 +50,13 @@ def concentration(
         "--group-by", help="Measure each value of this column separately (e.g. run).")] = None,
     plot: PlotOpt = None,
     sigma: SigmaOpt = "log",
+    label: LabelOpt = None,
     *,
     opts: ReadFlags,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Concentration of per-item access counts: Gini, skewness, max/median, top-10% share, σ_top10, singletons.
 
@@ -71,26 +74,37 @@ def concentration(
     from ..diagnostics import concentration_of_traces
     from ..gates import evaluate_checks, parse_checks
 
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
     with progress_bar("reading traces") as progress:
-        report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress)
+        report = concentration_of_traces(traces, cmap, events=event, group_by=group_by, progress=progress,
+                                         labels=trace_labels(label, traces))
     if plot:
         from ..plots import save_figure
         from ..plots.rank_frequency import plot_concentration
 
         message(f"figure: {save_figure(plot_concentration(report), plot)}")
     rows = [r.to_dict() for r in report.rows]  # the JSON's rows, field for field
-    labels = [series_label(r.source, r.group) for r in report.rows]
+    labels = [subject_label(r.source, r.group) for r in report.rows]
     checks = [c for row, label in zip(rows, labels, strict=True) for c in evaluate_checks(gates, row, subject=label)]
     variant = SigmaVariant(sigma).value
     emit("concentration", report.to_dict(), rows, fmt, tables=[_concentration_table(report, variant)], checks=checks,
-         subjects=labels, summary_fields=("source", "group", *CONCENTRATION_METRICS[:6]), details=True)
+         subjects=labels, summary_fields=("source", "group", *CONCENTRATION_METRICS[:6]), details=True,
+         headline=_spread(report) if len(rows) > 1 else None)
     conclude("concentration", checks, junit)
+
+
+def _spread(report) -> str:
+    """``"54 groups: Gini 0.41 to 0.83 (median 0.62)"``, before the rows."""
+    ginis = sorted(r.gini for r in report.rows if r.gini is not None and math.isfinite(r.gini))
+    noun = "groups" if report.group_by else "traces"
+    if not ginis:
+        return f"{len(report.rows):,} {noun}: no Gini defined"
+    return (f"{len(report.rows):,} {noun}: Gini {fmt_num(ginis[0])} to {fmt_num(ginis[-1])} "
+            f"(median {fmt_num(ginis[len(ginis) // 2])})")
 
 
 def _concentration_table(report, sigma: str = "log") -> Table:
@@ -112,13 +126,14 @@ def _concentration_table(report, sigma: str = "log") -> Table:
         t.add_column(name, justify="left" if name == "trace" else "right")
     for r in report.rows:
         t.add_row(
-            Text(series_label(r.source, r.group)), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
+            Text(subject_label(r.source, r.group)), fmt_num(r.n_items), fmt_num(r.n_events), fmt_num(r.gini),
             fmt_num(r.skewness), fmt_num(r.max_over_median), fmt_num(r.top10_share), fmt_num(getattr(r, first[1])),
             fmt_num(r.sigma_top10_raw), fmt_num(r.singleton_fraction),
         )
     return t
 
 
+@output_flags
 @read_flags()
 def psd(
     trace: Annotated[str, typer.Argument(metavar="TRACE", help=TRACE_HELP + " Needs a step column.")],
@@ -149,12 +164,14 @@ def psd(
         "--run", help="Use only this run (required when the trace holds several).")] = None,
     event: EventOpt = None,
     plot: PlotOpt = None,
+    label: Annotated[str | None, typer.Option(
+        "--label", metavar="NAME", help="Name of the trace in the result (default: its path relative to the working "
+        "directory). ctwm diff pairs results by this name.")] = None,
     *,
     opts: ReadFlags,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """PSD exponent β of a per-step access series: Welch PSD, OLS of log P on log f over a band, β = -slope.
 
@@ -171,7 +188,6 @@ def psd(
     from ..diagnostics.spectrum import parse_band
     from ..gates import evaluate_checks, parse_checks
 
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     gates = parse_checks(fail_on, PSD_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
@@ -184,21 +200,23 @@ def psd(
             trace, cmap, series=series, events=event, run=run, nperseg=nperseg, detrend=Detrend(detrend).value,
             band=band_v, beta_band=beta_v, progress=progress,
         )
+    if label is not None:
+        res = dataclasses.replace(res, source=trace_labels([label], [trace])[0])
     if plot:
         from ..plots import save_figure
         from ..plots.psd import plot_psd
 
         message(f"figure: {save_figure(plot_psd(res), plot)}")
     d = res.to_dict()
-    label = series_label(res.source, res.run)
+    label = subject_label(res.source, res.run)
     checks = list(evaluate_checks(gates, d, subject=label))
-    emit("psd", d, [d], fmt, tables=[_psd_table(res)], checks=checks, subject_field="source")
+    emit("psd", d, [d], fmt, tables=[_psd_table(res)], checks=checks, subjects=[label])
     conclude("psd", checks, junit)
 
 
 def _psd_table(res) -> Table:
     t = Table(
-        title=Text(f"PSD exponent of the '{res.series}' series of {series_label(res.source, res.run)}"),
+        title=Text(f"PSD exponent of the '{res.series}' series of {subject_label(res.source, res.run)}"),
         title_justify="left",
         show_header=False,
     )
@@ -218,6 +236,7 @@ def _psd_table(res) -> Table:
     return t
 
 
+@output_flags
 @read_flags()
 def finite_size(
     traces: Annotated[
@@ -254,8 +273,7 @@ def finite_size(
     sigma: SigmaOpt = "log",
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Finite-size trend (paper Table 1): σ_top10 per system size and its OLS slope against log(size), per family.
 
@@ -271,7 +289,6 @@ def finite_size(
     import numpy as np
 
     from ..diagnostics import finite_size_of_traces
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     check_plot_path(plot)
     if null_draws and seed is None:

@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError, UsageError
-from .options import Format, FormatOpt, JsonOpt, JunitOpt, ReadFlags, SeedOpt, column_flags, resolve_format
+from ..labels import identity
+from .options import Format, JunitOpt, ReadFlags, SeedOpt, column_flags, output_flags
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
 
 
@@ -45,6 +46,7 @@ def _tolerances(specs: list[str] | None) -> dict[str, float]:
     return out
 
 
+@output_flags
 @column_flags
 def diff(
     base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
@@ -57,8 +59,7 @@ def diff(
     *,
     opts: ReadFlags,
     junit_xml: JunitOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Compare a run against a baseline: the change of every headline number, and a regression gate.
 
@@ -78,7 +79,6 @@ def diff(
     from ..tail.audit import new_seed
     from ..traces.paths import read_counts
 
-    fmt = resolve_format(fmt, as_json)
     tolerances = _tolerances(tol)
     junit = check_output_path(junit_xml, "--junit-xml")
     saved = _saved_result(base), _saved_result(head)
@@ -94,7 +94,7 @@ def diff(
             raise InputError("each trace must give one set of counts")
         seed = new_seed() if seed is None else seed
         announce_seed(seed)
-        res = diff_counts(counts[0][0].counts, counts[1][0].counts, subject=f"{base} -> {head}",
+        res = diff_counts(counts[0][0].counts, counts[1][0].counts, subject=f"{identity(base)} -> {identity(head)}",
                           tolerances=tolerances, replicates=bootstrap, level=level, seed=seed)
     rows = [c.to_dict() for c in res.changes]
     emit("diff", res.to_dict(), rows, fmt, seed=res.seed, tables=[_table(res)], checks=list(res.checks),
@@ -103,18 +103,22 @@ def diff(
 
 
 def _table(res) -> Table:
+    traces = res.kind == "traces"
     title = f"ctwm diff ({res.kind}: {res.compared})" + (
-        f", {res.level:.0%} bootstrap intervals, B = {res.replicates}, seed {res.seed}" if res.kind == "traces" else "")
+        f", {res.level:.0%} bootstrap intervals, B = {res.replicates}, seed {res.seed}" if traces else "")
     t = Table(title=Text(title), title_justify="left")
-    for name in ("subject", "metric", "base", "head", "change", "interval", "p (permutation)", "tolerance", "status"):
+    names = ("subject", "metric", "base", "head", "change", *(("interval", "p (permutation)") if traces else ()),
+             "tolerance", "status")
+    for name in names:
         t.add_column(name, justify="left" if name in ("subject", "metric", "status") else "right")
     for c in res.changes:
-        interval = (f"[{fmt_num(c.ci_low)}, {fmt_num(c.ci_high)}]" if c.ci_low is not None
+        ci = c.confidence_interval
+        interval = (f"[{fmt_num(ci.low)}, {fmt_num(ci.high)}]" if ci is not None
                     else "not formed: every replicate agrees" if c.pvalue is not None and c.change is not None else "–")
-        status = "" if c.tolerance is None else ("REGRESSION" if c.regression else "ok")
+        status = "" if c.tolerance is None else ("fail" if c.regression else "pass")
         t.add_row(Text(c.subject), c.metric, fmt_num(c.base), fmt_num(c.head),
-                  "–" if c.change is None else f"{c.change:+.4g}", interval, fmt_num(c.pvalue), fmt_num(c.tolerance),
-                  Text(status, style="bold red" if c.regression else "green"))
+                  "–" if c.change is None else f"{c.change:+.4g}", *((interval, fmt_num(c.pvalue)) if traces else ()),
+                  fmt_num(c.tolerance), Text(status, style="bold red" if c.regression else "green"))
     return t
 
 

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path
-from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
+from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
@@ -106,6 +106,7 @@ Examples:
 """
 
 
+@output_flags
 @read_flags()
 def health(
     trace: Annotated[str, typer.Argument(
@@ -138,10 +139,8 @@ def health(
         "--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
-    fmt = resolve_format(fmt, as_json)
     cmap = opts.read_options()
     from ..gates import parse_checks
     from ..health import METRICS, health_of_trace
@@ -181,7 +180,7 @@ def _scope_table(report) -> Table:
         t.add_column(col, justify="left" if col == report.group_by else "right")
     for g in report.groups:
         s = g.summary
-        t.add_row(Text(s.group), f"{s.rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
+        t.add_row(Text(s.group), f"{s.n_rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
                   fmt_num(s.dead_weight_share), fmt_num(s.stale_hit_share), fmt_num(s.retrieval_hit_rate),
                   f"{s.expired_items:,}")
     return t
@@ -215,10 +214,11 @@ def _tables(report) -> list[Table]:
     t.add_row("stale_hit_share", fmt_num(m["stale_hit_share"]), f"{r.stale_hits:,} of {r.hits:,} "
         f"{r.hit_event or 'hit'} rows ({reasons})")
     t.add_row("failure_attribution", fmt_num(m["failure_attribution"]), f"{f.failures_attributed:,} of "
-        f"{f.failed_tasks:,} failed tasks used a stale or since-revoked entry (share among successful tasks: "
-        f"{fmt_num(f.successes_with_revoked_use)})")
+        f"{f.failed_tasks:,} failed tasks used a stale or since-revoked entry, against "
+        f"{f.successes_with_revoked_use:,} of {f.succeeded_tasks:,} successful tasks")
     t.add_row("revoked_share", fmt_num(m["revoked_share"]), f"{f.revoked_items:,} of {f.memory_items:,} items "
-        f"superseded or archived; {f.expired_items:,} expired")
+        f"superseded or invalidated; counted apart: {f.archived_items:,} archived, {f.evicted_items:,} evicted, "
+        f"{f.expired_items:,} expired")
     t.add_row("growth", g.classification, f"slope {fmt_num(g.slope)} items/{g.time_unit}; {g.reason}")
     t.add_row("store_size", fmt_num(report.churn.final_size), f"started at {report.churn.initial_size:,}")
     sc = report.success_curve
@@ -268,13 +268,13 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the --o
 
 
 @import_app.command("otel")
+@output_flags
 def import_otel(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="OTLP JSON export (one ExportTraceServiceRequest, or JSON lines of them).")],
     output: OutOpt,
     overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """OpenTelemetry GenAI spans (OTLP JSON) -> trace rows.
 
@@ -290,10 +290,11 @@ def import_otel(
       ctwm import otel spans.otlp.json -o trace.parquet
       ctwm import otel spans.jsonl -o trace.parquet --json
     """
-    _import(file, "otel", output, resolve_format(fmt, as_json), overwrite)
+    _import(file, "otel", output, fmt, overwrite)
 
 
 @import_app.command("mem0")
+@output_flags
 def import_mem0(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="Mem0's SQLite history.db, or history() output as JSON (array, {\"results\": [...]} "
@@ -303,8 +304,7 @@ def import_mem0(
         "--owners", help="Owners of the memories (Mem0's history records none): a get_all() JSON dump or the "
         "trace the ctwm Mem0 wrapper wrote.")] = None,
     overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Mem0 history rows -> trace rows: ADD -> write, UPDATE -> update, DELETE -> archive.
 
@@ -319,10 +319,11 @@ def import_mem0(
       ctwm import mem0 ~/.mem0/history.db -o trace.parquet --owners get_all.json
       ctwm import mem0 history.json -o trace.parquet && ctwm health trace.parquet
     """
-    _import(file, "mem0", output, resolve_format(fmt, as_json), overwrite, owners=owners)
+    _import(file, "mem0", output, fmt, overwrite, owners=owners)
 
 
 @import_app.command("openinference")
+@output_flags
 def import_openinference_cmd(
     file: Annotated[str, typer.Argument(
         metavar="FILE", help="OTLP JSON export with OpenInference spans (Phoenix's LangChain / LlamaIndex "
@@ -333,8 +334,7 @@ def import_openinference_cmd(
     id_key: Annotated[str, typer.Option(
         "--id-key", help="Key of the JSON object retrieval.documents.N.document.metadata that holds a record's id.",
     )] = "id",
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """OpenInference retriever spans (openinference.span.kind = RETRIEVER) -> trace rows.
 
@@ -358,11 +358,11 @@ def import_openinference_cmd(
     t.add_column("field", style="bold")
     t.add_column("value")
     t.add_row("spans read", f"{res.spans:,} ({res.retriever_spans:,} retriever spans)")
-    t.add_row("documents", f"{res.documents:,} retrieve rows; {res.rows:,} trace rows")
+    t.add_row("documents", f"{res.documents:,} retrieve rows; {res.n_rows:,} trace rows")
     sources = ", ".join(f"{k}: {v:,}" for k, v in res.id_sources.items())
     t.add_row("item ids from", f"{sources} (--id-key {res.id_key})")
     t.add_row("runs", f"{res.runs:,}")
-    emit("import openinference", d, [d], resolve_format(fmt, as_json), tables=[t])
+    emit("import openinference", d, [d], fmt, tables=[t])
 
 
 def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool, *,
@@ -377,7 +377,7 @@ def _import(file: str, kind: str, output: str, fmt: Format, overwrite: bool, *,
     t.add_column("value")
     what = "spans" if kind == "otel" else "history rows"
     t.add_row(f"{what} read", f"{res.records:,} ({res.mapped:,} mapped to trace rows)")
-    t.add_row("trace rows", fmt_num(res.rows))
+    t.add_row("trace rows", fmt_num(res.n_rows))
     t.add_row("events", ", ".join(f"{k}: {v:,}" for k, v in res.events.items()))
     t.add_row("runs / tasks", f"{res.runs:,} / {res.tasks:,}")
     emit(f"import {kind}", d, [d], fmt, tables=[t])

@@ -8,17 +8,20 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .options import TRACES_HELP, Format, FormatOpt, JsonOpt, ReadFlags, read_flags, resolve_format
+from .options import (
+    TRACES_HELP, Format, LabelOpt, ReadFlags, read_flags, output_flags, trace_labels,
+)
 from .output import emit, fmt_num, progress_bar
 
 
+@output_flags
 @read_flags(engine=True)
 def inspect(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP)],
+    label: LabelOpt = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Rows, distinct items, runs, event kinds, step range, and the columns found and how they were mapped.
 
@@ -31,12 +34,11 @@ def inspect(
     """
     from ..traces import paths
 
-    fmt = resolve_format(fmt, as_json)
     read = opts.read_options()
     with progress_bar("reading traces") as progress:
-        scans = paths.scan_paths(traces, read, progress=progress)
+        scans = paths.scan_paths(traces, read, progress=progress, labels=trace_labels(label, traces))
     rows = [s.to_dict() for s in scans]
-    emit("inspect", {"traces": rows}, rows, fmt, tables=[_table(s) for s in scans])
+    emit("inspect", {"results": rows}, rows, fmt, tables=[_table(s) for s in scans])
 
 
 def _table(scan) -> Table:
@@ -44,8 +46,8 @@ def _table(scan) -> Table:
     t.add_column("field", style="bold")
     t.add_column("value")
     t.add_row("format", f"{scan.format}, {scan.kind} table")
-    t.add_row("rows", fmt_num(scan.rows))
-    t.add_row("distinct items", fmt_num(scan.distinct_items))
+    t.add_row("rows", fmt_num(scan.n_rows))
+    t.add_row("distinct items", fmt_num(scan.n_items))
     t.add_row("runs", fmt_num(scan.runs) if scan.runs is not None else "– (no run column)")
     t.add_row("events", ", ".join(f"{k}: {v:,}" for k, v in scan.events.items()))
     step = "– (no step column)" if scan.step_min is None else f"{scan.step_min:,} .. {scan.step_max:,}"

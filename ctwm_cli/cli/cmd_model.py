@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from .choices import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
-from .options import Format, FormatOpt, JsonOpt, resolve_format
+from .options import Format, output_flags
 from .output import emit, message
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ LogOpt = Annotated[
 
 
 @model_app.command("serve")
+@output_flags
 def serve_cmd(
     port: PortOpt = 8080,
     n_ctx: NCtxOpt = DEFAULT_N_CTX,
@@ -47,8 +48,7 @@ def serve_cmd(
     gguf: GgufOpt = None,
     timeout: TimeoutOpt = 180.0,
     log: LogOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Start the local model server on 127.0.0.1 and keep it running until Ctrl-C.
 
@@ -64,7 +64,6 @@ def serve_cmd(
     """
     from ..localmodel import serve
 
-    fmt = resolve_format(fmt, as_json)
 
     def ready(info: LocalServerInfo) -> None:
         emit("model serve", info.to_dict(), [info.to_dict()], fmt, tables=[_table(info)])

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
-from .options import Format, FormatOpt, JsonOpt, resolve_format
+from .options import Format, output_flags
 from .output import emit, fmt_num, message, progress_bar
 from .replay_options import (
     BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
@@ -186,6 +186,7 @@ replay_app = typer.Typer(
 
 
 @replay_app.callback()
+@output_flags
 @replay_options
 def replay(
     ctx: typer.Context,
@@ -193,6 +194,7 @@ def replay(
         "--memory", help="Memory policy whose encodings are compared.")] = Memory["ctwm"],
     *,
     opts: ReplayOptions,
+    fmt: Format = Format.table,
 ) -> None:
     """Compare the verbose and compact encodings of one memory policy on the same episodes.
 
@@ -209,7 +211,6 @@ def replay(
         return
     from ..replay import parse_taus, replay_encodings
 
-    fmt = resolve_format(opts.fmt, opts.as_json)
     taus = parse_taus(opts.tau)
     if memory.value != "ctwm" and taus != (1.0,):
         raise UsageError("--tau applies to --memory ctwm only")
@@ -224,6 +225,7 @@ def replay(
 
 
 @replay_app.command("compare")
+@output_flags
 @replay_options
 def compare(
     memory: Annotated[str, typer.Option(
@@ -237,6 +239,7 @@ def compare(
         "(comparison at equal cost; open loop only).")] = None,
     *,
     opts: ReplayOptions,
+    fmt: Format = Format.table,
 ) -> None:
     """Memory policies on the same episodes, in the layout of the paper's Table 3.
 
@@ -254,7 +257,6 @@ def compare(
     """
     from ..replay import parse_taus, replay_compare
 
-    fmt = resolve_format(opts.fmt, opts.as_json)
     mems = [m.strip() for m in memory.split(",") if m.strip()]
     taus = parse_taus(opts.tau)
     if "ctwm" not in mems and taus != (1.0,):
@@ -272,8 +274,9 @@ def compare(
 
 
 @replay_app.command("ablation")
+@output_flags
 @replay_options
-def ablation(*, opts: ReplayOptions) -> None:
+def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
     """The encoding x allocation ablation of the paper's Table 4: {verbose, compact} x {graph, ctwm}.
 
     Paired deltas: every cell against graph/verbose, ctwm against graph within compact (allocation
@@ -285,7 +288,6 @@ def ablation(*, opts: ReplayOptions) -> None:
     """
     from ..replay import parse_taus, replay_ablation
 
-    fmt = resolve_format(opts.fmt, opts.as_json)
     seed = resolve_seed(opts.seed)
     taus = parse_taus(opts.tau)
     cfg = build_config(opts, seed)
@@ -298,6 +300,7 @@ def ablation(*, opts: ReplayOptions) -> None:
 
 
 @replay_app.command("pareto")
+@output_flags
 @replay_options
 def pareto(
     memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies to sweep.")] = "graph,ctwm",
@@ -309,6 +312,7 @@ def pareto(
         "--plot", help="Also write the Pareto figure (.png, .svg or .pdf).")] = None,
     *,
     opts: ReplayOptions,
+    fmt: Format = Format.table,
 ) -> None:
     """Tokens against answerable tail error per policy over a budget sweep, with CIs.
 
@@ -323,7 +327,6 @@ def pareto(
     from ..plots import check_plot_path
     from ..replay import parse_taus, replay_pareto
 
-    fmt = resolve_format(opts.fmt, opts.as_json)
     check_plot_path(plot)
     if opts.out:
         raise UsageError("replay pareto writes no run directory; use --json or --plot")
@@ -361,6 +364,7 @@ def pareto(
 
 
 @replay_app.command("frozen")
+@output_flags
 def frozen(
     run_dir: Annotated[str, typer.Argument(
         help="Directory written by ctwm replay ... --out (manifest.json, steps.parquet).")],
@@ -375,8 +379,7 @@ def frozen(
     timeout: TimeoutOpt = 30.0,
     out: OutOpt = None,
     overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Theorem A.7: replay recorded state-action trajectories under another encoding.
 
@@ -392,7 +395,6 @@ def frozen(
     """
     from ..replay import frozen_replay
 
-    fmt = resolve_format(fmt, as_json)
     params = None
     if predictor is not None and predictor.value == "endpoint":
         params = {"base_url": base_url, "model": model, "timeout": timeout}

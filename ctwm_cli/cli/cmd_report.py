@@ -9,10 +9,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import UsageError
-from .options import Format, FormatOpt, JobsOpt, JsonOpt, ReadFlags, SeedOpt, at_most, read_flags, resolve_format
+from .options import Format, JobsOpt, ReadFlags, SeedOpt, at_most, read_flags, output_flags
 from .output import check_output_path, check_outputs, emit, message, write_atomic
 
 
+@output_flags
 @read_flags(engine=True)
 def report(
     sources: Annotated[list[str], typer.Argument(
@@ -44,8 +45,7 @@ def report(
     jobs: JobsOpt = None,
     *,
     opts: ReadFlags,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """One HTML page for a trace, a grid or a replay: verdict, figures and the numbers behind them.
 
@@ -66,7 +66,6 @@ def report(
     """
     from ..reporting import report as build
 
-    fmt = resolve_format(fmt, as_json)
     out = check_output_path(output, "--out")
     if out is not None and not out.name.lower().endswith((".html", ".htm")):
         raise UsageError(f"--out {output!r}: the page must end in .html")

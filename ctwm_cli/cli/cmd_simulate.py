@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from ..errors import UsageError
 from ..plots import check_plot_path
-from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
+from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class Ranking(StrEnum):
     step = "step"
 
 
+@output_flags
 @read_flags()
 def simulate(
     tau: Annotated[
@@ -86,8 +88,7 @@ def simulate(
     plot: PlotOpt = None,
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """CTWM rank allocation b(r; τ) = r^-τ / Σ_j j^-τ (paper Definition A.1) over M ranked items.
 
@@ -108,7 +109,6 @@ def simulate(
     from ..allocation import allocate, parse_sweep, simulate_trace, tau_sweep
     from ..gates import evaluate_checks, parse_checks
 
-    fmt = resolve_format(fmt, as_json)
     gates = parse_checks(fail_on, TRACE_METRICS, parameter="--fail-on")
     if gates and trace is None:
         raise UsageError("--fail-on needs --trace (it tests the allocation's effect on a trace)")
@@ -281,6 +281,10 @@ def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     tables: list[Any] = [head, t, a]
     if res.allocation is not None and len(res.rows) > 1:
         tables.append(_checks_table(res.allocation))
+    if res.max_list_length is not None and res.max_list_length <= res.core and len(res.rows) > 1:
+        tables.append(Text(f"note: every step lists at most {res.max_list_length} items, no more than the core "
+                           f"K = {res.core}: every listed item gets a core position whatever τ, so the rows per τ "
+                           "are identical; a smaller -K/--core makes τ matter"))
     emit("simulate", {"mode": "trace", **res.to_dict()}, rows, fmt, tables=tables, checks=checks)
 
 

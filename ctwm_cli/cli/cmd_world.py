@@ -14,7 +14,7 @@ from ..errors import UsageError
 from .choices import (ALL_RETRIEVERS, EVICTION_RULES, FAMILIES, PAPER_SIZES, RETRIEVERS, WORLD_ORDERS,
                       WORLD_PRESETS, WORLD_WALKS)
 from .choices import WORLD_POLICIES as POLICIES
-from .options import FormatOpt, Format, JobsOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
+from .options import Format, JobsOpt, PlotOpt, SeedOpt, output_flags
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -138,6 +138,7 @@ def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed:
 
 
 @world_app.command("run")
+@output_flags
 def run(
     out: Annotated[str, typer.Option("--out", "-o", help="Directory to write trace.parquet and manifest.json into.")],
     family: Annotated[Family, typer.Option("--family", help="Graph family.")] = Family["scale-free"],  # type: ignore[valid-type]
@@ -162,8 +163,7 @@ def run(
     run_id: Annotated[str | None,
                       typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
     overwrite: OverwriteOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Run one agent in one world and write its trace (DIR/trace.parquet) and manifest (DIR/manifest.json).
 
@@ -175,7 +175,6 @@ def run(
     """
     from ..world import run_world
 
-    fmt = resolve_format(fmt, as_json)
     seed = _seed(seed)
     cfg = _base(family.value, size, policy.value, retriever.value, steps, seed, k, capacity, graph_param,
                 world_param, policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau,
@@ -196,6 +195,7 @@ def run(
 
 
 @world_app.command("grid")
+@output_flags
 def grid(
     out: Annotated[str, typer.Option("--out", "-o", help="Directory of the hive-partitioned dataset "
                                      "OUT/family=F/size=N/seed=S/part-0.parquet (manifest: OUT/_manifest.json).")],
@@ -224,8 +224,7 @@ def grid(
     jobs: JobsOpt = None,
     overwrite: OverwriteOpt = False,
     resume: ResumeOpt = False,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Run families x sizes x seeds (default 6 x 3 x 3 = 54 cells) in parallel; run id F-N-S.
 
@@ -239,7 +238,6 @@ def grid(
     """
     from ..world import run_grid
 
-    fmt = resolve_format(fmt, as_json)
     if replicates < 1:
         raise UsageError(f"--replicates must be >= 1, got {replicates}")
     if resume and seed is None:
@@ -255,15 +253,20 @@ def grid(
                        overwrite=overwrite, resume=resume, progress=progress)
     rows = [c.to_dict() for c in res.cells]
     t = Table(title=f"world grid -> {res.out} ({len(rows)} cells; manifest {res.manifest})", title_justify="left")
-    for col in ("family", "size", "seed", "rows", "gini"):
-        t.add_column(col, justify="left" if col == "family" else "right")
+    for col in ("family", "size", "seed", "rows", "gini", *(("cell",) if resume else ())):
+        t.add_column(col, justify="left" if col in ("family", "cell") else "right")
     for c in res.cells:
-        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini))
-    emit("world grid", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini),
+                  *(("kept" if c.reused else "run",) if resume else ()))
+    kept = sum(c.reused for c in res.cells)
+    headline = (f"resume: {kept:,} of {len(res.cells):,} cells kept (file SHA-256 matched the manifest), "
+                f"{len(res.cells) - kept:,} run") if resume else None
+    emit("world grid", res.to_dict(), rows, fmt, seed=seed, tables=[t], headline=headline)
     message(f"time: {res.seconds:.1f} s")  # stderr only: results hold no wall-clock values
 
 
 @world_app.command("ladder")
+@output_flags
 def ladder(
     families: Annotated[list[Family] | None,  # type: ignore[valid-type]
                         typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,
@@ -288,8 +291,7 @@ def ladder(
     preset: PresetOpt = None,
     jobs: JobsOpt = None,
     plot: PlotOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Gini and other concentration numbers per retriever per family (the retriever ladder, paper Fig. 3).
 
@@ -306,7 +308,6 @@ def ladder(
     from ..plots import check_plot_path
     from ..world import run_ladder
 
-    fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
     seed = _seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
@@ -333,7 +334,7 @@ def ladder(
     for r in res.rows:
         t.add_row(r.family, r.retriever, fmt_num(r.gini, 3), fmt_num(r.gini_vs_state_frequency, 3),
                   fmt_num(r.gini_retrieve, 3), fmt_num(r.top10_share, 3), fmt_num(r.max_over_median, 3),
-                  fmt_num(r.skew, 3), fmt_num(r.n_items))
+                  fmt_num(r.skewness, 3), fmt_num(r.n_items))
     if plot:
         from ..plots import save_figure
         from ..plots.ladder import plot_ladder

@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
+from .options import Format, PlotOpt, SeedOpt, output_flags
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 
+@output_flags
 def xmin_path(
     sweep: Annotated[
         str, typer.Option("--sweep", help="τ values START:STOP:N, N evenly spaced inclusive.")
@@ -23,8 +24,7 @@ def xmin_path(
     min_tail: Annotated[int, typer.Option("--min-tail", help="Smallest tail a candidate x_min may leave.")] = 100,
     seed: SeedOpt = None,
     plot: PlotOpt = None,
-    fmt: FormatOpt = Format.table,
-    as_json: JsonOpt = False,
+    fmt: Format = Format.table,
 ) -> None:
     """Appendix D: under a τ scan the Clauset cutoff x_min moves, and α̂ with it.
 
@@ -43,7 +43,6 @@ def xmin_path(
     from ..diagnostics.xmin_path import xmin_path as run
     from ..plots import check_plot_path
 
-    fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
     taus = parse_sweep(sweep, "--sweep")
     if seed is None:
@@ -60,7 +59,8 @@ def xmin_path(
     t = Table(title=f"Appendix D: α̂ and x_min across τ ({res.replicates} traces of {res.n_events:,} accesses over "
                     f"{res.n_items:,} items per τ)", title_justify="left",
               caption=f"Spearman(α̂, x_min) over all runs: {fmt_num(res.alpha_xmin_spearman, 3)}; mean α̂ monotone in "
-                      f"τ: {res.alpha_monotone}; Gini monotone: {res.gini_monotone}. α̂ is confirmatory only.",
+                      f"τ: {fmt_num(res.alpha_monotone)}; Gini monotone: {fmt_num(res.gini_monotone)}. "
+                      "α̂ is confirmatory only.",
               caption_justify="left")
     for col in ("τ", "1 + 1/τ", "α̂ mean", "α̂ sd", "x_min median", "x_min range", "fits", "Gini"):
         t.add_column(col, justify="right")

@@ -58,6 +58,7 @@ FLAGS: dict[str, str] = {
     "max_candidates": "--max-candidates",
     "engine": "--engine",
     "where": "--where",
+    "labels": "--label",
     "ranking": "--ranking",
     "seed": "--seed",
     "jobs": "--jobs",

@@ -28,14 +28,20 @@ def opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **
     return param(name, Annotated[typ, typer.Option(*flags, help=text, **kw)], default)
 
 
-def option_group(shared: Sequence[inspect.Parameter], cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The decorator that adds ``shared`` to a command and hands it ``opts: cls`` (see the module docstring)."""
+def option_group(
+    shared: Sequence[inspect.Parameter], cls: Callable[..., Any], *, name: str = "opts",
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The decorator that adds ``shared`` to a command and hands it ``opts: cls`` (see the module docstring).
+
+    ``cls`` is any callable taking the group's values as keywords (a dataclass, or a function that resolves
+    them to one value); ``name`` is the command's placeholder parameter that receives its result, so two
+    groups (``opts`` and ``fmt``) can decorate one command."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn, eval_str=True)
         names = list(sig.parameters)
-        at = names.index("opts") if "opts" in names else len(names)
-        own = [p for p in sig.parameters.values() if p.name != "opts"]
+        at = names.index(name) if name in names else len(names)
+        own = [p for p in sig.parameters.values() if p.name != name]
         own_names = {p.name for p in own}
         kept = [p for p in shared if p.name not in own_names]
         kept_names = {p.name for p in kept}
@@ -44,7 +50,7 @@ def option_group(shared: Sequence[inspect.Parameter], cls: type) -> Callable[[Ca
         @functools.wraps(fn)
         def wrapper(**kw: Any) -> Any:
             values = {p.name: kw.pop(p.name) if p.name in kept_names else p.default for p in shared}
-            return fn(opts=cls(**values), **kw)
+            return fn(**{name: cls(**values)}, **kw)
 
         del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one
         wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]

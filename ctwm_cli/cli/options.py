@@ -30,15 +30,9 @@ class Format(str, Enum):  # noqa: UP042 - Typer renders str Enums as choices
     markdown = "markdown"
 
 
-FormatOpt = Annotated[
-    Format,
-    typer.Option(
-        "--format", "-f",
-        help="Output: a Rich table, one JSON document, JSON lines, CSV (text that a spreadsheet would run as a "
-        "formula gets a leading '; csv-raw keeps it as is), GitHub workflow annotations of the checks, "
-        "or Markdown (for $GITHUB_STEP_SUMMARY).",
-    ),
-]
+FORMAT_HELP = ("Output: a Rich table, one JSON document, JSON lines, CSV (text that a spreadsheet would run as a "
+               "formula gets a leading '; csv-raw keeps it as is), GitHub workflow annotations of the checks, "
+               "or Markdown (for $GITHUB_STEP_SUMMARY).")
 FailOnOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -56,7 +50,6 @@ JunitOpt = Annotated[
 DetailsOpt = Annotated[
     bool, typer.Option("--details", help="With several traces or groups: print every result's table after the summary.")
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Shortcut for --format json.")]
 SeedOpt = Annotated[
     int | None,
     typer.Option(min=0, help="Seed of every random draw; printed on stderr and stored in JSON so a run can be "
@@ -70,6 +63,26 @@ PlotOpt = Annotated[
     str | None,
     typer.Option("--plot", help="Also write a figure to this file (.png, .svg or .pdf)."),
 ]
+LabelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--label", metavar="NAME", help="Name of the trace in the results, once per TRACE in order "
+                 "(default: its path relative to the working directory; groups are NAME[group]). ctwm diff pairs "
+                 "results by this name."),
+]
+
+
+def trace_labels(labels: list[str] | None, traces: list[str]) -> list[str] | None:
+    """The --label values, one per trace, or None when --label was not given."""
+    if not labels:
+        return None
+    if len(labels) != len(traces):
+        raise UsageError(f"--label given {len(labels)} time(s) for {len(traces)} trace(s); give one per trace",
+                         params=("--label",))
+    if any(not name.strip() for name in labels):
+        raise UsageError("--label: a name must not be empty", params=("--label",))
+    return labels
+
+
 #: Help text of a TRACE argument, shared by every command that reads traces.
 TRACES_HELP = (
     "Traces: .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, a directory (hive partitions become "
@@ -91,8 +104,18 @@ def at_most(name: str):
     return check
 
 
-def resolve_format(fmt: Format, as_json: bool) -> Format:
-    return Format.json if as_json else fmt
+def resolved_format(*, output_format: Format = Format.table, output_json: bool = False) -> Format:
+    """The one place --json and --format meet: --json is --format json."""
+    return Format.json if output_json else Format(output_format)
+
+
+#: --format/-f and --json, declared once. A command decorated with :data:`output_flags` declares a placeholder
+#: ``fmt: Format = Format.table`` where the options go in its help, and receives the resolved :class:`Format`.
+OUTPUT_FLAGS = [
+    opt("output_format", Format, ("--format", "-f"), FORMAT_HELP, Format.table),
+    opt("output_json", bool, ("--json",), "Shortcut for --format json.", False),
+]
+output_flags = option_group(OUTPUT_FLAGS, resolved_format, name="fmt")
 
 
 EngineChoice = choice("EngineChoice", ENGINES)

@@ -1,6 +1,8 @@
 """Output conventions shared by every command: results on stdout, messages on stderr.
 
-Formats: a Rich table (full width, never cut, when stdout is not a terminal; no text is read as Rich
+Formats: a Rich table (as wide as the terminal; 80 columns when stdout is not a terminal unless
+``COLUMNS`` says otherwise; a table wider than that is split into column panels that repeat its first
+column, or stacked one record per block, so no number is ever cut or wrapped; no text is read as Rich
 markup, so a label such as ``grid_out[run-1]`` prints as it is), one JSON document, JSON lines and
 CSV (the same field names as the JSON rows; JSON lines carry ``schema_version`` and ``seed``; CSV
 booleans are ``true``/``false``), GitHub workflow-command annotations and a Markdown summary.
@@ -34,8 +36,12 @@ from .reporters import check_status, failure_text, github_annotations, junit_xml
 if TYPE_CHECKING:
     from ..gates import CheckOutcome
 
-#: Console width when stdout is not a terminal: wide enough that no cell of any table is cut.
-PIPE_WIDTH = 100_000
+#: when this module was loaded: the start of the command, for JUnit's times
+STARTED = time.perf_counter()
+
+#: Console width when stdout is not a terminal and ``COLUMNS`` is unset (Rich's own default): piped
+#: tables stay readable in a log (issue 24 found 210-column lines), and :func:`fit` keeps every number whole.
+PIPE_WIDTH = 80
 
 
 class InertConsole(Console):
@@ -61,8 +67,17 @@ def _visible_lines(text: str) -> str:
 
 def stdout_console() -> Console:
     """Results console. Markup off: labels are data, never style tags; control characters made visible."""
-    width = None if sys.stdout.isatty() else PIPE_WIDTH
-    return InertConsole(file=sys.stdout, soft_wrap=False, markup=False, highlight=False, width=width)
+    return InertConsole(file=sys.stdout, soft_wrap=False, markup=False, highlight=False, width=_width())
+
+
+def _width() -> int | None:
+    """The terminal's width (Rich's reading, ``COLUMNS`` included); :data:`PIPE_WIDTH` when piped."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return None if sys.stdout.isatty() else PIPE_WIDTH
 
 
 def stderr_console() -> Console:
@@ -117,8 +132,12 @@ def emit(
     subjects: Sequence[str] | None = None,
     summary_fields: Sequence[str] = (),
     details: bool = True,
+    headline: str | None = None,
 ) -> None:
     """Print a result.
+
+    ``headline``: a one-line summary printed before any table (table format only), e.g. "54 groups:
+    41 inconclusive, 13 tpl-compatible".
 
     ``rows`` feed jsonl/csv/markdown (and the default table); ``tables`` are Rich renderables printed
     in ``table`` format. With several rows and ``summary_fields``, the table format prints one summary
@@ -146,14 +165,16 @@ def emit(
     else:
         console = stdout_console()
         several = len(rows) > 1 and bool(summary_fields)
+        if headline:
+            console.print(Text(headline))
         if several:
-            console.print(rows_table(summary_rows(rows, summary_fields, checks, subjects),
+            show(console, rows_table(summary_rows(rows, summary_fields, checks, subjects),
                                      title=f"Summary: {len(rows)} {command} results"))
         if details or not several:
             for t in tables or [rows_table(rows, title=title)]:
-                console.print(t)
+                show(console, t)
         if checks:
-            console.print(checks_table(checks))
+            show(console, checks_table(checks))
         if several and not details:
             message("per-result details: add --details (or use --format json)")
     out.flush()
@@ -168,7 +189,7 @@ def summary_rows(
     rows: Sequence[dict[str, Any]], fields: Sequence[str], checks: Sequence[CheckOutcome],
     subjects: Sequence[str] | None,
 ) -> list[dict[str, Any]]:
-    """Rows cut to ``fields`` plus a ``checks`` column (none / ok / FAILED) per subject."""
+    """Rows cut to ``fields`` plus a ``checks`` column (none / pass / fail) per subject."""
     keep = list(fields) or list(dict.fromkeys(k for r in rows for k in r))
     out = []
     for i, r in enumerate(rows):
@@ -214,19 +235,127 @@ def fmt_num(v: Any, digits: int = 4) -> str:
     if isinstance(v, float):
         if v != v:
             return "–"
-        if v == 0 or 1e-3 <= abs(v) < 1e6:
+        if v.is_integer() and abs(v) < 1e15:  # a count held as a float (a saved JSON number) reads as a count
+            return f"{int(v):,}"
+        if v == 0 or 1e-3 <= abs(v) < 10 ** digits:
             return f"{v:.{digits}g}"
+        if 10 ** digits <= abs(v) < 1e9:  # never 2.597e+04 beside 3,396: thousands separated, as integers are
+            return f"{v:,.0f}"
         return f"{v:.3e}"
     if isinstance(v, (list, tuple)):
         return ", ".join(fmt_num(x, digits) for x in v)
     return str(v)
 
 
+def count_line(noun: str, values: Sequence[Any]) -> str:
+    """``"54 groups: 41 inconclusive, 13 tpl-compatible"``: how many of each value, most common first."""
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[str(v)] = counts.get(str(v), 0) + 1
+    parts = ", ".join(f"{n:,} {v}" for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{len(values):,} {noun}: {parts}"
+
+
+def show(console: Console, renderable: Any) -> None:
+    """Print a renderable; a table through :func:`fit` (also inside a ``Group``), so that no cell is cut at
+    the console's width."""
+    from rich.console import Group
+
+    if isinstance(renderable, Group):
+        for part in renderable.renderables:
+            show(console, part)
+        return
+    for part in fit(renderable, console) if isinstance(renderable, Table) else [renderable]:
+        console.print(part)
+
+
+def _natural(console: Console, renderable: Any) -> int:
+    """The width ``renderable`` takes when nothing limits it (Rich caps a measurement at the console's)."""
+    return console.measure(renderable, options=console.options.update_width(10_000)).maximum
+
+
+def _cell_width(console: Console, cell: Any) -> int:
+    return _natural(console, cell) if cell is not None else 0
+
+
+def fit(table: Table, console: Console) -> list[Any]:
+    """``table`` as it is when it fits the console; else split into panels of columns, each repeating the
+    first column (the subject) and each no wider than the console; else (a first column and any other
+    too wide together) one record per block, ``column: value`` per line. Rich would otherwise shrink
+    columns below their content and cut numbers ("0…", "38,3…") or fold them across lines."""
+    width = console.width
+    if _natural(console, table) <= width or not table.show_header:
+        return [table]  # a field/value listing wraps its text at spaces, as prose does
+    columns = table.columns
+    # each column's natural width: its widest cell or header, plus padding (2) and its right border (1)
+    need = [max([_cell_width(console, c.header) if table.show_header else 0,
+                 *(_cell_width(console, cell) for cell in c.cells)]) + 3 for c in columns]
+    # the first column is a label (a subject, a family), repeated whole in every panel (a folded label
+    # would split the numbers in it, "seed=4" / "2]"); when it leaves no room, the records are stacked
+    key = need[0]
+    panels: list[list[int]] = []
+    budget = width - 1 - key  # the left border and the repeated first column
+    current: list[int] = []
+    used = 0
+    for i in range(1, len(columns)):
+        if need[i] > budget:
+            return [_stacked(table, console)]
+        if used + need[i] > budget:
+            panels.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += need[i]
+    if current:
+        panels.append(current)
+    if len(columns) < 2 or not panels:
+        return [_stacked(table, console)]
+    out = []
+    rows = [list(c.cells) for c in columns]
+    for k, panel in enumerate(panels):
+        title = table.title if k == 0 else Text(f"(continued, {k + 1} of {len(panels)})")
+        part = Table(title=title, title_justify=table.title_justify, show_header=table.show_header, box=table.box,
+                     caption=table.caption if k == len(panels) - 1 else None, caption_justify=table.caption_justify)
+        for i in [0, *panel]:
+            c = columns[i]
+            part.add_column(c.header, justify=c.justify, style=c.style, no_wrap=True, min_width=need[i] - 3)
+        for r in range(table.row_count):
+            part.add_row(*(rows[i][r] for i in [0, *panel]))
+        out.append(part)
+    return out
+
+
+def _plain(title: Any) -> str:
+    return title.plain if isinstance(title, Text) else str(title)
+
+
+def _stacked(table: Table, console: Console) -> Any:
+    """One block per row: the first column's value as a heading, then ``column: value`` lines."""
+    from rich.console import Group
+
+    columns = table.columns
+    rows = [list(c.cells) for c in columns]
+    parts: list[Any] = []
+    if table.title:
+        parts.append(Text(_plain(table.title)))
+    for r in range(table.row_count):
+        block = Table(show_header=False, box=None, pad_edge=False, title=None)
+        block.add_column(style="bold", no_wrap=True)
+        block.add_column(overflow="fold")
+        for i, c in enumerate(columns):
+            name = _plain(c.header) if table.show_header else ""
+            block.add_row(Text(name), rows[i][r])
+        parts.append(block)
+        parts.append(Text(""))
+    if table.caption:
+        parts.append(Text(_plain(table.caption)))
+    return Group(*parts)
+
+
 def rows_table(rows: Sequence[dict[str, Any]], *, title: str | None = None) -> Table:
     table = Table(title=title, title_justify="left")
     fields = list(dict.fromkeys(k for r in rows for k in r))
     for f in fields:
-        table.add_column(f, overflow="fold")
+        table.add_column(f)
     for r in rows:
         table.add_row(*(Text(visible(fmt_num(r.get(f)))) for f in fields))
     return table
@@ -239,7 +368,7 @@ def checks_table(checks: Sequence[CheckOutcome]) -> Table:
     for c in checks:
         style = "bold red" if c.failed else ("yellow" if c.status != "pass" else "green")
         t.add_row(Text(visible(c.subject)), Text(visible(c.check)),
-                  Text(c.status.upper() if c.failed else c.status, style=style),
+                  Text(c.status, style=style),
                   Text(visible(fmt_num(c.observed))), Text(visible(c.note)))
     return t
 
@@ -247,7 +376,7 @@ def checks_table(checks: Sequence[CheckOutcome]) -> Table:
 def conclude(command: str, checks: Sequence[CheckOutcome], junit: Path | None = None) -> None:
     """After the result is printed: write JUnit XML if asked, then exit 1 (CheckFailed) if any check failed."""
     if junit is not None:
-        write_atomic(junit, junit_xml([(f"ctwm {command}", checks, None)]))
+        write_atomic(junit, junit_xml([(f"ctwm {command}", checks, None, time.perf_counter() - STARTED)]))
     failed = [c for c in checks if c.failed]
     if failed:
         shown = "; ".join(f"{c.subject}: {failure_text(c)}" for c in failed[:3])

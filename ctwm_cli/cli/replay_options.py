@@ -18,7 +18,7 @@ import typer
 from ..errors import UsageError
 from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
 from .option_groups import opt, option_group, param
-from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most
+from .options import PlotOpt, SeedOpt, at_most
 from .output import announce_seed, message
 
 if TYPE_CHECKING:
@@ -84,8 +84,6 @@ class ReplayOptions:
     verify_tokens: bool
     tiered: list[str] | None
     plot: str | None
-    fmt: Format
-    as_json: bool
     timings: bool
 
 
@@ -144,8 +142,6 @@ SHARED = [
     param("plot", PlotOpt, None),
     opt("verify_tokens", bool, ("--verify-tokens",),
          "Also encode every whole prompt and check it against the per-line count (slower).", False),
-    param("fmt", FormatOpt, Format.table),
-    param("as_json", JsonOpt, False),
     param("timings", TimingsOpt, False),
 ]
 SHARED_NAMES = [p.name for p in SHARED]

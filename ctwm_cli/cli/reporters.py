@@ -19,10 +19,11 @@ from ..inert import markdown_text, visible, xml_text
 
 
 def check_status(outcomes: Sequence[Any]) -> str:
-    """One word for a subject's gates: ``none`` (no gates), ``ok`` or ``FAILED``."""
+    """One word for a subject's gates, in the status vocabulary (README "Vocabulary"): ``none`` (no gates),
+    ``pass`` or ``fail``."""
     if not outcomes:
         return "none"
-    return "FAILED" if any(o.failed for o in outcomes) else "ok"
+    return "fail" if any(o.failed for o in outcomes) else "pass"
 
 
 def _value(v: Any) -> str:
@@ -43,20 +44,33 @@ def failure_text(c: Any) -> str:
     return f"{c.check} failed: observed {_value(c.observed)}, threshold {c.op} {_value(c.threshold)}"
 
 
-def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None]]) -> str:
-    """``suites``: (suite name, outcomes, error or None) -> a JUnit XML document. An error (the run
-    itself failed: bad input, bad options) becomes one testcase with an ``<error>``."""
+def _seconds(t: float) -> str:
+    return f"{max(t, 0.0):.3f}"
+
+
+def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None] | tuple[str, Sequence[Any], str | None, float]]
+              ) -> str:
+    """``suites``: (suite name, outcomes, error or None[, seconds]) -> a JUnit XML document. An error (the run
+    itself failed: bad input, bad options) becomes one testcase with an ``<error>``.
+
+    Times: a suite's ``time`` is the wall time of the run that produced it (``seconds``); its testcases
+    share it evenly (the gates are evaluated together on one result, so no case has a time of its own),
+    so they sum to the suite's, and the root's is the sum over suites."""
     x = xml_text
     root = ET.Element("testsuites", name="ctwm")
     total = failures = skipped = errors = 0
-    for name, outcomes, error in suites:
+    elapsed = 0.0
+    for name, outcomes, error, *timed in suites:
+        seconds = float(timed[0]) if timed else 0.0
+        elapsed += seconds
+        share = _seconds(seconds / max(1, len(outcomes) + int(error is not None)))
         suite = ET.SubElement(root, "testsuite", name=x(name))
         n_fail = n_skip = 0
         if error is not None:
-            case = ET.SubElement(suite, "testcase", name="run", classname=x(name), time="0")
+            case = ET.SubElement(suite, "testcase", name="run", classname=x(name), time=share)
             ET.SubElement(case, "error", message=x(error), type="error").text = x(error)
         for c in outcomes:
-            case = ET.SubElement(suite, "testcase", name=x(c.check), classname=x(f"{name}.{c.subject}"), time="0")
+            case = ET.SubElement(suite, "testcase", name=x(c.check), classname=x(f"{name}.{c.subject}"), time=share)
             if c.failed:
                 n_fail += 1
                 f = ET.SubElement(case, "failure", message=x(failure_text(c)), type=c.status)
@@ -74,14 +88,14 @@ def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None]]) -> str:
         suite.set("failures", str(n_fail))
         suite.set("errors", str(n_err))
         suite.set("skipped", str(n_skip))
-        suite.set("time", "0")
+        suite.set("time", _seconds(seconds))
         total, failures, skipped = total + len(outcomes) + n_err, failures + n_fail, skipped + n_skip
         errors += n_err
     root.set("tests", str(total))
     root.set("failures", str(failures))
     root.set("errors", str(errors))
     root.set("skipped", str(skipped))
-    root.set("time", "0")
+    root.set("time", _seconds(elapsed))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -22,12 +22,12 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 #: command -> (module, result class, key the result sits under (None: the document itself), many?)
 RESULTS: dict[str, tuple[str, str, str | None, bool]] = {
-    "audit": ("ctwm_cli.auditing", "AuditResult", "audits", True),
+    "audit": ("ctwm_cli.auditing", "AuditResult", "results", True),
     "concentration": ("ctwm_cli.diagnostics.measures", "ConcentrationReport", None, False),
     "psd": ("ctwm_cli.diagnostics.spectrum", "PsdResult", None, False),
     "finite-size": ("ctwm_cli.diagnostics", "FiniteSizeReport", None, False),
     "health": ("ctwm_cli.health", "HealthReport", None, False),
-    "inspect": ("ctwm_cli.traces", "TraceScan", "traces", True),
+    "inspect": ("ctwm_cli.traces", "TraceScan", "results", True),
     "replay": ("ctwm_cli.replay", "ReplayResult", None, False),
     "replay compare": ("ctwm_cli.replay", "ReplayResult", None, False),
     "replay ablation": ("ctwm_cli.replay", "ReplayResult", None, False),

@@ -107,7 +107,7 @@ class ConcentrationReport(ToDict):
             "events": list(self.events),
             "group_by": self.group_by,
             "definitions": dict(DEFINITIONS),
-            "rows": [r.to_dict() for r in self.rows],
+            "results": [r.to_dict() for r in self.rows],
         }
 
 
@@ -261,12 +261,14 @@ def concentration_of_traces(
     events: Sequence[str] | None = None,
     group_by: str | None = None,
     progress: ProgressCallback | None = None,
+    labels: Sequence[str | None] | None = None,
 ) -> ConcentrationReport:
     """Read each trace once and measure the concentration of its per-item counts.
 
     One row per trace, or per value of ``group_by`` within each trace. ``events`` are the event
     kinds counted (default: ``retrieve`` if present, else ``inject``). ``columns`` may be
-    :class:`~ctwm_cli.traces.paths.ReadOptions` (column map, ``where`` filter, engine).
+    :class:`~ctwm_cli.traces.paths.ReadOptions` (column map, ``where`` filter, engine). ``labels``
+    (one per path) name the rows' ``source`` in place of the paths.
     """
     if not paths:
         raise UsageError("give at least one trace")
@@ -275,8 +277,10 @@ def concentration_of_traces(
     rows: list[Concentration] = []
     arrays: list[np.ndarray] = []
     chosen: list[str] = []
-    for path in paths:
-        for ic in read_counts([path], columns, group_by=group_by, events=events, progress=progress):
+    if labels is not None and (isinstance(labels, str) or len(labels) != len(paths)):
+        raise UsageError("labels: give one label per path", params=("labels",))
+    for path, label in zip(paths, labels if labels is not None else [None] * len(paths), strict=True):
+        for ic in read_counts([path], columns, group_by=group_by, events=events, progress=progress, labels=[label]):
             rows.append(concentration(ic))
             arrays.append(ic.counts)
             chosen.extend(e for e in ic.events if e not in chosen)

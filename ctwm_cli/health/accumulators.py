@@ -162,7 +162,7 @@ class ContextAcc:
                 over = [self.ctx_tokens.get(k, self.mem_tokens.get(k, 0)) > budget for k in keys]
                 over_share = float(np.mean(over))
         else:
-            notes.append("no --budget: context usage and memory token share are not computed")
+            notes.append("no budget given: context usage and memory token share are not computed")
         if not ctx_keys:
             notes.append("no context rows (prompt tokens per model call): context usage is not available")
         return ContextUsage(

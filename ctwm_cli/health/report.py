@@ -60,6 +60,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import UsageError
+from ..labels import subject_label
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces.objects import MemoryObjects, read_objects
@@ -114,7 +115,7 @@ class HealthReport(ToDict):
     source: str
     format: str
     objects: dict | None
-    rows: int
+    n_rows: int
     time_unit: str
     run: str | None
     context: ContextUsage
@@ -177,12 +178,12 @@ class HealthReport(ToDict):
         return d
 
     def with_checks(self, checks: Sequence[Check]) -> HealthReport:
-        """Gate outcomes of the pooled report, then of each scope's (subject ``SOURCE [user=alice]``)."""
+        """Gate outcomes of the pooled report, then of each scope's (subject ``SOURCE[user=alice]``)."""
         needs = dict.fromkeys(BUDGET_METRICS, "budget") if self.context.budget is None else {}
         out = list(evaluate_checks(checks, self.metrics, subject=self.source, needs=needs))
         for g in self.groups:
-            out += evaluate_checks(checks, g.report.metrics, subject=f"{self.source} [{self.group_by}={g.group}]",
-                                   needs=needs)
+            scope = subject_label(self.source, f"{self.group_by}={g.group}")
+            out += evaluate_checks(checks, g.report.metrics, subject=scope, needs=needs)
         return dataclasses.replace(self, checks=tuple(out))
 
 
@@ -243,7 +244,7 @@ def _with_scopes(report: HealthReport, log: EventLog, group_by: str, objects: Me
         objs = None if objects is None else scope_of_objects(objects, group_by, g, set(sub.item))
         r = health_of_events(sub, objects=objs, budget=budget, run=run, window=window, end=log.time[-1])
         summary = ScopeSummary(
-            group=g, rows=len(sub), objects=None if objs is None else len(objs.ids), store_size=r.churn.final_size,
+            group=g, n_rows=len(sub), objects=None if objs is None else len(objs.ids), store_size=r.churn.final_size,
             dead_weight_share=r.dead_weight.dead_weight_share, live=r.dead_weight.live,
             never_retrieved=r.dead_weight.never_retrieved, stale_hit_share=r.retrieval.stale_hit_share,
             retrieval_hit_rate=r.retrieval.retrieval_hit_rate, revoked_share=r.failures.revoked_share,
@@ -316,7 +317,7 @@ def health_of_events(
     dead_weight = dead.finish(t_end if len(log) else None, window, store.valid_until, unit, notes,
                               reads_logged=bool(kinds & {"search", "retrieve", "inject"}))
     return HealthReport(
-        source=log.source, format=log.format, objects=objects.to_dict() if objects else None, rows=len(log),
+        source=log.source, format=log.format, objects=objects.to_dict() if objects else None, n_rows=len(log),
         time_unit=unit, run=run, context=ctx, maintenance=maintenance, churn=store_churn, retrieval=retr,
         failures=fail, growth=classify_growth(series_t, series_s, time_unit=unit),
         growth_series=tuple(zip(series_t, series_s, strict=True)), success_curve=curve,

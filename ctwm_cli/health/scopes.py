@@ -32,7 +32,7 @@ class ScopeSummary(ToDict):
     """One row of the per-scope table."""
 
     group: str
-    rows: int
+    n_rows: int
     objects: int | None
     store_size: int
     dead_weight_share: float

@@ -73,4 +73,4 @@ def _metadata(suffix: str) -> dict[str, Any] | None:
 def series_label(source: str | None, group: str | None) -> str:
     """Short legend label: the file name, plus the group when grouped."""
     name = Path(source).name if source else "series"
-    return f"{name} [{group}]" if group is not None else name
+    return f"{name}[{group}]" if group is not None else name

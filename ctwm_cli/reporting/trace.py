@@ -63,7 +63,7 @@ def trace_section(
         block = _health_block(path, read, objects, budget, key, None, [], notes := [])
         return Section(kind="trace", source=path, title=f"Trace {Path(path).name or path}",
                        card=Card(headline=f"no tail audit: {exc}", verdict=None, fields=(
-                           ("rows", scan.rows), ("events", ", ".join(f"{k} {v:,}" for k, v in scan.events.items())),
+                           ("rows", scan.n_rows), ("events", ", ".join(f"{k} {v:,}" for k, v in scan.events.items())),
                        )), blocks=(block,), notes=tuple(notes))
     stage(f"{path}: tail audit of {len(counts)} {'group' if len(counts) == 1 else 'groups'} (B = {bootstrap})")
     audits = audit_many(counts, bootstrap=bootstrap, seed=seed, jobs=jobs)

@@ -379,7 +379,7 @@ def _no_fit_verdict(p: _Prepared) -> Verdict:
                        reason="all counts are equal: no tail to fit")
     if s.xmin is not None:
         return Verdict(verdict=INCONCLUSIVE, rule="paper", assumption_3_3=False,
-                       reason=f"no observations, or only one distinct value, at or above --xmin {s.xmin:g}")
+                       reason=f"no observations, or only one distinct value, at or above xmin = {s.xmin:g}")
     return paper_rule(n_tail=None, lam=math.nan, sigma=math.nan, p_gof=math.nan,
                       min_tail=s.floor, p_star=s.p_star, z_star=s.z_star)
 

@@ -74,7 +74,7 @@ class TraceScan(ToDict):
     source: str
     format: str
     kind: str  # "events" or "counts"
-    rows: int
+    n_rows: int
     columns_found: tuple[str, ...]
     mapping: dict[str, str]
     group_by: str | None
@@ -82,7 +82,7 @@ class TraceScan(ToDict):
     step_max: int | None
     events: dict[str, int]
     runs: int | None
-    distinct_items: int
+    n_items: int
     table: pa.Table
 
     def to_dict(self) -> dict:
@@ -90,8 +90,8 @@ class TraceScan(ToDict):
             "source": self.source,
             "format": self.format,
             "kind": self.kind,
-            "rows": self.rows,
-            "distinct_items": self.distinct_items,
+            "n_rows": self.n_rows,
+            "n_items": self.n_items,
             "runs": self.runs,
             "events": dict(self.events),
             "step_min": self.step_min,
@@ -262,9 +262,9 @@ def scan_trace(
         progress(counted.rows, counted.rows)
     return TraceScan(
         source=reader.source, format=reader.format, kind="counts" if "count" in reader.mapping else "events",
-        rows=counted.rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
+        n_rows=counted.rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
         step_min=step_lo, step_max=step_hi, events=counted.events,
-        runs=runs if "run" in reader.mapping else None, distinct_items=distinct, table=table,
+        runs=runs if "run" in reader.mapping else None, n_items=distinct, table=table,
     )
 
 

@@ -93,7 +93,7 @@ def _scan_of(reader: TraceReader, table: pa.Table, keys: list[str], group_by: st
     counts = dict(zip(events.column("event").to_pylist(), events.column("n_sum").to_pylist(), strict=True))
     return TraceScan(
         source=reader.source, format=reader.format, kind="counts" if "count" in reader.mapping else "events",
-        rows=rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
+        n_rows=rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
         step_min=None, step_max=None, events=dict(sorted(counts.items())), runs=None,
-        distinct_items=len(pc.unique(table.column("item"))), table=table,
+        n_items=len(pc.unique(table.column("item"))), table=table,
     )

@@ -61,7 +61,7 @@ class OpenInferenceImport(ToDict):
     spans: int
     retriever_spans: int
     documents: int
-    rows: int
+    n_rows: int
     events: dict[str, int]
     runs: int
     id_key: str
@@ -203,7 +203,7 @@ def import_openinference(path: str | Path, output: str | Path | None = None, *, 
         events[r["event"]] = events.get(r["event"], 0) + 1
     return OpenInferenceImport(
         source=str(path), output=None if output is None else str(output), spans=spans, retriever_spans=retrievers,
-        documents=events.get("retrieve", 0), rows=len(rows), events=dict(sorted(events.items())),
+        documents=events.get("retrieve", 0), n_rows=len(rows), events=dict(sorted(events.items())),
         runs=len({r["run"] for r in rows}), id_key=id_key, id_sources={k: v for k, v in sources.items() if v},
     )
 

@@ -7,6 +7,7 @@ simulate --trace) goes through :class:`ReadOptions` and these functions, so the 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,23 +40,30 @@ def open_path(
 
 def scan_paths(
     paths: Sequence[str | Path], read: ReadOptions | ColumnMap | None = None, *, group_by: str | None = None,
-    progress: ProgressCallback | None = None, stats: bool = True,
+    progress: ProgressCallback | None = None, stats: bool = True, labels: Sequence[str | None] | None = None,
 ) -> list[TraceScan]:
-    """One :class:`TraceScan` per path (what ``ctwm inspect`` reports)."""
+    """One :class:`TraceScan` per path (what ``ctwm inspect`` reports); ``labels`` as in :func:`read_counts`."""
     read = as_read_options(read)
+    named = _labels(paths, labels)
     if read.engine.engine == "dask":
         from .dask_engine import dask_scan
 
-        return [dask_scan(open_path(p, read, group_by=group_by), group_by=group_by) for p in _checked(paths)]
-    return [scan_trace(open_path(p, read, group_by=group_by), group_by=group_by, progress=progress, stats=stats)
-            for p in _checked(paths)]
+        return [_named(dask_scan(open_path(p, read, group_by=group_by), group_by=group_by), name)
+                for p, name in zip(paths, named, strict=True)]
+    return [_named(scan_trace(open_path(p, read, group_by=group_by), group_by=group_by, progress=progress,
+                              stats=stats), name)
+            for p, name in zip(paths, named, strict=True)]
 
 
 def read_counts(
     paths: Sequence[str | Path], read: ReadOptions | ColumnMap | None = None, *, group_by: str | None = None,
     events: Sequence[str] | None = None, progress: ProgressCallback | None = None,
+    labels: Sequence[str | None] | None = None,
 ) -> list[ItemCounts]:
     """Per-item counts of every path (one entry per path, or per group of each path).
+
+    Each entry's ``source`` is its path's identity (:func:`~ctwm_cli.traces.sources.identity`) or, when
+    ``labels`` gives one per path, that label (None keeps the path's).
 
     With ``read.engine.engine == 'dask'`` the counting runs as ``dask.dataframe`` tasks on the
     scheduler ``read.engine.scheduler``; the counts are identical to DuckDB's.
@@ -63,11 +71,12 @@ def read_counts(
     if isinstance(events, str):
         raise UsageError("events must be a sequence of event kinds, not a string")
     read = as_read_options(read)
+    named = _labels(paths, labels)
     if read.engine.engine == "duckdb":
-        return [c for p in _checked(paths)
+        return [_named(c, name) for p, name in zip(paths, named, strict=True)
                 for c in count_items(open_path(p, read, group_by=group_by), group_by=group_by, events=events,
                                      progress=progress)]
-    scans = scan_paths(paths, read, group_by=group_by, progress=progress, stats=False)
+    scans = scan_paths(paths, read, group_by=group_by, progress=progress, stats=False, labels=labels)
     out: list[ItemCounts] = []
     for scan in scans:
         out += item_counts(scan, events)
@@ -78,3 +87,21 @@ def _checked(paths: Sequence[str | Path]) -> Sequence[str | Path]:
     if isinstance(paths, (str, Path)) or not paths:
         raise UsageError("paths must be a non-empty sequence of trace paths")
     return paths
+
+
+def _labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None) -> list[str | None]:
+    """One label (or None) per path; a label list of another length is a usage error naming ``labels``."""
+    paths = _checked(paths)
+    if labels is None:
+        return [None] * len(paths)
+    if isinstance(labels, str) or len(labels) != len(paths):
+        n = 1 if isinstance(labels, str) else len(labels)
+        raise UsageError(f"labels: {n} label(s) for {len(paths)} trace(s); give one label per trace",
+                         params=("labels",))
+    if any(label is not None and not str(label).strip() for label in labels):
+        raise UsageError("labels: a label must not be empty", params=("labels",))
+    return [None if label is None else str(label) for label in labels]
+
+
+def _named(result, label: str | None):
+    return result if label is None else dataclasses.replace(result, source=label)

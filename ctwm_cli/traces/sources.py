@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..labels import identity
 from .guard import DecompressionGuard, checked_blocks, first_line, open_guarded
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -88,11 +89,13 @@ def _has_glob(text: str) -> bool:
 
 
 def resolve(text: str) -> Layout:
-    """Resolve a path, directory, glob or URL to a :class:`Layout` (stdin: :func:`spool_stdin`)."""
+    """Resolve a path, directory, glob or URL to a :class:`Layout` (stdin: :func:`spool_stdin`); a local
+    source is named by its :func:`identity`."""
     if is_url(text):
         return _resolve_url(text)
     if text.startswith("file://"):
         text = text[len("file://"):]
+    text = identity(text)
     if _has_glob(text) and not Path(text).exists():
         files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
         if not files:

@@ -96,7 +96,7 @@ class ImportResult(ToDict):
     output: str | None
     records: int  # spans (otel) or history rows (mem0) read
     mapped: int  # of which produced at least one trace row
-    rows: int
+    n_rows: int
     events: dict[str, int]
     runs: int
     tasks: int
@@ -199,7 +199,7 @@ def import_telemetry(path: str | Path, fmt: str, output: str | Path | None = Non
         events[r["event"]] = events.get(r["event"], 0) + 1
     return ImportResult(
         source=str(path), format=fmt, output=None if output is None else str(output), records=records,
-        mapped=mapped, rows=len(rows), events=dict(sorted(events.items())),
+        mapped=mapped, n_rows=len(rows), events=dict(sorted(events.items())),
         runs=len({r.get("run") for r in rows if r.get("run") is not None}),
         tasks=len({r.get("task") for r in rows if r.get("task") is not None}), notes=notes,
     )

@@ -111,7 +111,7 @@ def _grid_cell(task: tuple[WorldConfig, str]) -> GridCell:
     d = Path(root) / _cell_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     s = summarise(sim, d, trace_name=PART_FILE, with_manifest=False)
-    return GridCell(family=cfg.family, size=cfg.size, seed=cfg.seed, run=cfg.run_id, rows=s.rows, gini=s.gini,
+    return GridCell(family=cfg.family, size=cfg.size, seed=cfg.seed, run=cfg.run_id, rows=s.n_rows, gini=s.gini,
                     file=f"{_cell_dir(cfg)}/{PART_FILE}", sha256=s.sha256 or "",
                     seconds=time.perf_counter() - started)
 

@@ -41,7 +41,7 @@ class LadderRow(ToDict):
     gini_retrieve: float | None
     top10_share: float | None
     max_over_median: float | None
-    skew: float | None
+    skewness: float | None
     n_items: int
 
 
@@ -88,7 +88,7 @@ def _ladder_family(task: tuple[WorldConfig, tuple[str, ...], float | None]) -> l
         ratio = c.gini / ref if (ref and c.gini is not None) else None
         out.append(LadderRow(family=cfg.family, size=cfg.size, seed=cfg.seed, retriever=cfg.retriever, gini=c.gini,
                              gini_vs_state_frequency=ratio, gini_retrieve=cr.gini, top10_share=c.top10_share,
-                             max_over_median=c.max_over_median, skew=c.skew, n_items=c.n_items))
+                             max_over_median=c.max_over_median, skewness=c.skewness, n_items=c.n_items))
     return out
 
 

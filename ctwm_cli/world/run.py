@@ -30,11 +30,11 @@ class Concentration(ToDict):
     """Concentration of per-item counts (items with a zero count are left out)."""
 
     n_items: int
-    total: int
+    n_events: int
     gini: float | None
     top10_share: float | None
     max_over_median: float | None
-    skew: float | None
+    skewness: float | None
     sigma_top10: float | None
 
 
@@ -49,10 +49,10 @@ class WorldRun(ToDict):
     retriever: str
     steps: int
     seed: int
-    rows: int
+    n_rows: int
     retrieve_events: int
     write_events: int
-    distinct_items: int
+    n_items: int
     state_coverage: float
     transition_coverage: float
     gini: float | None
@@ -71,11 +71,11 @@ def concentration(counts: np.ndarray) -> Concentration:
     x = np.asarray(counts, dtype=np.float64)
     x = x[x > 0]
     if x.size == 0:
-        return Concentration(n_items=0, total=0, gini=None, top10_share=None, max_over_median=None, skew=None,
+        return Concentration(n_items=0, n_events=0, gini=None, top10_share=None, max_over_median=None, skewness=None,
                              sigma_top10=None)
     r = _measure(x)
-    return Concentration(n_items=int(x.size), total=int(x.sum()), gini=r.gini, top10_share=r.top10_share,
-                         max_over_median=r.max_over_median, skew=r.skewness, sigma_top10=r.sigma_top10)
+    return Concentration(n_items=int(x.size), n_events=int(x.sum()), gini=r.gini, top10_share=r.top10_share,
+                         max_over_median=r.max_over_median, skewness=r.skewness, sigma_top10=r.sigma_top10)
 
 
 def run_world(config: WorldConfig, out: str | Path | None = None, *, overwrite: bool = False,
@@ -116,9 +116,9 @@ def summarise(sim: Simulation, outdir: Path | None, trace_name: str = TRACE_FILE
     ret = sim.access_counts(writes=False)
     return WorldRun(
         run=cfg.run_id, family=cfg.family, size=cfg.size, policy=cfg.policy, retriever=cfg.retriever,
-        steps=cfg.steps, seed=cfg.seed, rows=int(rows), retrieve_events=int(sim.retrieved.size),
+        steps=cfg.steps, seed=cfg.seed, n_rows=int(rows), retrieve_events=int(sim.retrieved.size),
         write_events=int(sim.transitions.size) if cfg.writes else 0,
-        distinct_items=int(np.count_nonzero(both if cfg.writes else ret)),
+        n_items=int(np.count_nonzero(both if cfg.writes else ret)),
         state_coverage=float(np.count_nonzero(sim.visits) / world.size),
         transition_coverage=float(np.unique(sim.transitions).size / world.n_transitions),
         gini=concentration(both).gini, gini_retrieve=concentration(ret).gini,

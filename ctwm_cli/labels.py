@@ -1,0 +1,25 @@
+"""How a result names what it is about: one spelling for every command and every format (issue 24).
+
+* A trace is named by its :func:`identity`: the path made absolute and normalised, then relative to the
+  working directory when it lies inside it, so ``x.parquet``, ``./x.parquet`` and ``sub/../x.parquet``
+  are one name and ``ctwm diff`` pairs their results; a ``label`` given by the caller replaces it.
+* A group of a trace is ``source[group]`` (:func:`subject_label`), in tables, gate subjects and JSON.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def identity(text: str) -> str:
+    """A local path's name in results (see the module docstring). Symlinks are not followed: a link is
+    named as typed, so the name says what the user pointed at."""
+    full = os.path.abspath(text)
+    rel = os.path.relpath(full, os.getcwd())
+    return full if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+def subject_label(source: str | None, group: object | None = None) -> str:
+    """``source[group]``, or ``source`` alone when ungrouped (``result`` when there is no source)."""
+    name = source if source not in (None, "") else "result"
+    return name if group in (None, "") else f"{name}[{group}]"
