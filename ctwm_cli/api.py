@@ -164,12 +164,13 @@ def audit_trace(
     ``seed=None`` draws a seed, recorded in the result."""
     for bad in ("counts_list", "labels", "counts"):
         if bad in audit_options:
-            raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)")
+            raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)", params=(bad,))
     if isinstance(source, TraceCounts):  # already read: audit its counts as they are
         given = [n for n, v in {"item_col": item_col, "group_by": group_by, "events": events, "columns": columns,
                                 "where": where, "label": label}.items() if v is not None]
         if given:
-            raise UsageError(f"audit_trace: {', '.join(given)} apply when reading; source is already counted")
+            raise UsageError(f"audit_trace: {', '.join(given)} apply when reading; source is already counted",
+                             params=tuple(given))
         counts = source
     else:
         counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns,
@@ -193,7 +194,8 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
     if isinstance(source, pa.Table):
         return source, kind
     if isinstance(source, (TraceCounts, ItemCounts)):
-        raise UsageError(f"source is already counted ({kind}); audit it with audit_trace or ctwm_cli.audit")
+        raise UsageError(f"source is already counted ({kind}); audit it with audit_trace or ctwm_cli.audit",
+                         params=("source",))
     if type(source).__module__.startswith("polars") and hasattr(source, "collect") and not hasattr(source, "shape"):
         source = source.collect()  # a LazyFrame
     if getattr(source, "ndim", None) == 1 or kind == "Series":  # pandas/Polars Series, numpy array: the ids
@@ -217,7 +219,7 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
     if isinstance(source, (bytes, bytearray)) or not isinstance(source, Iterable):
         raise UsageError(
             f"source must be a path, a DataFrame, a pyarrow Table, a mapping of item -> count or an "
-            f"iterable of item ids, got {kind}"
+            f"iterable of item ids, got {kind}", params=("source",)
         )
     return pa.table({"item": pa.array([None if i is None else str(i) for i in source], pa.string())}), kind
 

@@ -133,9 +133,10 @@ def check_tolerances(tolerances: Mapping[str, float], metrics: Sequence[str]) ->
         if name not in metrics:
             close = difflib.get_close_matches(name, list(metrics), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise UsageError(f"tolerance for unknown metric {name!r} ({hint}known: {', '.join(metrics)})")
+            raise UsageError(f"tolerance for unknown metric {name!r} ({hint}known: {', '.join(metrics)})",
+                             params=("tol",))
         if not (math.isfinite(tol) and tol >= 0):
-            raise UsageError(f"tolerance {name}={tol}: must be a finite number >= 0")
+            raise UsageError(f"tolerance {name}={tol}: must be a finite number >= 0", params=("tol",))
 
 
 def _outcome(c: Change) -> CheckOutcome:
@@ -194,7 +195,7 @@ def diff_counts(
     tolerances = dict(tolerances or {})
     check_tolerances(tolerances, list(TRACE_METRICS))
     if not (isinstance(replicates, int) and 2 <= replicates <= 100_000):
-        raise UsageError(f"replicates must be an integer in [2, 100000], got {replicates!r}")
+        raise UsageError(f"replicates must be an integer in [2, 100000], got {replicates!r}", params=("replicates",))
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     base, head = np.asarray(base, dtype=np.int64), np.asarray(head, dtype=np.int64)
     if base.size < 2 or head.size < 2:

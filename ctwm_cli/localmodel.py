@@ -105,12 +105,12 @@ def server_command(model_path: Path, *, port: int, alias: str = MODEL_ALIAS, n_c
 
 def _check(port: int, n_ctx: int, threads: int | None, timeout: float) -> None:
     if not 0 <= port <= 65535:
-        raise UsageError(f"port must be in 0..65535 (0: a free one), got {port}")
+        raise UsageError(f"port must be in 0..65535 (0: a free one), got {port}", params=("port",))
     check_range("n_ctx", n_ctx, lo=256)
     if threads is not None:
         check_range("threads", threads, lo=1)
     if not timeout > 0:
-        raise UsageError(f"timeout must be > 0 seconds, got {timeout}")
+        raise UsageError(f"timeout must be > 0 seconds, got {timeout}", params=("timeout",))
 
 
 class LocalModelServer:

@@ -269,7 +269,7 @@ def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:
     for n in names:
         if n not in BENCH_POLICIES:
             raise UsageError(f"unknown memory policy {n!r} for benchmark episodes "
-                             f"(choose from: {', '.join(BENCH_POLICIES)})")
+                             f"(choose from: {', '.join(BENCH_POLICIES)})", params=("memories",))
     return tuple(dict.fromkeys(names))
 
 
@@ -284,7 +284,8 @@ def check_bench_args(*, budget: int, k: int, core: int, tau: float, max_candidat
     check_range("relax_core", rc, lo=1)
     check_tau(rt, "relax_tau")
     if tokenizer not in TOKENIZERS:
-        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
+        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})",
+                         params=("tokenizer",))
     check_range("bootstrap", bootstrap, lo=0)
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     return rc, float(rt)

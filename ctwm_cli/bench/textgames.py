@@ -77,7 +77,7 @@ def textworld_module():
         import textworld
     except ImportError:
         raise UsageError("text games need the optional 'textworld' package: pip install 'ctwm[textworld]' "
-                         "(ALFWorld games: 'ctwm[alfworld]')") from None
+                         "(ALFWorld games: 'ctwm[alfworld]')", params=()) from None
     return textworld
 
 
@@ -172,7 +172,7 @@ def play_game(game: str | Path, *, agent: str = "walkthrough", max_steps: int = 
     """Play ``game`` once with the action source ``agent`` (see the module docstring)."""
     tw = textworld_module()
     if agent not in AGENTS:
-        raise UsageError(f"unknown agent {agent!r} (choose from: {', '.join(AGENTS)})")
+        raise UsageError(f"unknown agent {agent!r} (choose from: {', '.join(AGENTS)})", params=("agent",))
     check_range("max_steps", max_steps, lo=1)
     rng = np.random.default_rng(seed)
     infos = tw.EnvInfos(admissible_commands=True, policy_commands=True, facts=True, won=True, lost=True,
@@ -311,7 +311,8 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
     """Play every game once and replay its actions under graph and ctwm (see the module docstring)."""
     check_pack_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
     if tokenizer not in TOKENIZERS:
-        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
+        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})",
+                         params=("tokenizer",))
     check_range("bootstrap", bootstrap, lo=0)
     check_range("block", block, lo=1)
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)

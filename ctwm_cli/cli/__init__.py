@@ -21,7 +21,7 @@ from ..errors import EXIT_UNEXPECTED, CtwmError, CtwmWarning
 from ..inert import visible  # error lines quote trace contents: no control character reaches the terminal
 from ..interrupts import exit_code as interrupt_exit_code
 from ..interrupts import interrupt_cause, signals_raise
-from .flags import flag_message  # the library names parameters; the user reads flags
+from .param_flags import command_flags, flag_message  # the library names parameters; the user reads flags
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:  # the one answer that needs no command tree
         print(f"ctwm {__version__}")
         return _exit(0, argv)
+    app = None
     try:
         from .application import app_for, full_app  # Typer, Rich and the command modules (not the library)
 
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtwmError as exc:
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
-        print(f"ctwm: error: {visible(flag_message(exc))}", file=sys.stderr)
+        print(f"ctwm: error: {visible(flag_message(exc, _flags(app, args)))}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt as exc:
         print(f"ctwm: {exc or 'interrupted'}", file=sys.stderr)
@@ -68,6 +69,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         code = EXIT_UNEXPECTED
     return _exit(code, argv)
+
+
+def _flags(app: Any, args: Sequence[str]) -> dict[str, str]:
+    """Python name -> flag of the options of the command ``args`` run (none before the app was built)."""
+    if app is None:
+        return {}
+    import typer.main  # loaded already: the app was built
+
+    return command_flags(typer.main.get_command(app), args)
 
 
 @contextlib.contextmanager

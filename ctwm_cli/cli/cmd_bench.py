@@ -13,7 +13,7 @@ from rich.table import Table
 from .choices import GAME_AGENTS as AGENTS
 from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
 from .option_groups import opt, option_group, param
-from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, resolve_format
+from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, comma_list, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 @bench_options
 def longmemeval(
     data: Annotated[str, typer.Argument(help="LongMemEval JSON file (the official format: a list of questions).")],
-    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies: graph, ctwm.")] = "graph,ctwm",
+    memories: Annotated[list[str] | None, typer.Option(
+        "--memory", help="Memory policies, a comma list or repeated: graph, ctwm [default: graph,ctwm].")] = None,
     budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole "
                                                                "prompt).")] = DEFAULT_BUDGET,
     relax: Annotated[bool, typer.Option("--relax/--no-relax", help="Also run ctwm-relaxed: larger core and lower τ on "
@@ -195,8 +196,9 @@ def longmemeval(
 
     fmt = resolve_format(opts.fmt, opts.as_json)
     seed = _seed(opts.seed)
+    mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
     with progress_bar("longmemeval") as progress:
-        res = run_longmemeval(data, memories=memory, budget=budget, relax=relax, relax_core=relax_core,
+        res = run_longmemeval(data, memories=mems, budget=budget, relax=relax, relax_core=relax_core,
                               relax_tau=relax_tau, seed=seed, base_url=base_url, model=model, judge_model=judge_model,
                               timeout=timeout, retries=retries, progress=progress, **opts.pack())
     _render_lme(res, fmt, seed)

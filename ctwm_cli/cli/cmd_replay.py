@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
-from .options import Format, FormatOpt, JsonOpt, resolve_format
+from .options import Format, FormatOpt, JsonOpt, comma_list, resolve_format
 from .output import emit, fmt_num, message, progress_bar
 from .replay_options import (
     BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
@@ -30,6 +30,17 @@ METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tok
                  "tasks_per_episode": "tasks/episode",
                  "steps_per_task": "steps/task"}
 METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
+
+
+COMPARE_MEMORIES = "full,flat,graph,ctwm,none"
+
+
+def default_baseline(memories: list[str]) -> str | None:
+    """``replay compare``'s baseline when --baseline is not given: graph if listed, else the first policy
+    listed; none (no deltas) when only one policy is listed, so ``--memory tiered`` alone runs."""
+    if "graph" in memories:
+        return "graph"
+    return memories[0] if len(memories) > 1 else None
 
 
 def _ci(lo, hi, digits: int = 3) -> str:
@@ -226,12 +237,13 @@ def replay(
 @replay_app.command("compare")
 @replay_options
 def compare(
-    memory: Annotated[str, typer.Option(
-        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered, none: no memory, the floor "
-        "row).")] = "full,flat,graph,ctwm,none",
+    memories: Annotated[list[str] | None, typer.Option(
+        "--memory", help="Memory policies, a comma list or repeated (full, flat, graph, ctwm, tiered, none: no "
+        f"memory, the floor row) [default: {COMPARE_MEMORIES}].")] = None,
     encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
-    baseline: Annotated[str, typer.Option(
-        "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas) [default: graph if "
+        "listed, else the first policy listed; none when only one policy is listed].")] = None,
     match_tokens: Annotated[str | None, typer.Option(
         "--match-tokens", help="graph: at every step ctwm's budget is what Graph Memory spent on that step "
         "(comparison at equal cost; open loop only).")] = None,
@@ -255,13 +267,14 @@ def compare(
     from ..replay import parse_taus, replay_compare
 
     fmt = resolve_format(opts.fmt, opts.as_json)
-    mems = [m.strip() for m in memory.split(",") if m.strip()]
+    mems = comma_list(memories if memories is not None else COMPARE_MEMORIES)
     taus = parse_taus(opts.tau)
     if "ctwm" not in mems and taus != (1.0,):
         raise UsageError("--tau applies to ctwm, which is not among --memory")
     seed = resolve_seed(opts.seed)
     cfg = build_config(opts, seed)
-    base = None if baseline.strip().lower() == "none" else baseline.strip()
+    base = default_baseline(mems) if baseline is None else (
+        None if baseline.strip().lower() == "none" else baseline.strip())
     n = len(cfg.seeds) * sum(len(taus) if m == "ctwm" else 1 for m in set(mems))
     with progress_bar("replay compare", total=n) as progress:
         res = timed(opts, "replay compare", n * cfg.steps, lambda: replay_compare(
@@ -300,7 +313,8 @@ def ablation(*, opts: ReplayOptions) -> None:
 @replay_app.command("pareto")
 @replay_options
 def pareto(
-    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies to sweep.")] = "graph,ctwm",
+    memories: Annotated[list[str] | None, typer.Option(
+        "--memory", help="Memory policies to sweep, a comma list or repeated [default: graph,ctwm].")] = None,
     budget: Annotated[str, typer.Option(
         "--budget", "-B", help="Budgets swept: START:STOP:N (N evenly spaced, inclusive) or a comma list.",
     )] = "128:1024:6",
@@ -329,7 +343,7 @@ def pareto(
         raise UsageError("replay pareto writes no run directory; use --json or --plot")
     seed = resolve_seed(opts.seed)
     cfg = build_config(opts, seed)
-    mems = [m.strip() for m in memory.split(",") if m.strip()]
+    mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
     with progress_bar("replay pareto") as progress:
         res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=parse_taus(opts.tau),
                             seed=seed, progress=progress)

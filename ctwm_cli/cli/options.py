@@ -91,6 +91,15 @@ def at_most(name: str):
     return check
 
 
+def comma_list(values: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """A list option's values: each given value may itself be a comma list, so ``--family a,b`` and
+    ``--family a --family b`` mean the same (empty items dropped, order kept)."""
+    if values is None:
+        return []
+    items = [values] if isinstance(values, str) else list(values)
+    return [v.strip() for item in items for v in str(item).split(",") if v.strip()]
+
+
 def resolve_format(fmt: Format, as_json: bool) -> Format:
     return Format.json if as_json else fmt
 

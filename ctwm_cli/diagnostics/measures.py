@@ -122,9 +122,9 @@ def _as_counts(counts: Any) -> np.ndarray:
     try:
         x = np.asarray(counts, dtype=np.float64)
     except (TypeError, ValueError):
-        raise UsageError("counts must be a sequence of non-negative numbers") from None
+        raise UsageError("counts must be a sequence of non-negative numbers", params=("counts",)) from None
     if x.ndim != 1:
-        raise UsageError(f"counts must be one-dimensional, got shape {x.shape}")
+        raise UsageError(f"counts must be one-dimensional, got shape {x.shape}", params=("counts",))
     if x.size == 0:
         raise InputError("counts: no items to measure (empty vector)")
     if not np.all(np.isfinite(x)):
@@ -269,9 +269,9 @@ def concentration_of_traces(
     :class:`~ctwm_cli.traces.paths.ReadOptions` (column map, ``where`` filter, engine).
     """
     if not paths:
-        raise UsageError("give at least one trace")
+        raise UsageError("give at least one trace", params=("paths",))
     if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
     rows: list[Concentration] = []
     arrays: list[np.ndarray] = []
     chosen: list[str] = []

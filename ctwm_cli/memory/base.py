@@ -126,7 +126,7 @@ class MemoryPolicy(ABC):
         room = self.budget - fixed
         if room < 0:
             raise UsageError(f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens); "
-                             "raise the budget")
+                             "raise the budget", params=("budget",))
         lines = list(head)
         inj, ranks, toks = [], [], []
         freq, last = mem.freq, mem.last

@@ -177,4 +177,4 @@ def make_encoding(name: str, world) -> Encoding:
         return Compact(world)
     if name == "verbose":
         return Verbose(world)
-    raise UsageError(f"unknown encoding {name!r} (choose from: {', '.join(ENCODINGS)})")
+    raise UsageError(f"unknown encoding {name!r} (choose from: {', '.join(ENCODINGS)})", params=("encoding",))

@@ -292,7 +292,7 @@ class CoreTail(MemoryPolicy):
         if room < 0:
             raise UsageError(
                 f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens, with the minimal "
-                "tail summary when there is a tail); raise the budget"
+                "tail summary when there is a tail); raise the budget", params=("budget",)
             )
         return room
 
@@ -393,7 +393,7 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
         return TieredMemory(memory, budget=budget, k=k, params=tiered)
     if name == "none":
         return NoMemory(memory)
-    raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
+    raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})", params=("memory",))
 
 
 def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:

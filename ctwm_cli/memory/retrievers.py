@@ -178,7 +178,7 @@ def make_retriever(name: str, k: int = 3, *, seed: int | None = None,
         return StateUniform(k, seed=seed, rng=rng)
     if name == "state-tau":
         return StateTau(k, tau=tau, seed=seed, rng=rng)
-    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(ALL_RETRIEVERS)})")
+    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(ALL_RETRIEVERS)})", params=("retriever",))
 
 
 def make_store(retriever: Retriever, capacity: int, n_items: int, n_states: int, *,

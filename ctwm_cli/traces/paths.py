@@ -61,7 +61,7 @@ def read_counts(
     scheduler ``read.engine.scheduler``; the counts are identical to DuckDB's.
     """
     if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
     read = as_read_options(read)
     if read.engine.engine == "duckdb":
         return [c for p in _checked(paths)
@@ -76,5 +76,5 @@ def read_counts(
 
 def _checked(paths: Sequence[str | Path]) -> Sequence[str | Path]:
     if isinstance(paths, (str, Path)) or not paths:
-        raise UsageError("paths must be a non-empty sequence of trace paths")
+        raise UsageError("paths must be a non-empty sequence of trace paths", params=("paths",))
     return paths
