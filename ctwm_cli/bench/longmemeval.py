@@ -56,6 +56,9 @@ from .lme_format import QUESTION_TYPES, Question, Session, Turn, load_longmemeva
 from .packing import (
     BENCH_POLICIES, PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words,
 )
+from ..vocabulary import BENCH_K as DEFAULT_K
+from ..vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
 
 __all__ = [  # the file format lives in lme_format; its names stay importable from here
     "QUESTION_TYPES", "ArmSpec", "ArmSummary", "LongMemEvalResult", "Question", "QuestionOutcome", "Recall", "Session",
@@ -69,11 +72,6 @@ RELAX_CUES = ("how many", "how much", "in total", "total", "altogether", "combin
               "average", "sum of")
 _CUES = re.compile(r"\b(" + "|".join(re.escape(c) for c in RELAX_CUES) + r")\b")
 RECALL_METRICS = ("turn_any", "turn_all", "session_any", "session_all")
-DEFAULT_BUDGET = 4096
-DEFAULT_K = 16
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
 SESSION_WEIGHT = 0.5
 
 TASK = "Task: answer the user's question from the chat history below.\n"

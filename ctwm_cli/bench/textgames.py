@@ -51,18 +51,16 @@ from ..progress import ProgressCallback
 from ..paired import BlockResample, IndexResample, paired_delta
 from ..results import ToDict, result
 from .packing import PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
+from ..vocabulary import BENCH_K as DEFAULT_K
+from ..vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..vocabulary import GAME_AGENTS as AGENTS
+from ..vocabulary import TEXTGAMES_BUDGET as DEFAULT_BUDGET
 
 EXTRA = "textworld"
 PYPROJECT_EXTRAS = {"textworld": ["textworld>=1.6"], "alfworld": ["textworld[pddl]>=1.6"]}
-AGENTS = ("walkthrough", "random", "explore")
 GAME_SUFFIXES = (".tw-pddl", ".z8", ".json")
 EPISODE_WORDS = 24
 OBSERVATION_WORDS = 60
-DEFAULT_BUDGET = 1024
-DEFAULT_K = 16
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
 TASK = "Task: predict the next observation after the action.\n"
 TITLE = {"graph": "Memories, ranked by relevance:\n", "ctwm": "Core memories, ranked by relevance:\n"}
 BUDGET_RULE = "Budget rule: use core memories first; use the tail summary only to break ties.\n"

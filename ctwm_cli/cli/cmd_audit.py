@@ -13,13 +13,15 @@ from rich.text import Text
 
 from ..errors import InputError, UsageError
 from ..plots import check_plot_path
-from .choices import Verdict, choice
+from ..vocabulary import VERDICTS
+from .option_groups import choice
 from .options import (
     TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt,
     at_most, read_flags, resolve_format,
 )
 from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
+Verdict = choice("Verdict", VERDICTS)
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
 CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
 #: the summary table's columns when several traces or groups are audited

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from .choices import GAME_AGENTS as AGENTS
-from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
+from ..vocabulary import BENCH_K, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, TOKENIZERS
+from ..vocabulary import GAME_AGENTS as AGENTS
+from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
+from ..vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
 from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, comma_list, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
@@ -20,11 +22,6 @@ if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
     from ..bench.report import BenchReport
     from ..bench.textgames import TextGameResult
-
-DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU = (
-    LONGMEMEVAL_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates", "tau")
-)
-TW_BUDGET = TEXTGAMES_BUDGET
 
 
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
@@ -54,7 +51,7 @@ class BenchOptions:
 
 
 SHARED = [
-    opt("k", int, ("--k",), "Graph Memory: items given a line at most (top-k).", DEFAULT_K),
+    opt("k", int, ("--k",), "Graph Memory: items given a line at most (top-k).", BENCH_K),
     opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K may get their own line).", DEFAULT_CORE),
     opt("tau", float, ("--tau", "-t"), "CTWM exponent τ of b(r; τ) ∝ r^-τ.", DEFAULT_TAU),
     opt("max_candidates", int, ("--max-candidates",), "CTWM: ranked items M (core plus tail).",

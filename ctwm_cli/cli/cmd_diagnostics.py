@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path, series_label
-from .choices import BETA_BAND, choice
+from ..vocabulary import BETA_BAND
+from .option_groups import choice
 from .options import (
     DetailsOpt, FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt, at_most, read_flags,
     resolve_format,

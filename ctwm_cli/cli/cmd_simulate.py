@@ -12,6 +12,8 @@ from rich.table import Table
 
 from ..errors import UsageError
 from ..plots import check_plot_path
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_TAU
+from ..vocabulary import SIMULATE_CORE as DEFAULT_CORE
 from .options import FailOnOpt, Format, FormatOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, read_flags, resolve_format
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -26,9 +28,6 @@ TRACE_METRICS = (
 )
 
 DEFAULT_ITEMS = 1000
-DEFAULT_CORE = 10
-DEFAULT_BUDGET = 512
-DEFAULT_TAU = 1.0
 
 
 class Ranking(StrEnum):

@@ -11,9 +11,11 @@ import typer
 from rich.table import Table
 
 from ..errors import UsageError
-from .choices import (ALL_RETRIEVERS, EVICTION_RULES, FAMILIES, PAPER_SIZES, RETRIEVERS, WORLD_ORDERS,
-                      WORLD_PRESETS, WORLD_WALKS)
-from .choices import WORLD_POLICIES as POLICIES
+from ..vocabulary import (
+    ALL_RETRIEVERS, EVICTION_RULES, PAPER_SIZES, RETRIEVERS, WORLD_ORDERS, WORLD_PRESETS, WORLD_WALKS,
+)
+from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..vocabulary import WORLD_POLICIES as POLICIES
 from .options import FormatOpt, Format, JobsOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
 from .output import announce_seed, emit, fmt_num, message, progress_bar
 

@@ -13,9 +13,15 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
+
+
+def choice(name: str, values: tuple[str, ...]) -> type[Enum]:
+    """A ``str`` Enum whose members are ``values``: Typer shows them as ``[a|b|c]`` and rejects others."""
+    return Enum(name, {v: v for v in values}, type=str)  # type: ignore[return-value]
 
 
 def param(name: str, annotation: Any, default: Any) -> inspect.Parameter:

@@ -12,8 +12,8 @@ import typer
 
 from ..errors import UsageError
 from ..limits import check_limit
-from .choices import ENGINES, MEMORY_LIMIT, choice
-from .option_groups import opt, option_group
+from ..vocabulary import ENGINES, MEMORY_LIMIT
+from .option_groups import choice, opt, option_group
 
 if TYPE_CHECKING:
     from ..traces.engine import ReadOptions

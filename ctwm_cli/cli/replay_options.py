@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import UsageError
-from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, ENCODINGS, MEMORY_POLICIES
+from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..vocabulary import PREDICTORS, REPLAY_AGENTS, TOKENIZERS
 from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most
 from .output import announce_seed, message
@@ -25,9 +27,6 @@ if TYPE_CHECKING:
     from ..replay import ReplayConfig
 
 AGENTS = REPLAY_AGENTS
-DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES = (
-    REPLAY_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates")
-)
 Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
 Agent = Enum("Agent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
 Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: ignore[misc]

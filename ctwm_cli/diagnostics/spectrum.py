@@ -40,6 +40,7 @@ from ..traces.aggregate import DEFAULT_COUNTED
 from ..traces.schema import DEFAULT_EVENT
 from ._fit import ols
 from .measures import top_decile_size
+from ..vocabulary import BETA_BAND as DEFAULT_BETA_BAND
 
 MIN_STEPS = 256
 MAX_STEPS = 100_000_000
@@ -47,7 +48,6 @@ MIN_NPERSEG = 64
 MIN_FIT_BINS = 5
 DEFAULT_HI = 0.125
 DEFAULT_LO_BINS = 3
-DEFAULT_BETA_BAND = (0.5, 1.5)
 
 
 @result

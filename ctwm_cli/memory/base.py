@@ -15,12 +15,8 @@ from ..results import ToDict, result
 from .encodings import Encoding
 from .store import TransitionStore
 from .tokens import TokenCounter
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_K
 
-DEFAULT_BUDGET = 512
-DEFAULT_K = 8
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
 
 
 @result

@@ -32,8 +32,8 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from ..errors import UsageError
+from ..vocabulary import ENCODINGS
 
-ENCODINGS = ("verbose", "compact")
 TASK = "Task: predict the next structured state after the current action.\n"
 OUTPUT = "Output: next-state=<state id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>.\n"
 BUDGET_RULE = "Budget rule: use core memories first; use tail summary only to break ties or cover rare states.\n"

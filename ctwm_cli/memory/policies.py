@@ -60,16 +60,13 @@ from ..allocation import allocate, largest_remainder, rank_shares
 from ..allocation.rank import check_tau
 from ..checks import check_range
 from ..errors import UsageError
-from .base import (
-    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, EpisodicMemory, MemoryPolicy, Prompt,
-    Retrieval, make_prompt,
-)
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, MEMORY_POLICIES
+from .base import EpisodicMemory, MemoryPolicy, Prompt, Retrieval, make_prompt
 from .bm25 import BM25, BM25_B, BM25_K1
 from .encodings import Encoding
 from .tiered import TieredMemory
 from .tokens import TokenCounter
 
-MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered", "none")
 __all__ = [
     "BM25_B", "BM25_K1", "DEFAULT_BUDGET", "DEFAULT_CORE", "DEFAULT_K", "DEFAULT_MAX_CANDIDATES", "DEFAULT_TAU",
     "MEMORY_POLICIES", "CoreTail", "EpisodicMemory", "FlatRetrieval", "FullHistory", "GraphMemory", "MemoryPolicy",

@@ -47,8 +47,8 @@ from typing import Any
 from ..errors import UsageError
 from ..llm import ChatClient, EndpointError
 from ..results import ToDict, result
+from ..vocabulary import PREDICTORS
 
-PREDICTORS = ("reader", "endpoint", "top1")
 _CUR = re.compile(r"^Current state: s(\d+)", re.M)
 _ACT = re.compile(r"^Action: a(\d+)", re.M)
 _TRIPLE = re.compile(

@@ -38,11 +38,10 @@ import numpy as np
 from ..checks import check_range
 from ..errors import UsageError
 from .store import TransitionStore, UniformStream
+from ..vocabulary import ALL_RETRIEVERS, DEFAULT_TAU
+from ..vocabulary import RETRIEVERS as RETRIEVERS  # re-exported
 
-RETRIEVERS = ("uniform-frequency", "state-frequency", "state-uniform", "none")
 #: Every retriever, including those outside the default ladder.
-ALL_RETRIEVERS = (*RETRIEVERS, "state-tau")
-DEFAULT_TAU = 1.0
 DEFAULT_TAU_POOL = 10
 RETRIEVER_EVICTION = {
     "state-tau": "lfu",

@@ -36,8 +36,8 @@ import numpy as np
 
 from ..checks import check_choice, check_range
 from ..errors import UsageError
+from ..vocabulary import EVICTION_RULES
 
-EVICTION_RULES = ("lfu", "random", "reservoir")
 
 
 class UniformStream:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import functools
 
 from ..errors import UsageError
+from ..vocabulary import TOKENIZERS
 
-TOKENIZERS = ("cl100k_base", "o200k_base")
 DEFAULT_TOKENIZER = "cl100k_base"
 _CACHE_MAX = 1 << 18
 TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|> ... <|end|> around each message (OpenAI's rule)

@@ -37,11 +37,11 @@ from ..memory.policies import MemoryPolicy
 from ..memory.predictor import UNANSWERED_LIMIT, parse_transitions
 from ..memory.tokens import TokenCounter
 from ..world.endpoint import parse_action
+from ..vocabulary import CLOSED_LOOP_AGENTS
 
 __all__ = ["CLOSED_LOOP_AGENTS", "AgentDecision", "ClosedLoopAgent", "EndpointAgent", "ReaderAgent",
            "decision_prompt", "make_agent"]
 
-CLOSED_LOOP_AGENTS = ("reader", "endpoint")
 ANSWER_MAX_TOKENS = 64  # one {"action": <index>} object; caps a small model that rambles
 DECISION_SYSTEM_PROMPT = (
     "You are an agent in a text world. You see your goal, where you are, your numbered actions and what your memory "

@@ -44,9 +44,8 @@ from ..world.policy_base import TaskSampler
 from ..world.run import WorldConfig, simulate
 from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
 from .metrics import RESAMPLES
+from ..vocabulary import REPLAY_AGENTS as AGENTS
 
-OPEN_LOOP_AGENTS = ("random-walk", "semantic")
-AGENTS = (*OPEN_LOOP_AGENTS, *CLOSED_LOOP_AGENTS)
 MATCH_TOKENS = ("graph",)
 TASK_ZIPF = 1.1
 MAX_TASK_STEPS = 200

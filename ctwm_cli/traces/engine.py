@@ -24,12 +24,10 @@ from ..errors import UsageError
 from ..interrupts import Interrupted
 from .predicate import check_where
 from .schema import ColumnMap
+from ..vocabulary import ENGINES, MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT
 
 T = TypeVar("T")
-ENGINES = ("duckdb", "dask")
 INPUT_FORMATS = ("auto", "otel", "mem0")
-#: Default DuckDB memory limit: half of physical memory, leaving room for the analysis after reading.
-DEFAULT_MEMORY_LIMIT = "50%"
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|%)\s*$", re.IGNORECASE)
 
 

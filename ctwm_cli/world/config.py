@@ -27,12 +27,12 @@ from ..results import ToDict, result
 from .env import DEFAULT_WORLD
 from .graphs import FAMILIES, graph_params
 from .policies import POLICIES, policy_params
-from .presets import ARTIFACT_OPTIONS, ARTIFACT_WORLD, PRESETS, artifact_graph_params
+from ..vocabulary import WORLD_PRESETS as PRESETS
+from .presets import ARTIFACT_OPTIONS, ARTIFACT_WORLD, artifact_graph_params
+from ..vocabulary import WORLD_ORDERS as ORDERS, WORLD_WALKS as WALKS
 
 #: ``walk``: ctwm's typed stochastic actions, or the artifact's uniform step over neighbours.
-WALKS = ("typed", "uniform-neighbour")
 #: ``order``: retrieval before the step's write (ctwm), or after it (the artifact, Section 3's wording).
-ORDERS = ("retrieve-first", "write-first")
 #: The optional fields, dropped from ``to_dict()`` while ``None``.
 OPTIONAL_FIELDS = ("walk", "order", "store", "tau", "preset")
 

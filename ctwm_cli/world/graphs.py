@@ -55,9 +55,9 @@ import numpy as np
 from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
+from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..vocabulary import PAPER_SIZES as PAPER_SIZES  # re-exported
 
-FAMILIES = ("uniform", "exponential", "scale-free", "modular", "mixed", "baseline-symmetric")
-PAPER_SIZES = (100, 500, 1000)
 
 #: Default parameters per family; every key may be overridden through ``params``.
 DEFAULT_PARAMS: dict[str, dict[str, float]] = {

@@ -15,8 +15,8 @@ import numpy as np
 from ..errors import UsageError
 from ..llm import check_base_url, check_retries, check_timeout
 from .env import World
+from ..vocabulary import WORLD_POLICIES as POLICIES
 
-POLICIES = ("random-walk", "semantic", "endpoint")
 
 DEFAULT_POLICY_PARAMS: dict[str, dict[str, Any]] = {
     "random-walk": {},
