@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..errors import InputError, UsageError
 from ..plots import check_plot_path
+from ..seeds import resolve_seed
 from ..vocabulary import VERDICTS
 from .option_groups import choice
 from .options import (
@@ -131,7 +132,7 @@ def audit(
     # Long only by its option declarations (Typer reads the signature); the body validates, calls audit_many, renders.
     from ..gates import parse_checks
     from ..tail import audit_many
-    from ..tail.audit import new_seed, validate
+    from ..tail.audit import validate
     from ..distributed import check_scheduler, using_scheduler
     from ..traces.paths import read_counts
 
@@ -155,7 +156,7 @@ def audit(
              xmax=xmax, fit_level=fit_level)
     check_scheduler(opts.scheduler)
     read = opts.read_options()
-    seed = new_seed() if seed is None else seed
+    seed = resolve_seed(seed)
     with using_scheduler(opts.scheduler):
         with progress_bar("reading traces") as progress:
             counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,7 +15,8 @@ from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
 from ..vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
 from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, comma_list, resolve_format
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from .output import emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
@@ -78,13 +78,6 @@ bench_app = typer.Typer(
     ),
     no_args_is_help=True,
 )
-
-
-def _seed(seed: int | None) -> int:
-    if seed is None:
-        seed = secrets.randbits(31)
-        announce_seed(seed)
-    return seed
 
 
 def _pct(v: float | None) -> str:
@@ -192,7 +185,7 @@ def longmemeval(
     from ..bench.longmemeval import run_longmemeval
 
     fmt = resolve_format(opts.fmt, opts.as_json)
-    seed = _seed(opts.seed)
+    seed = resolve_seed(opts.seed)
     mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
     with progress_bar("longmemeval") as progress:
         res = run_longmemeval(data, memories=mems, budget=budget, relax=relax, relax_core=relax_core,
@@ -249,7 +242,7 @@ def textworld(
     from ..bench.textgames import run_textgames
 
     fmt = resolve_format(opts.fmt, opts.as_json)
-    seed = _seed(opts.seed)
+    seed = resolve_seed(opts.seed)
     with progress_bar("textworld") as progress:
         res = run_textgames(games, agent=agent.value, max_steps=max_steps, explore_steps=explore_steps,
                             budget=budget, block=block, seed=seed, label=label, progress=progress, **opts.pack())
@@ -302,7 +295,7 @@ def report(
     fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
     if synthetic:
-        seed = _seed(seed)
+        seed = resolve_seed(seed)
     with progress_bar("bench report") as progress:
         res = bench_report(inputs or [], synthetic=synthetic, synthetic_size=size, synthetic_steps=steps,
                            budget=budget, bootstrap=bootstrap, seed=seed, progress=progress)

@@ -16,8 +16,9 @@ from .options import Format, FormatOpt, JsonOpt, comma_list, resolve_format
 from .output import emit, fmt_num, message, progress_bar
 from .replay_options import (
     BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
-    TimeoutOpt, build_config, resolve_seed, timed, replay_options,
+    TimeoutOpt, build_config, timed, replay_options,
 )
+from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..replay import ReplayResult

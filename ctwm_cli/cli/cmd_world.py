@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,7 +16,8 @@ from ..vocabulary import (
 from ..vocabulary import GRAPH_FAMILIES as FAMILIES
 from ..vocabulary import WORLD_POLICIES as POLICIES
 from .options import FormatOpt, Format, JobsOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from .output import emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..world import WorldConfig
@@ -111,13 +111,6 @@ def _pairs(specs: list[str] | None, option: str) -> dict[str, Any]:
     return out
 
 
-def _seed(seed: int | None) -> int:
-    if seed is None:
-        seed = secrets.randbits(32)
-        announce_seed(seed)
-    return seed
-
-
 def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed: int, k: int, capacity: int,
           graph_param, world_param, policy_param, base_url, model, writes: bool = True, *, walk=None, order=None,
           store=None, tau=None, preset=None) -> WorldConfig:
@@ -178,7 +171,7 @@ def run(
     from ..world import run_world
 
     fmt = resolve_format(fmt, as_json)
-    seed = _seed(seed)
+    seed = resolve_seed(seed)
     cfg = _base(family.value, size, policy.value, retriever.value, steps, seed, k, capacity, graph_param,
                 world_param, policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau,
                 preset=preset)
@@ -246,7 +239,7 @@ def grid(
         raise UsageError(f"--replicates must be >= 1, got {replicates}")
     if resume and seed is None:
         raise UsageError("--resume needs the --seed of the grid it completes (its _manifest.json lists the seeds)")
-    seed = _seed(seed)
+    seed = resolve_seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
     base = _base(fams[0], 0, policy.value, retriever.value, steps, seed, k, capacity, graph_param, world_param,
                  policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau, preset=preset)
@@ -310,7 +303,7 @@ def ladder(
 
     fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
-    seed = _seed(seed)
+    seed = resolve_seed(seed)
     fams = [f.value for f in families] if families else list(FAMILIES)
     rets = [r.value for r in retrievers] if retrievers else list(RETRIEVERS)
     if tau is not None and "state-tau" not in rets:

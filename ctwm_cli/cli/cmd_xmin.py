@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from .output import emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
 
 
 def xmin_path(
@@ -46,9 +46,7 @@ def xmin_path(
     fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
     taus = parse_sweep(sweep, "--sweep")
-    if seed is None:
-        seed = secrets.randbits(31)
-        announce_seed(seed)
+    seed = resolve_seed(seed)
     with progress_bar("τ scan") as progress:
         res = run(taus, n_items=items, n_events=events, replicates=replicates, min_tail=min_tail, seed=seed,
                   progress=progress)

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from ..vocabulary import GRAPH_FAMILIES as FAMILIES
 from ..vocabulary import PREDICTORS, REPLAY_AGENTS, TOKENIZERS
 from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most
-from .output import announce_seed, message
+from .output import message
 
 if TYPE_CHECKING:
     from ..replay import ReplayConfig
@@ -152,13 +151,6 @@ SHARED_NAMES = [p.name for p in SHARED]
 
 #: adds :data:`SHARED` to a command's signature; the command receives them as ``opts: ReplayOptions``
 replay_options = option_group(SHARED, ReplayOptions)
-
-
-def resolve_seed(seed: int | None) -> int:
-    if seed is None:
-        seed = secrets.randbits(31)
-        announce_seed(seed)
-    return seed
 
 
 def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:

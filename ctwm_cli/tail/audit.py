@@ -28,6 +28,7 @@ from .families import TailFit
 from .fitcheck import check_result, check_tasks, checkable, run_replicates
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
+from ..seeds import new_seed
 from .power import PowerAnalysis, power_analysis
 from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings, validate
 from .truncated import fit_doubly_truncated
@@ -109,11 +110,6 @@ def _as_values(counts: Any, discrete: bool) -> np.ndarray:
         raise UsageError("discrete=True needs integer counts; set discrete=False (a continuous fit) "
                          "for real-valued data", params=("discrete",))
     return x
-
-
-def new_seed() -> int:
-    """A fresh seed (printed and stored, so the run can be repeated)."""
-    return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
 
 
 def derive_seed(seed: int, label: str | None) -> int:

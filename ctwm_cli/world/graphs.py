@@ -194,14 +194,14 @@ def make_graph(
     size: int,
     *,
     params: Mapping[str, float] | None = None,
-    seed: int | None = None,
-    rng: np.random.Generator | None = None,
+    rng: int | np.random.Generator | None = None,
 ) -> Graph:
-    """Draw a graph of ``family`` with ``size`` nodes. ``rng`` wins over ``seed`` when both are given."""
+    """Draw a graph of ``family`` with ``size`` nodes; ``rng`` is a seed or a Generator (normalised once with
+    ``np.random.default_rng``, which hands a Generator back as is)."""
     p = graph_params(family, params)
     _validate(family, int(size), p)
     size = int(size)
-    gen = rng if rng is not None else np.random.default_rng(seed)
+    gen = np.random.default_rng(rng)
     ring = bool(p.get("ring"))
     join = _no_join if ring else _join_components
     if family in ("uniform", "baseline-symmetric"):
@@ -216,6 +216,7 @@ def make_graph(
         edges = _mixed(size, p, gen, join)
     arcs = _ring_arcs(size, edges, gen) if ring else np.empty((0, 2), dtype=np.int64)
     indptr, indices = _csr(size, edges, arcs)
+    seed = int(rng) if isinstance(rng, (int, np.integer)) else None  # a Generator's seed is not known
     return Graph(family=family, size=size, params=p, seed=seed, indptr=indptr, indices=indices,
                  arcs=int(arcs.shape[0]))
 
