@@ -15,6 +15,7 @@ from ..errors import InputError, UsageError
 from ..plots import check_plot_path
 from ..seeds import resolve_seed
 from ..vocabulary import VERDICTS
+from .aliases import aliased
 from .option_groups import choice
 from .options import (
     TRACES_HELP, DetailsOpt, FailOnOpt, Format, FormatOpt, JobsOpt, JsonOpt, JunitOpt, PlotOpt, ReadFlags, SeedOpt,
@@ -96,8 +97,10 @@ def audit(
         "--calibrate", callback=at_most("calibrate"), help="Calibrate the verdict with R replicates simulated from "
         "the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
     level: Annotated[float, typer.Option(
-        "--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under "
-        "the fitted log-normal.")] = 0.05,
+        "--significance", help="Significance level a of the calibrated verdict: TPL only when z exceeds the (1-a) "
+        "quantile of z under the fitted log-normal.")] = 0.05,
+    level_alias: Annotated[float | None, typer.Option(
+        "--level", hidden=True, help="Deprecated spelling of --significance.")] = None,
     expect: Annotated[Verdict | None, typer.Option(  # type: ignore[valid-type]
         "--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,
     expect_rule: Annotated[ExpectRule, typer.Option(  # type: ignore[valid-type]
@@ -140,6 +143,7 @@ def audit(
     if bootstrap_old is not None:
         message("warning: -B is deprecated for audit (it means --budget elsewhere); use -b/--bootstrap")
         bootstrap = bootstrap_old
+    level = aliased(level, level_alias, "--level", "--significance")
     expect = None if expect is None else Verdict(expect).value
     expect_rule = ExpectRule(expect_rule).value
     gates = parse_checks(fail_on, GATE_METRICS, parameter="--fail-on")

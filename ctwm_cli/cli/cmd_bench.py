@@ -13,6 +13,7 @@ from ..vocabulary import BENCH_K, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_
 from ..vocabulary import GAME_AGENTS as AGENTS
 from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
 from ..vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
+from .aliases import CONFIDENCE, aliased
 from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most, comma_list, resolve_format
 from .output import emit, fmt_num, message, progress_bar
@@ -42,12 +43,13 @@ class BenchOptions:
     seed: int | None
     fmt: Format
     as_json: bool
+    level_alias: float | None = None
 
     def pack(self) -> dict[str, Any]:
         """The packing and bootstrap keywords both library calls take."""
         return {"k": self.k, "core": self.core, "tau": self.tau, "max_candidates": self.max_candidates,
                 "limit": self.limit, "tokenizer": self.tokenizer.value, "bootstrap": self.bootstrap,
-                "level": self.level}
+                "level": aliased(self.level, self.level_alias, "--level", "--confidence")}
 
 
 SHARED = [
@@ -61,7 +63,7 @@ SHARED = [
         "BPE tokenizer for prompt token counts (offline, tiktoken-identical).", Tokenizer["cl100k_base"]),
     opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates of the paired CIs (0: no intervals).", 1000,
         callback=at_most("ci_bootstrap")),
-    opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
+    *CONFIDENCE,
     param("seed", SeedOpt, None),
     param("fmt", FormatOpt, Format.table),
     param("as_json", JsonOpt, False),

@@ -12,11 +12,11 @@ import typer
 from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
-from .options import Format, FormatOpt, JsonOpt, comma_list, resolve_format
+from .options import Format, FormatOpt, JsonOpt, comma_list, resolve_format, tau_values
 from .output import emit, fmt_num, message, progress_bar
 from .replay_options import (
     BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
-    TimeoutOpt, build_config, timed, replay_options,
+    TimeoutOpt, build_config, timed, replay_options, replay_options_no_out,
 )
 from .seeding import resolve_seed
 
@@ -222,7 +222,7 @@ def replay(
     from ..replay import parse_taus, replay_encodings
 
     fmt = resolve_format(opts.fmt, opts.as_json)
-    taus = parse_taus(opts.tau)
+    taus = parse_taus(tau_values(opts.tau) or None)
     if memory.value != "ctwm" and taus != (1.0,):
         raise UsageError("--tau applies to --memory ctwm only")
     seed = resolve_seed(opts.seed)
@@ -269,7 +269,7 @@ def compare(
 
     fmt = resolve_format(opts.fmt, opts.as_json)
     mems = comma_list(memories if memories is not None else COMPARE_MEMORIES)
-    taus = parse_taus(opts.tau)
+    taus = parse_taus(tau_values(opts.tau) or None)
     if "ctwm" not in mems and taus != (1.0,):
         raise UsageError("--tau applies to ctwm, which is not among --memory")
     seed = resolve_seed(opts.seed)
@@ -301,7 +301,7 @@ def ablation(*, opts: ReplayOptions) -> None:
 
     fmt = resolve_format(opts.fmt, opts.as_json)
     seed = resolve_seed(opts.seed)
-    taus = parse_taus(opts.tau)
+    taus = parse_taus(tau_values(opts.tau) or None)
     cfg = build_config(opts, seed)
     n = len(cfg.seeds) * (2 + 2 * len(taus))
     with progress_bar("replay ablation", total=n) as progress:
@@ -312,7 +312,7 @@ def ablation(*, opts: ReplayOptions) -> None:
 
 
 @replay_app.command("pareto")
-@replay_options
+@replay_options_no_out
 def pareto(
     memories: Annotated[list[str] | None, typer.Option(
         "--memory", help="Memory policies to sweep, a comma list or repeated [default: graph,ctwm].")] = None,
@@ -340,13 +340,12 @@ def pareto(
 
     fmt = resolve_format(opts.fmt, opts.as_json)
     check_plot_path(plot)
-    if opts.out:
-        raise UsageError("replay pareto writes no run directory; use --json or --plot")
     seed = resolve_seed(opts.seed)
     cfg = build_config(opts, seed)
     mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
+    taus = parse_taus(tau_values(opts.tau) or None)
     with progress_bar("replay pareto") as progress:
-        res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=parse_taus(opts.tau),
+        res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=taus,
                             seed=seed, progress=progress)
     t = Table(title=f"Pareto ({res.loop} loop): {cfg.family}, |V|={cfg.size}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
                     f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block {res.bootstrap['block']}, "

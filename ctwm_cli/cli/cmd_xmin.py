@@ -8,15 +8,22 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format
+from ..errors import UsageError
+from .options import TAU_SPEC_HELP, Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, resolve_format, tau_values
 from .output import emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 
+DEFAULT_XMIN_SWEEP = "0.25:2:7"
+
 
 def xmin_path(
+    tau: Annotated[
+        list[str] | None, typer.Option("--tau", "-t", help=f"τ values: {TAU_SPEC_HELP}; repeatable. "
+                                       f"[default: {DEFAULT_XMIN_SWEEP}]", show_default=False)
+    ] = None,
     sweep: Annotated[
-        str, typer.Option("--sweep", help="τ values START:STOP:N, N evenly spaced inclusive.")
-    ] = "0.25:2:7",
+        str | None, typer.Option("--sweep", help="Alias of --tau START:STOP:N.")
+    ] = None,
     items: Annotated[int, typer.Option("--items", "-M", help="Ranked items M of the allocation b(r; τ).")] = 1000,
     events: Annotated[int, typer.Option("--events", help="Accesses per trace, drawn from b(r; τ).")] = 100_000,
     replicates: Annotated[int, typer.Option("--replicates", help="Traces per τ (independent seeds).")] = 5,
@@ -45,7 +52,9 @@ def xmin_path(
 
     fmt = resolve_format(fmt, as_json)
     check_plot_path(plot)
-    taus = parse_sweep(sweep, "--sweep")
+    if tau and sweep is not None:
+        raise UsageError("give either --tau or --sweep, not both")
+    taus = parse_sweep(sweep, "--sweep") if sweep is not None else tau_values(tau or [DEFAULT_XMIN_SWEEP])
     seed = resolve_seed(seed)
     with progress_bar("τ scan") as progress:
         res = run(taus, n_items=items, n_events=events, replicates=replicates, min_tail=min_tail, seed=seed,

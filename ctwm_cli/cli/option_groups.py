@@ -34,8 +34,13 @@ def opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **
     return param(name, Annotated[typ, typer.Option(*flags, help=text, **kw)], default)
 
 
-def option_group(shared: Sequence[inspect.Parameter], cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The decorator that adds ``shared`` to a command and hands it ``opts: cls`` (see the module docstring)."""
+def option_group(shared: Sequence[inspect.Parameter], cls: type, *,
+                 without: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The decorator that adds ``shared`` to a command and hands it ``opts: cls`` (see the module docstring).
+    ``without`` names group options the command does not offer at all (``opts`` holds their defaults), so no
+    command inherits an option only to refuse it."""
+    absent = {p.name: p.default for p in shared if p.name in without}
+    shared = [p for p in shared if p.name not in without]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn, eval_str=True)
@@ -50,6 +55,7 @@ def option_group(shared: Sequence[inspect.Parameter], cls: type) -> Callable[[Ca
         @functools.wraps(fn)
         def wrapper(**kw: Any) -> Any:
             values = {p.name: kw.pop(p.name) if p.name in kept_names else p.default for p in shared}
+            values.update(absent)
             return fn(opts=cls(**values), **kw)
 
         del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one

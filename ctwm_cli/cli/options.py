@@ -100,6 +100,27 @@ def comma_list(values: str | list[str] | tuple[str, ...] | None) -> list[str]:
     return [v.strip() for item in items for v in str(item).split(",") if v.strip()]
 
 
+TAU_SPEC_HELP = "a number, a comma list (0.5,1,2) or a sweep START:STOP:N, N evenly spaced inclusive (0.25:2:7)"
+
+
+def tau_values(specs: str | list[str] | None, flag: str = "--tau") -> list[float]:
+    """τ values of ``--tau`` as every command reads it: each value a number, a comma list or START:STOP:N;
+    repeats add up, in the order given (an empty list when none is given)."""
+    from ..allocation import parse_sweep  # the library (numpy) loads when the command runs, not for --help
+
+    out: list[float] = []
+    for spec in [specs] if isinstance(specs, str) else list(specs or []):
+        if ":" in spec:
+            out.extend(parse_sweep(spec.strip(), flag))
+            continue
+        for item in comma_list(spec):
+            try:
+                out.append(float(item))
+            except ValueError:
+                raise UsageError(f"{flag} expects a number, a comma list or START:STOP:N, got {spec!r}") from None
+    return out
+
+
 def resolve_format(fmt: Format, as_json: bool) -> Format:
     return Format.json if as_json else fmt
 
