@@ -67,3 +67,17 @@ def test_tau_specs_are_read_alike(run_cli):
     xmin = ["xmin-path", "--items", "200", "--events", "2000", "--replicates", "1", "--seed", "1", "--json"]
     a, b = run_cli([*xmin, "--tau", "1:2:2"]), run_cli([*xmin, "--sweep", "1:2:2"])
     assert a.code == b.code == 0 and json.loads(a.out) == json.loads(b.out)
+
+
+def test_world_list_options_take_commas_and_repeats(run_cli, tmp_path):
+    small = ["world", "ladder", "--size", "100", "--steps", "1500", "--seed", "3", "--json"]
+    comma = run_cli([*small, "--family", "scale-free,uniform", "--retriever", "none,state-frequency"])
+    repeated = run_cli([*small, "--family", "scale-free", "--family", "uniform", "--retriever", "none",
+                        "--retriever", "state-frequency"])
+    assert comma.code == repeated.code == 0, comma.err + repeated.err
+    assert comma.out == repeated.out
+    assert {(r["family"], r["retriever"]) for r in json.loads(comma.out)["rows"]} == {
+        (f, r) for f in ("scale-free", "uniform") for r in ("none", "state-frequency")}
+    bad = run_cli(["world", "grid", "--out", str(tmp_path / "g"), "--family", "uniform,bogus"])
+    assert bad.code == 2 and "--family must be one of uniform" in bad.err and "got 'bogus'" in bad.err
+    assert "--writes" not in run_cli(["world", "ladder", "--help"]).out  # the ladder records both event kinds

@@ -100,6 +100,16 @@ def comma_list(values: str | list[str] | tuple[str, ...] | None) -> list[str]:
     return [v.strip() for item in items for v in str(item).split(",") if v.strip()]
 
 
+def choice_list(values: list[str] | None, choices: tuple[str, ...], flag: str) -> list[str]:
+    """A list option of choices, commas and repeats alike (:func:`comma_list`), each checked against
+    ``choices``; an empty list when none is given."""
+    out = comma_list(values)
+    for v in out:
+        if v not in choices:
+            raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {v!r}")
+    return out
+
+
 TAU_SPEC_HELP = "a number, a comma list (0.5,1,2) or a sweep START:STOP:N, N evenly spaced inclusive (0.25:2:7)"
 
 
