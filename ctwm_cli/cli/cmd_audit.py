@@ -13,7 +13,6 @@ from rich.text import Text
 
 from ..errors import InputError, UsageError
 from ..plots import check_plot_path
-from ..seeds import resolve_seed
 from ..vocabulary import VERDICTS
 from .aliases import aliased
 from .option_groups import choice
@@ -135,7 +134,7 @@ def audit(
     # Long only by its option declarations (Typer reads the signature); the body validates, calls audit_many, renders.
     from ..gates import parse_checks
     from ..tail import audit_many
-    from ..tail.audit import validate
+    from ..tail.settings import AuditSettings
     from ..distributed import check_scheduler, using_scheduler
     from ..traces.paths import read_counts
 
@@ -153,27 +152,22 @@ def audit(
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
     scan_range = _parse_range(xmin_range)
-    validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
-             discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=scan_range, uncertainty=uncertainty,
-             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-             xmax=xmax, fit_level=fit_level)
+    settings = AuditSettings.checked(
+        discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star,
+        seed=seed, scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
+        cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power, xmax=xmax,
+        fit_check=fit_check, fit_level=fit_level, check_all=check_all_families, calibrate=calibrate, level=level,
+        jobs=jobs)  # checked once; audit_many uses them as they are
     check_scheduler(opts.scheduler)
     read = opts.read_options()
-    seed = resolve_seed(seed)
+    seed = settings.seed
     with using_scheduler(opts.scheduler):
         with progress_bar("reading traces") as progress:
             counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress)
         announce_seed(seed)
         with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
-            results = audit_many(
-                counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
-                p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
-                scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
-                cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-                xmax=xmax, fit_check=fit_check, fit_level=fit_level, check_all_families=check_all_families,
-                progress=progress, calibration_progress=cal_progress,
-            )
+            results = audit_many(counts, settings=settings, jobs=jobs, diagnostics=diagnostics, calibrate=calibrate,
+                                 level=level, progress=progress, calibration_progress=cal_progress)
     if plot:
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import zlib
 from collections.abc import Sequence
@@ -28,9 +29,9 @@ from .families import TailFit
 from .fitcheck import check_result, check_tasks, checkable, run_replicates
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
-from ..seeds import new_seed
+from ..seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
 from .power import PowerAnalysis, power_analysis
-from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings, validate
+from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings
 from .truncated import fit_doubly_truncated
 from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
 from .verdict import INCONCLUSIVE, Verdict, fit_checked, paper_rule
@@ -131,6 +132,12 @@ def audit(counts: Any, *, label: str | None = None, progress: ProgressCallback |
     return audit_many([counts], labels=[label], progress=progress, **options)[0]
 
 
+#: the keywords of :func:`audit_many` that :class:`AuditSettings` holds (``settings=`` excludes them)
+_SETTINGS_OPTIONS = ("discrete", "xmin", "bootstrap", "seed", "min_tail", "p_star", "z_star", "scan_floor",
+                     "xmin_range", "uncertainty", "cross_check", "power", "xmax", "fit_check", "fit_level",
+                     "check_all_families")
+
+
 def audit_many(
     counts_list: Sequence[Any],
     *,
@@ -155,6 +162,7 @@ def audit_many(
     fit_check: bool = True,
     fit_level: float = FIT_LEVEL,
     check_all_families: bool = False,
+    settings: AuditSettings | None = None,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -178,23 +186,29 @@ def audit_many(
     2-5 ms of CPU per replicate, measured, about what a p_gof replicate costs);
     ``fit_check`` (default): a decisive verdict also needs the family it prefers to pass that check at
     ``fit_level``; ``fit_check=False`` is Definition 3.4 as published (the checks are still reported).
+    ``settings``: an :meth:`AuditSettings.checked` result, used as is (no option is checked twice); the
+    options it holds are then not given as keywords.
     """
-    validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
-             discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check, power=power, xmax=xmax,
-             fit_level=fit_level)
+    options = (discrete, xmin, bootstrap, seed, min_tail, p_star, z_star, scan_floor, xmin_range, uncertainty,
+               cross_check, power, xmax, fit_check, fit_level, check_all_families)
+    if settings is None:
+        settings = AuditSettings.checked(
+            discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star,
+            seed=seed, scan_floor=scan_floor, xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check,
+            power=power, xmax=xmax, fit_check=fit_check, fit_level=fit_level, check_all=check_all_families,
+            calibrate=calibrate, level=level, jobs=jobs)
+    elif options != _DEFAULT_OPTIONS:
+        raise UsageError("give the audit options either as settings or as keywords, not both", params=("settings",))
     labels = list(labels) if labels is not None else [None] * len(counts_list)
-    seed = new_seed() if seed is None else int(seed)
-    base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
-                         z_star=z_star, seed=seed, scan_floor=scan_floor,
-                         xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
-                         cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
-                         fit_level=fit_level, check_all=bool(check_all_families))
+    base = settings
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, diagnostics)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
+
+
+_DEFAULT_OPTIONS = tuple(inspect.signature(audit_many).parameters[n].default for n in _SETTINGS_OPTIONS)
 
 
 @result

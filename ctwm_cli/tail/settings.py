@@ -7,6 +7,7 @@ import math
 from ..checks import check_choice, check_range
 from ..errors import UsageError
 from ..results import ToDict, result
+from ..seeds import new_seed
 from .crosscheck import PACKAGES as CROSS_CHECK_PACKAGES
 
 #: default floor of the x_min scan: candidates leaving fewer tail points are not considered. Separate
@@ -36,6 +37,26 @@ class AuditSettings(ToDict):
     fit_check: bool = True  # False: Definition 3.4 as published (and the calibrated rule without the check)
     fit_level: float = FIT_LEVEL
     check_all: bool = False  # True: every alternative family's own fit check, not only the rule pair's
+
+    @classmethod
+    def checked(cls, *, discrete: bool = True, xmin: float | None = None, bootstrap: int = 1000, min_tail: int = 100,
+                p_star: float = 0.10, z_star: float = 1.96, seed: int | None = None, scan_floor: int = SCAN_FLOOR,
+                xmin_range: tuple[float, float] | None = None, uncertainty: int = 0, cross_check: str | None = None,
+                power: int = 0, xmax: float | None = None, fit_check: bool = True, fit_level: float = FIT_LEVEL,
+                check_all: bool = False, calibrate: int = 0, level: float = 0.05,
+                jobs: int | None = None) -> AuditSettings:
+        """Every audit option checked once (:func:`validate`, including the run's ``calibrate``, ``level`` and
+        ``jobs``, which are not settings) and normalised: a seed drawn when ``None``, ``xmin_range`` a tuple.
+        :func:`~ctwm_cli.tail.audit.audit_many` given these settings re-checks nothing."""
+        validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
+                 discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
+                 xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check, power=power, xmax=xmax,
+                 fit_level=fit_level)
+        return cls(discrete=bool(discrete), xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
+                   z_star=z_star, seed=new_seed() if seed is None else int(seed), scan_floor=scan_floor,
+                   xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
+                   cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
+                   fit_level=fit_level, check_all=bool(check_all))
 
     @property
     def floor(self) -> int:
