@@ -25,6 +25,7 @@ from .results import ToDict, html_table, jsonable, records_frame, result, short_
 from .tail import AuditResult, audit_many
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
+from .traces.aggregate import event_kinds
 from .traces.base import ArrowReader
 
 
@@ -132,8 +133,7 @@ def read_trace(
     ``ctwm audit``.
     """
     cmap = ColumnMap.from_overrides({**(columns or {}), **({"item": item_col} if item_col else {})})
-    if isinstance(events, str):
-        events = (events,)
+    events = event_kinds(events)  # the readers' one check (a string is one kind)
     keep = (group_by,) if group_by and group_by not in cmap.canonical() else ()
     if isinstance(source, (str, Path)):
         name = str(source)

@@ -39,6 +39,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap
+from ..traces.aggregate import event_kinds
 from ._fit import ols
 from .sized_counts import aggregate_sized, resolve_events, store_capacity
 from .measures import SIGMA_VARIANTS, sigma_top, sigma_top_raw_sorted
@@ -254,8 +255,7 @@ def finite_size_of_traces(
         raise UsageError(f"null_draws must be a non-negative integer, got {null_draws!r}", params=("null_draws",))
     if not traces:
         raise UsageError("give at least one trace", params=("traces",))
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
+    events = event_kinds(events)
     if family is not None and group_by is not None:
         raise UsageError("family and group_by exclude each other: families come from one or the other",
                          params=("family", "group_by"))

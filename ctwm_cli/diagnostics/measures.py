@@ -51,6 +51,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap, ItemCounts
+from ..traces.aggregate import event_kinds
 from ..traces.paths import ReadOptions, read_counts
 
 
@@ -270,8 +271,7 @@ def concentration_of_traces(
     """
     if not paths:
         raise UsageError("give at least one trace", params=("paths",))
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
+    events = event_kinds(events)
     rows: list[Concentration] = []
     arrays: list[np.ndarray] = []
     chosen: list[str] = []

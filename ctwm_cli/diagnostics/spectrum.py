@@ -36,7 +36,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap, item_counts, open_trace, scan_trace
-from ..traces.aggregate import DEFAULT_COUNTED
+from ..traces.aggregate import DEFAULT_COUNTED, event_kinds
 from ..traces.schema import DEFAULT_EVENT
 from ._fit import ols
 from .measures import top_decile_size
@@ -251,8 +251,7 @@ def psd_of_trace(
     """
     kind, item = parse_series(series)
     check_psd_args(nperseg, band, beta_band, detrend)
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
+    events = event_kinds(events)
     if str(path) == "-" and kind == "core":
         raise UsageError("series core reads the trace twice and cannot read standard input; save it to a file",
                          params=("series",))

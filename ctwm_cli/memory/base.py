@@ -89,9 +89,6 @@ class EpisodicMemory:
     def has_state(self, v: int) -> bool:
         return bool(self.out[v])
 
-    def has_action(self, g: int) -> bool:
-        return g in self.by_action
-
 
 class MemoryPolicy(ABC):
     """Base class: ``retrieve`` (ρ, encoding-free) and ``render`` (prompt under an encoding)."""

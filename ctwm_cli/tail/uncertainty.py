@@ -18,8 +18,6 @@ import math
 
 import numpy as np
 
-from ..parallel import run_tasks
-from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 
@@ -115,14 +113,3 @@ def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed:
     return Uncertainty(replicates=replicates, level=level, seed=seed, failed=int((~ok).sum()), estimate=estimate,
                        se=se, interval=interval, constant=tuple(constant),
                        draws={n: draws[:, j] for j, n in enumerate(QUANTITIES)})
-
-
-def bootstrap_uncertainty(hist: Histogram, pl: PowerLawFit, *, replicates: int = 500, seed: int = 0,
-                          floor: int = 10, xmin: float | None = None,
-                          xmin_range: tuple[float, float] | None = None, level: float = 0.95,
-                          jobs: int | None = None, progress: ProgressCallback | None = None) -> Uncertainty:
-    """The nonparametric bootstrap of the whole power-law fit of ``hist`` (``pl`` its observed fit)."""
-    tasks = uncertainty_tasks(hist, replicates=replicates, seed=seed, discrete=pl.discrete, floor=floor,
-                              xmin=xmin, xmin_range=xmin_range)
-    rows = run_tasks(replicate_fits, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
-    return summarise(pl, rows, replicates=replicates, seed=seed, level=level)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..progress import ProgressCallback
-from .aggregate import ItemCounts, TraceScan, count_items, item_counts, scan_trace
+from .aggregate import ItemCounts, TraceScan, count_items, event_kinds, item_counts, scan_trace
 from .base import TraceReader
 from .engine import ReadOptions, as_read_options
 from .readers import open_trace
@@ -60,8 +60,7 @@ def read_counts(
     With ``read.engine.engine == 'dask'`` the counting runs as ``dask.dataframe`` tasks on the
     scheduler ``read.engine.scheduler``; the counts are identical to DuckDB's.
     """
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string", params=("events",))
+    events = event_kinds(events)
     read = as_read_options(read)
     if read.engine.engine == "duckdb":
         return [c for p in _checked(paths)
