@@ -26,6 +26,7 @@ from .results import ToDict, html_table, jsonable, records_frame, result, short_
 from .auditing import AuditResult, audit_many
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
+from .traces.aggregate import event_kinds
 from .traces.base import ArrowReader
 
 
@@ -150,8 +151,7 @@ def read_trace(
     ``ctwm audit``.
     """
     cmap = ColumnMap.from_overrides({**(columns or {}), **({"item": item_col} if item_col else {})})
-    if isinstance(events, str):
-        events = (events,)
+    events = event_kinds(events)  # the readers' one check (a string is one kind)
     keep = (group_by,) if group_by and group_by not in cmap.canonical() else ()
     if isinstance(source, (str, Path)):
         name = str(source)
@@ -182,12 +182,13 @@ def audit_trace(
     ``seed=None`` draws a seed, recorded in the result."""
     for bad in ("counts_list", "labels", "counts"):
         if bad in audit_options:
-            raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)")
+            raise UsageError(f"audit_trace: {bad} is not an audit option (the counts come from source)", params=(bad,))
     if isinstance(source, TraceCounts):  # already read: audit its counts as they are
         given = [n for n, v in {"item_col": item_col, "group_by": group_by, "events": events, "columns": columns,
                                 "where": where, "label": label}.items() if v is not None]
         if given:
-            raise UsageError(f"audit_trace: {', '.join(given)} apply when reading; source is already counted")
+            raise UsageError(f"audit_trace: {', '.join(given)} apply when reading; source is already counted",
+                             params=tuple(given))
         counts = source
     else:
         counts = read_trace(source, item_col=item_col, group_by=group_by, events=events, columns=columns,
@@ -212,7 +213,8 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
     if isinstance(source, pa.Table):
         return source, kind
     if isinstance(source, (TraceCounts, ItemCounts)):
-        raise UsageError(f"source is already counted ({kind}); audit it with audit_trace or ctwm_cli.audit")
+        raise UsageError(f"source is already counted ({kind}); audit it with audit_trace or ctwm_cli.audit",
+                         params=("source",))
     if type(source).__module__.startswith("polars") and hasattr(source, "collect") and not hasattr(source, "shape"):
         source = source.collect()  # a LazyFrame
     if getattr(source, "ndim", None) == 1 or kind == "Series":  # pandas/Polars Series, numpy array: the ids
@@ -236,7 +238,7 @@ def _as_table(source: Any) -> tuple[pa.Table, str]:
     if isinstance(source, (bytes, bytearray)) or not isinstance(source, Iterable):
         raise UsageError(
             f"source must be a path, a DataFrame, a pyarrow Table, a mapping of item -> count or an "
-            f"iterable of item ids, got {kind}"
+            f"iterable of item ids, got {kind}", params=("source",)
         )
     return pa.table({"item": pa.array([None if i is None else str(i) for i in source], pa.string())}), kind
 

@@ -47,7 +47,7 @@ class AuditResult(TailAudit):
         log-normal tails and x_min. Draws into ``ax`` if given; returns the matplotlib Figure
         (matplotlib is imported now, not before)."""
         if self.sample is None:
-            raise UsageError("plot: this result holds no data to draw (it was built without its sample)")
+            raise UsageError("plot: this result holds no data to draw (it was built without its sample)", params=())
         return plot_audit(self, self.sample, ax=ax)
 
 
@@ -64,7 +64,8 @@ def audit_many(counts_list: Sequence[Any], *, diagnostics: bool = True, **option
     ``diagnostics`` (default), measure the concentration of each."""
     counts_list = list(counts_list)
     audits = tail_audit_many(counts_list, **options)
-    discrete = bool(options.get("discrete", True))
+    settings = options.get("settings")
+    discrete = bool(settings.discrete if settings is not None else options.get("discrete", True))
     # the values the tail audit fitted, in the same order (a sum's last bit depends on it)
     samples = [as_values(c, discrete) for c in counts_list]
     return [AuditResult.composed(a, concentration(x) if diagnostics else None, x)

@@ -135,9 +135,10 @@ def check_tolerances(tolerances: Mapping[str, float], metrics: Sequence[str]) ->
         if name not in metrics:
             close = difflib.get_close_matches(name, list(metrics), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise UsageError(f"tolerance for unknown metric {name!r} ({hint}known: {', '.join(metrics)})")
+            raise UsageError(f"tolerance for unknown metric {name!r} ({hint}known: {', '.join(metrics)})",
+                             params=("tol",))
         if not (math.isfinite(tol) and tol >= 0):
-            raise UsageError(f"tolerance {name}={tol}: must be a finite number >= 0")
+            raise UsageError(f"tolerance {name}={tol}: must be a finite number >= 0", params=("tol",))
 
 
 def _outcome(c: Change, level: float | None = None) -> CheckOutcome:
@@ -183,7 +184,7 @@ def diff_results(base: Mapping[str, Any], head: Mapping[str, Any], *, tolerances
     b, h = _subjects(base, command), _subjects(head, command)
     if b and h and not set(b) & set(h):
         raise InputError(f"nothing to compare: no {command} result of base ({_names(b)}) is named as one of head "
-                         f"({_names(h)}); name them alike with labels", params=("labels",))
+                         f"({_names(h)}); name them alike with label", params=("label",))
     changes = []
     for subject in [s for s in b if s in h] + [s for s in h if s not in b] + [s for s in b if s not in h]:
         for metric, path in HEADLINES[command].items():
@@ -215,7 +216,7 @@ def diff_counts(
     tolerances = dict(tolerances or {})
     check_tolerances(tolerances, list(TRACE_METRICS))
     if not (isinstance(replicates, int) and 2 <= replicates <= 100_000):
-        raise UsageError(f"replicates must be an integer in [2, 100000], got {replicates!r}")
+        raise UsageError(f"replicates must be an integer in [2, 100000], got {replicates!r}", params=("replicates",))
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     base, head = np.asarray(base, dtype=np.int64), np.asarray(head, dtype=np.int64)
     if base.size < 2 or head.size < 2:

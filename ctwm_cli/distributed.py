@@ -29,7 +29,8 @@ def check_scheduler(address: str | None) -> str | None:
     if address is None:
         return None
     if not isinstance(address, str) or not (address == "local" or address.startswith(_PROTOCOLS)):
-        raise UsageError(f"scheduler must be tcp://HOST:PORT of a Dask scheduler or local, got {address!r}")
+        raise UsageError(f"scheduler must be tcp://HOST:PORT of a Dask scheduler or local, got {address!r}",
+                         params=("scheduler",))
     return address
 
 
@@ -37,7 +38,7 @@ def _import_distributed():
     try:
         import distributed
     except ImportError:
-        raise UsageError("a Dask scheduler needs the dask extra: pip install 'ctwm[dask]'") from None
+        raise UsageError("a Dask scheduler needs the dask extra: pip install 'ctwm[dask]'", params=()) from None
     return distributed
 
 
@@ -99,7 +100,7 @@ def _run_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int, deliver
     cluster's business). On any exception the pending futures are cancelled."""
     client = _CLIENT.get()
     if client is None:
-        raise UsageError("the dask backend needs a scheduler (using_scheduler)")
+        raise UsageError("the dask backend needs a scheduler (using_scheduler)", params=())
     from distributed import as_completed
 
     futures = client.map(functools.partial(_one_blas_thread, fn), list(tasks), pure=False)

@@ -65,19 +65,21 @@ def parse_check(spec: str, metrics: Sequence[str], *, parameter: str = "fail_on"
     m = _SPEC.match(spec)
     if not m:
         raise UsageError(
-            f"{parameter}: expects METRIC>VALUE (or <, >=, <=, ==, !=; METRIC? allows a missing metric), got {spec!r}"
+            f"{parameter}: expects METRIC>VALUE (or <, >=, <=, ==, !=; METRIC? allows a missing metric), got {spec!r}",
+            params=(parameter,)
         )
     name, optional, op, raw = m.groups()
     if name not in metrics:
         close = difflib.get_close_matches(name, list(metrics), n=1, cutoff=0.5)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise UsageError(f"{parameter}: unknown metric {name!r} ({hint}known: {', '.join(metrics)})")
+        raise UsageError(f"{parameter}: unknown metric {name!r} ({hint}known: {', '.join(metrics)})",
+                         params=(parameter,))
     try:
         value = float(raw)
     except ValueError:
-        raise UsageError(f"{parameter}: {spec!r}: {raw!r} is not a number") from None
+        raise UsageError(f"{parameter}: {spec!r}: {raw!r} is not a number", params=(parameter,)) from None
     if not math.isfinite(value):
-        raise UsageError(f"{parameter}: {spec!r}: the threshold must be finite")
+        raise UsageError(f"{parameter}: {spec!r}: the threshold must be finite", params=(parameter,))
     return Check(metric=name, op=op, value=value, optional=bool(optional))
 
 

@@ -46,8 +46,20 @@ def interrupt_cause(exc: BaseException) -> KeyboardInterrupt | None:
     return None
 
 
+#: the interrupts :func:`_raise` raised, newest last (:func:`last_interrupt`): a front end that hands the
+#: run to a framework which turns every ``KeyboardInterrupt`` into one exit code (Typer: 130) reads the signal
+RAISED: list[Interrupted] = []
+
+
 def _raise(signum: int, frame) -> None:
-    raise Interrupted(signum)
+    exc = Interrupted(signum)
+    RAISED.append(exc)
+    raise exc
+
+
+def last_interrupt() -> Interrupted | None:
+    """The newest interrupt a signal raised inside :func:`signals_raise` in this process, if any."""
+    return RAISED[-1] if RAISED else None
 
 
 @contextlib.contextmanager

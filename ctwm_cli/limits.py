@@ -83,4 +83,5 @@ def check_memory(what: str, needed: float, *, why: str, available: int | None = 
     """Usage error if ``needed`` bytes exceed the memory available (``what`` names the parameters)."""
     avail = available_memory() if available is None else available
     if avail is not None and needed > avail:
-        raise UsageError(f"{what} need about {_gib(needed)} of memory ({why}); only {_gib(avail)} is available")
+        raise UsageError(f"{what} need about {_gib(needed)} of memory ({why}); only {_gib(avail)} is available",
+                         params=())

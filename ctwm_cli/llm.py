@@ -104,7 +104,7 @@ class ChatClient:
                  max_tokens: int | None = None):
         self.base_url = check_base_url(base_url)
         if not isinstance(model, str) or not model.strip():
-            raise UsageError(f"model must be a non-empty name, got {model!r}")
+            raise UsageError(f"model must be a non-empty name, got {model!r}", params=("model",))
         self.url = self.base_url + "/chat/completions"
         self.model = model
         self.timeout = check_timeout(timeout)
@@ -116,7 +116,7 @@ class ChatClient:
         self.temperature = float(temperature)
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                        or max_tokens < 1):
-            raise UsageError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
+            raise UsageError(f"max_tokens must be an integer >= 1, got {max_tokens!r}", params=("max_tokens",))
         self.max_tokens = max_tokens
         self.calls = 0
         self.prompt_tokens = 0

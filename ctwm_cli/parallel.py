@@ -81,12 +81,12 @@ def run_tasks(
     """
     name = backend or _ACTIVE.get() or DEFAULT_BACKEND
     if name not in BACKENDS:
-        raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
+        raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})", params=("backend",))
     jobs = resolve_jobs(jobs)
     tasks = list(tasks)
     sizes = list(sizes) if sizes is not None else [1] * len(tasks)
     if len(sizes) != len(tasks):
-        raise UsageError(f"sizes has {len(sizes)} entries for {len(tasks)} tasks")
+        raise UsageError(f"sizes has {len(sizes)} entries for {len(tasks)} tasks", params=("sizes",))
     total, state = sum(sizes), {"done": 0}
     out: list[Any] = [None] * len(tasks)
 
@@ -156,7 +156,7 @@ _ACTIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("ctwm_paral
 def using_backend(name: str) -> Iterator[None]:
     """Inside the block, ``run_tasks`` without ``backend=`` runs on ``name`` (e.g. ``"dask"``)."""
     if name not in BACKENDS:
-        raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
+        raise UsageError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})", params=("backend",))
     token = _ACTIVE.set(name)
     try:
         yield

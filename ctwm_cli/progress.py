@@ -6,7 +6,3 @@ from collections.abc import Callable
 
 #: ``progress(done, total)``; ``total`` may be ``None`` when unknown. Called from the main process.
 ProgressCallback = Callable[[int, int | None], None]
-
-
-def noop(done: int, total: int | None) -> None:  # pragma: no cover - trivial
-    """Progress callback that does nothing."""

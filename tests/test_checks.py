@@ -1,18 +1,16 @@
-"""Shared parameter checks (``ctwm_cli.checks``), parameter-named library errors, and the CLI's one
-mapping from parameter names to flags (``ctwm_cli.cli.flags``)."""
+"""Shared parameter checks (``ctwm_cli.checks``) and parameter-named library errors (the CLI's mapping
+from parameter names to flags is tested in ``test_param_flags.py``)."""
 
 from __future__ import annotations
 
 import math
-import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ctwm_cli.checks import check_choice, check_range
-from ctwm_cli.cli.flags import FLAGS, flag_message
-from ctwm_cli.errors import CtwmError, InputError, UsageError
+from ctwm_cli.errors import CtwmError, UsageError
 from ctwm_cli.memory.policies import check_policy_args
 from ctwm_cli.replay.experiments import parse_taus
 from ctwm_cli.traces import open_trace
@@ -62,27 +60,6 @@ def test_check_range_accepts_the_bounds_it_states():
         check_range("k", 26, hi=26, hi_open=True)
 
 
-def test_flag_message_rewrites_only_the_named_parameters_as_whole_words():
-    exc = UsageError("run 'r1' is not in /data/run/steps.parquet (runs: r2, run.parquet)", params=("run",))
-    assert flag_message(exc) == "--run 'r1' is not in /data/run/steps.parquet (runs: r2, run.parquet)"
-    named = UsageError("out 'out': already holds x; pass overwrite to replace it", params=("out", "overwrite"))
-    assert flag_message(named) == "--out 'out': already holds x; pass --overwrite to replace it"
-    both = UsageError("baseline graph is not among memories flat,ctwm", params=("baseline", "memories"))
-    assert flag_message(both) == "--baseline graph is not among --memory flat,ctwm"
-    assert flag_message(UsageError("budget must be >= 1, got 0")) == "budget must be >= 1, got 0"  # no params
-    assert flag_message(UsageError("x_unknown must be > 0", params=("x_unknown",))) == "x_unknown must be > 0"
-    assert flag_message(InputError("a: no step column (remap with step_col)", params=("step_col",))).endswith(
-        "(remap with --step-col)")
-    assert all(flag.startswith("-") for flag in FLAGS.values())
-
-
-def test_params_survive_a_process_boundary():
-    """Workers (world grid, tail bootstrap) send errors back pickled: the CLI still sees the parameters."""
-    back = pickle.loads(pickle.dumps(UsageError("run 'x' is not in a", params=("run",))))
-    assert type(back) is UsageError and back.params == ("run",) and flag_message(back) == "--run 'x' is not in a"
-    assert InputError("plain").params == ()
-
-
 def test_library_errors_name_parameters_not_flags():
     with pytest.raises(UsageError, match=r"^input_format must be one of") as exc:
         open_trace(AGENT_LOG, input_format="zipkin")
@@ -110,7 +87,7 @@ def test_library_errors_name_parameters_not_flags():
     # tail: the audit's settings
     (["audit", AGENT_LOG, "--p-star", "1.5"], None, "error: --p-star must be in (0, 1), got 1.5"),
     # replay experiments
-    (["replay", "compare", "--memory", "flat,ctwm", "--seed", "1"], None,
+    (["replay", "compare", "--memory", "flat,ctwm", "--baseline", "graph", "--seed", "1"], None,
      "error: --baseline graph is not among --memory"),
 ])
 def test_cli_shows_flags_for_parameters(run_cli, args, stdin, message):

@@ -90,44 +90,6 @@ def test_version_and_help(run_cli):
     assert "Exit codes: 0 ok; 1 a requested check failed" in text and "3 input/data error" in text
 
 
-def test_cli_choices_match_the_library():
-    """cli/choices.py restates library constants so --help needs no library import; they must not drift."""
-    from ctwm_cli.bench import longmemeval, textgames
-    from ctwm_cli.cli import choices
-    from ctwm_cli.diagnostics.spectrum import DEFAULT_BETA_BAND
-    from ctwm_cli.localmodel import DEFAULT_N_CTX
-    from ctwm_cli.memory import encodings, policies, predictor, retrievers, tokens
-    from ctwm_cli.replay import runner
-    from ctwm_cli.tail.verdict import VERDICTS
-    from ctwm_cli.world import graphs
-    from ctwm_cli.world import policies as world_policies
-
-    assert tuple(VERDICTS) == choices.VERDICTS
-    assert tuple(graphs.FAMILIES) == choices.FAMILIES and tuple(graphs.PAPER_SIZES) == choices.PAPER_SIZES
-    assert tuple(world_policies.POLICIES) == choices.WORLD_POLICIES
-    assert tuple(runner.AGENTS) == choices.REPLAY_AGENTS
-    assert tuple(retrievers.RETRIEVERS) == choices.RETRIEVERS
-    assert tuple(retrievers.ALL_RETRIEVERS) == choices.ALL_RETRIEVERS
-    from ctwm_cli.memory import store
-    from ctwm_cli.world import config as world_config, presets
-    assert store.EVICTION_RULES == choices.EVICTION_RULES
-    assert (world_config.WALKS, world_config.ORDERS) == (choices.WORLD_WALKS, choices.WORLD_ORDERS)
-    assert presets.PRESETS == choices.WORLD_PRESETS
-    assert tuple(policies.MEMORY_POLICIES) == choices.MEMORY_POLICIES
-    assert tuple(encodings.ENCODINGS) == choices.ENCODINGS
-    assert tuple(tokens.TOKENIZERS) == choices.TOKENIZERS
-    assert tuple(predictor.PREDICTORS) == choices.PREDICTORS
-    assert tuple(textgames.AGENTS) == choices.GAME_AGENTS
-    assert choices.REPLAY_DEFAULTS == {"budget": policies.DEFAULT_BUDGET, "core": policies.DEFAULT_CORE,
-                                       "k": policies.DEFAULT_K, "max_candidates": policies.DEFAULT_MAX_CANDIDATES}
-    assert choices.LONGMEMEVAL_DEFAULTS == {
-        "budget": longmemeval.DEFAULT_BUDGET, "core": longmemeval.DEFAULT_CORE, "k": longmemeval.DEFAULT_K,
-        "max_candidates": longmemeval.DEFAULT_MAX_CANDIDATES, "tau": longmemeval.DEFAULT_TAU}
-    assert choices.TEXTGAMES_BUDGET == textgames.DEFAULT_BUDGET
-    assert tuple(DEFAULT_BETA_BAND) == choices.BETA_BAND
-    assert choices.LOCAL_MODEL_N_CTX == DEFAULT_N_CTX
-
-
 def test_progress_lines_share_one_display(monkeypatch):
     """Two progress bars open at once (bootstrap + calibration) are two lines of one live display."""
     import io

@@ -174,7 +174,7 @@ def test_parse_and_argument_errors(tmp_path, run_cli):
         finite_size_of_traces([str(p)])
     with pytest.raises(UsageError, match="exclude each other"):
         finite_size_of_traces([f"{p}:5"], family="x", group_by="family")
-    with pytest.raises(UsageError, match="log base"):
+    with pytest.raises(UsageError, match="log_base"):
         finite_size_of_traces([f"{p}:5"], log_base="3")
     with pytest.raises(InputError, match="missing column 'size'"):
         finite_size_of_traces([str(p)], size_col="size")
@@ -205,7 +205,7 @@ def test_uniform_null_matches_uniform_traces_and_is_seeded(tmp_path, run_cli):
     for obs, nul in zip(fam.sigma, fam.sigma_null, strict=True):
         assert nul == pytest.approx(obs, rel=0.25)
     assert uniform_null_sigma(100, 1000, 5, rng=1) == uniform_null_sigma(100, 1000, 5, rng=1)
-    with pytest.raises(UsageError, match="null draws"):
+    with pytest.raises(UsageError, match="null_draws"):
         finite_size_of_traces(specs, null_draws=-1)
     res = run_cli(["finite-size", *specs[::3], "--null-draws", "2", "--json"])
     assert res.code == 0, res.err

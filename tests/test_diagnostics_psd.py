@@ -212,7 +212,7 @@ def test_trace_arguments_checked_before_reading(tmp_path):
         psd_of_trace(missing, band=(0.3, 0.9))
     with pytest.raises(UsageError, match="nperseg"):
         psd_of_trace(missing, nperseg=4)
-    with pytest.raises(UsageError, match="beta band"):
+    with pytest.raises(UsageError, match="beta_band"):
         psd_of_trace(missing, beta_band=(2.0, 1.0))
     with pytest.raises(InputError, match="no such file"):
         psd_of_trace(missing)

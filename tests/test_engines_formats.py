@@ -179,13 +179,6 @@ def test_cli_where_error_is_exit_2_one_line(tmp_path, run_cli):
     assert res.code == 2 and res.err.count("\n") == 1 and "colour" in res.err
 
 
-def test_cli_engine_choices_match_the_library():
-    from ctwm_cli.cli import choices
-    from ctwm_cli.traces import engine
-
-    assert choices.ENGINES == engine.ENGINES and choices.MEMORY_LIMIT == engine.DEFAULT_MEMORY_LIMIT
-
-
 def test_cli_rejects_an_unknown_engine(tmp_path, run_cli):
     path = str(_write("csv", _rows(20), tmp_path))
     res = run_cli(["inspect", path, "--engine", "spark"])

@@ -84,7 +84,7 @@ def test_frozen_cli_round_trip(run_cli, tmp_path):
 
 @pytest.mark.parametrize(("args", "match"), [
     (["replay", "compare", "--memory", "full,lru"], "unknown memory policy 'lru'"),
-    (["replay", "compare", "--memory", "flat,ctwm"], "--baseline graph is not among"),
+    (["replay", "compare", "--memory", "flat,ctwm", "--baseline", "graph"], "--baseline graph is not among"),
     (["replay", "--tau", "0"], "--tau must be a finite number > 0"),
     (["replay", "--tau", "2:1:3"], "STOP must be larger than START"),
     (["replay", "--seeds", "0"], "--seeds must be >= 1"),
@@ -146,3 +146,18 @@ def test_default_episodes_are_3_in_open_loop_and_30_in_closed_loop(run_cli):
             "--seed", "1", "--bootstrap", "0", "--json"]
     assert len(json.loads(run_cli(base).out)["config"]["seeds"]) == 3
     assert len(json.loads(run_cli([*base, "--agent", "reader"]).out)["config"]["seeds"]) == 30
+
+
+def test_compare_one_policy_alone_and_repeated_memory_flags(run_cli):
+    """``--memory tiered`` alone runs (no baseline to take deltas against: none); ``--memory a --memory b``
+    equals ``--memory a,b``, whose baseline defaults to the first listed when graph is not among them."""
+    small = ["--steps", "60", "--episodes", "1", "--bootstrap", "0", "--seed", "3", "--json"]
+    alone = run_cli(["replay", "compare", "--memory", "tiered", *small])
+    assert alone.code == 0, alone.err
+    doc = json.loads(alone.out)
+    assert [a["memory"] for a in doc["arms"]] == ["tiered"] and doc["comparisons"] == []
+    comma = run_cli(["replay", "compare", "--memory", "flat,ctwm", *small])
+    repeated = run_cli(["replay", "compare", "--memory", "flat", "--memory", "ctwm", *small])
+    assert comma.code == repeated.code == 0, comma.err + repeated.err
+    assert comma.out == repeated.out
+    assert {c["baseline"] for c in json.loads(comma.out)["comparisons"]} == {"flat/compact"}

@@ -115,8 +115,9 @@ def test_event_errors(tmp_path):
         item_counts(scan)
     with pytest.raises(InputError, match=r"no events of kind evict \(kinds found: write\)"):
         item_counts(scan, ["evict"])
-    with pytest.raises(UsageError, match="events must be a sequence"):
-        item_counts(scan, "write")
+    assert [c.n_events for c in item_counts(scan, "write")] == [c.n_events for c in item_counts(scan, ["write"])]
+    with pytest.raises(UsageError, match="events must be event kinds"):  # one check for every reader (issue 24)
+        item_counts(scan, ["write", ""])
 
 
 def test_missing_group_by_column(tmp_path):

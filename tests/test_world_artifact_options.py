@@ -131,17 +131,17 @@ def test_tau_needs_the_state_tau_retriever():
 # ---------------------------------------------------------------- graphs
 def test_absolute_block_probabilities_set_the_mean_degree():
     # modular, 5 blocks of 20: expected degree p_in * 19 + p_out * 80 = 3.65 (ctwm's default: 6)
-    degs = [make_graph("modular", 100, params={"p_in": 0.15, "p_out": 0.01, "ring": 1}, seed=s).degrees.mean()
+    degs = [make_graph("modular", 100, params={"p_in": 0.15, "p_out": 0.01, "ring": 1}, rng=s).degrees.mean()
             for s in range(30)]
     assert abs(np.mean(degs) - 3.65) < 0.15
     with pytest.raises(UsageError, match="p_in and p_out"):
-        make_graph("modular", 100, params={"p_in": 0.2}, seed=0)
+        make_graph("modular", 100, params={"p_in": 0.2}, rng=0)
 
 
 def test_ring_repair_is_one_way_and_strongly_connects():
     found = 0
     for s in range(10):
-        g = make_graph("modular", 100, params={"p_in": 0.15, "p_out": 0.01, "ring": 1}, seed=s)
+        g = make_graph("modular", 100, params={"p_in": 0.15, "p_out": 0.01, "ring": 1}, rng=s)
         assert g.degrees.min() >= 1
         if g.arcs:
             found += 1
@@ -173,8 +173,8 @@ def _reverse(g):
 
 
 def test_exponential_scale_parameter():
-    a = make_graph("exponential", 400, params={"scale": 6.0}, seed=1)
-    b = make_graph("exponential", 400, params={"mean_degree": 6.5}, seed=1)
+    a = make_graph("exponential", 400, params={"scale": 6.0}, rng=1)
+    b = make_graph("exponential", 400, params={"mean_degree": 6.5}, rng=1)
     assert np.array_equal(a.indices, b.indices)  # scale s is mean_degree s + 0.5
 
 

@@ -70,7 +70,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def world():
-    return build_world(make_graph("scale-free", 60, seed=1), seed=1)
+    return build_world(make_graph("scale-free", 60, rng=1), seed=1)
 
 
 def _policy(srv, world, **kw):

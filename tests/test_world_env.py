@@ -13,7 +13,7 @@ from ctwm_cli.world.graphs import make_graph
 
 @pytest.fixture(scope="module")
 def world():
-    return build_world(make_graph("scale-free", 200, seed=1), seed=2)
+    return build_world(make_graph("scale-free", 200, rng=1), seed=2)
 
 
 def test_actions_cover_every_edge_once(world):
@@ -45,14 +45,14 @@ def test_state_and_transition_are_readable(world):
 
 
 def test_same_seed_same_world():
-    g = make_graph("modular", 100, seed=4)
+    g = make_graph("modular", 100, rng=4)
     a, b = World(g, seed=9), World(g, seed=9)
     assert a.items == b.items and a.action_names == b.action_names
     assert np.array_equal(a.tid_prob, b.tid_prob) and a.places == b.places
 
 
 def test_identical_payloads_for_baseline_symmetric():
-    w = build_world(make_graph("baseline-symmetric", 100, seed=1), seed=1)
+    w = build_world(make_graph("baseline-symmetric", 100, rng=1), seed=1)
     assert len({w.state(v).text() for v in range(100)}) == 1
     assert len({tuple(w.actions(v)) for v in range(100)}) == 1
     assert np.allclose(w.tid_prob, 1.0 / np.diff(w.out_ptr)[w.tid_action])
@@ -112,7 +112,7 @@ def test_env_tracks_visits_and_validates(world):
 
 
 def test_bad_world_parameters():
-    g = make_graph("uniform", 50, seed=0)
+    g = make_graph("uniform", 50, rng=0)
     with pytest.raises(UsageError, match="actions_min"):
         World(g, seed=0, actions_min=3, actions_max=2)
     with pytest.raises(UsageError, match="unknown world parameter"):

@@ -17,7 +17,7 @@ def _igraph(g):
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("size", [100, 500])
 def test_family_is_simple_connected_undirected(family, size):
-    g = make_graph(family, size, seed=7)
+    g = make_graph(family, size, rng=7)
     assert g.size == size
     assert g.indptr.size == size + 1 and g.indptr[-1] == g.indices.size
     ig = _igraph(g)
@@ -33,25 +33,25 @@ def test_family_is_simple_connected_undirected(family, size):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_same_seed_same_graph_other_seed_other_graph(family):
-    a = make_graph(family, 200, seed=3)
-    b = make_graph(family, 200, seed=3)
-    c = make_graph(family, 200, seed=4)
+    a = make_graph(family, 200, rng=3)
+    b = make_graph(family, 200, rng=3)
+    c = make_graph(family, 200, rng=4)
     assert np.array_equal(a.indices, b.indices) and np.array_equal(a.indptr, b.indptr)
     assert not (a.indices.size == c.indices.size and np.array_equal(a.indices, c.indices))
 
 
 def test_uniform_is_regular_with_requested_degree():
     for k in (3, 4, 6):
-        g = make_graph("uniform", 100, params={"degree": k}, seed=1)
+        g = make_graph("uniform", 100, params={"degree": k}, rng=1)
         assert set(g.degrees.tolist()) == {k}
         assert g.n_edges == 100 * k // 2
 
 
 def test_scale_free_has_heavier_tail_than_uniform_and_modular():
     for seed in range(3):
-        sf = make_graph("scale-free", 1000, seed=seed).degrees
-        un = make_graph("uniform", 1000, seed=seed).degrees
-        mo = make_graph("modular", 1000, seed=seed).degrees
+        sf = make_graph("scale-free", 1000, rng=seed).degrees
+        un = make_graph("uniform", 1000, rng=seed).degrees
+        mo = make_graph("modular", 1000, rng=seed).degrees
         assert sf.max() > 4 * un.max()
         assert sf.var() > 5 * mo.var()
         assert sf.min() >= 3  # every new node brings m = 3 edges
@@ -59,20 +59,20 @@ def test_scale_free_has_heavier_tail_than_uniform_and_modular():
 
 def test_scale_free_degree_tail_follows_preferential_attachment():
     # BA with m: P(k) ~ 2 m^2 / k^3, so the fraction with degree >= 4m is about 1/16.
-    d = np.concatenate([make_graph("scale-free", 1000, seed=s).degrees for s in range(5)])
+    d = np.concatenate([make_graph("scale-free", 1000, rng=s).degrees for s in range(5)])
     frac = np.mean(d >= 12)
     assert 0.03 < frac < 0.12
 
 
 def test_exponential_degrees_are_spread_with_requested_mean():
-    d = np.concatenate([make_graph("exponential", 1000, seed=s).degrees for s in range(3)])
+    d = np.concatenate([make_graph("exponential", 1000, rng=s).degrees for s in range(3)])
     assert 5.0 < d.mean() < 7.0
     assert d.var() > 10  # an exponential with mean ~6 has variance ~30; a regular graph has 0
     assert d.min() >= 1
 
 
 def test_modular_blocks_are_denser_inside():
-    g = make_graph("modular", 500, params={"blocks": 5, "mixing": 0.1}, seed=2)
+    g = make_graph("modular", 500, params={"blocks": 5, "mixing": 0.1}, rng=2)
     block = (np.arange(500) * 5) // 500
     e = g.edges()
     inside = np.mean(block[e[:, 0]] == block[e[:, 1]])
@@ -80,7 +80,7 @@ def test_modular_blocks_are_denser_inside():
 
 
 def test_mixed_halves_are_joined_by_few_bridges():
-    g = make_graph("mixed", 400, params={"bridges": 5}, seed=5)
+    g = make_graph("mixed", 400, params={"bridges": 5}, rng=5)
     e = g.edges()
     cross = np.sum((e[:, 0] < 200) != (e[:, 1] < 200))
     assert 1 <= cross <= 5 + 2  # the bridges, plus at most a stray join
@@ -99,4 +99,4 @@ def test_mixed_halves_are_joined_by_few_bridges():
 )
 def test_bad_parameters_raise_usage_error(family, size, params, match):
     with pytest.raises(UsageError, match=match):
-        make_graph(family, size, params=params, seed=0)
+        make_graph(family, size, params=params, rng=0)

@@ -182,7 +182,7 @@ def test_task_popularity_is_zipf():
     from ctwm_cli.world.graphs import make_graph
     from ctwm_cli.world.policies import TaskSampler
 
-    w = build_world(make_graph("uniform", 50, seed=0), seed=0)
+    w = build_world(make_graph("uniform", 50, rng=0), seed=0)
     ts = TaskSampler(w, 1.2, np.random.default_rng(3))
     draws = np.array([ts.draw() for _ in range(20_000)])
     rank_of = np.empty(50, dtype=np.int64)

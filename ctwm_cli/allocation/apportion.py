@@ -39,9 +39,9 @@ def largest_remainder(quotas: np.ndarray, total: int) -> np.ndarray:
     """
     q = np.asarray(quotas, dtype=np.float64)
     if q.ndim != 1 or q.size == 0:
-        raise UsageError("quotas must be a non-empty vector")
+        raise UsageError("quotas must be a non-empty vector", params=("quotas",))
     if not np.all(np.isfinite(q)) or np.any(q < 0):
-        raise UsageError("quotas must be finite and >= 0")
+        raise UsageError("quotas must be finite and >= 0", params=("quotas",))
     check_range("total", total, lo=0)
     floors = np.floor(q)
     rem = q - floors
@@ -72,16 +72,16 @@ def largest_remainder_of_shares(shares: np.ndarray, total: int) -> np.ndarray:
     lower index): float quotas for ``total`` <= 2^53, exact rationals above (see the module doc)."""
     total = int(total)
     if total > MAX_TOTAL:
-        raise UsageError(f"budget must be at most 2^63 - 1 = {MAX_TOTAL}, got {total}")
+        raise UsageError(f"budget must be at most 2^63 - 1 = {MAX_TOTAL}, got {total}", params=("budget",))
     w = np.asarray(shares, dtype=np.float64)
     if total <= EXACT_ABOVE:
         return largest_remainder(total * w, total)
     if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise UsageError("shares must be a non-empty vector of finite values >= 0")
+        raise UsageError("shares must be a non-empty vector of finite values >= 0", params=("shares",))
     exact = [Fraction(float(x)) for x in w]
     norm = sum(exact)
     if norm <= 0:
-        raise UsageError("shares must not all be 0")
+        raise UsageError("shares must not all be 0", params=("shares",))
     # normalised, so the quotas sum to total exactly (float shares sum to 1 only up to ~1e-16, which
     # at B ~ 1e18 would be hundreds of slots)
     quotas = [x * total / norm for x in exact]

@@ -116,7 +116,7 @@ def check_sweep_size(n_items: int, n_taus: int) -> None:
     if n_items * n_taus > MAX_SWEEP_CELLS:
         raise UsageError(
             f"a sweep of {n_taus:,} τ values over {n_items:,} items keeps {n_items * n_taus:,} shares, above the "
-            f"limit of {MAX_SWEEP_CELLS:,} (8 bytes each); use fewer τ values or items"
+            f"limit of {MAX_SWEEP_CELLS:,} (8 bytes each); use fewer τ values or items", params=("sweep", "tau")
         )
 
 
@@ -133,7 +133,7 @@ def tau_sweep(n_items: int, taus: Sequence[float], *, core: int, budget: int) ->
     k = check_core(core, m)
     b = check_budget(budget)
     if not isinstance(taus, (str, bytes)) and len(taus) > MAX_SWEEP_TAUS:
-        raise UsageError(f"taus: {len(taus):,} values are above the limit of {MAX_SWEEP_TAUS:,}")
+        raise UsageError(f"taus: {len(taus):,} values are above the limit of {MAX_SWEEP_TAUS:,}", params=("taus",))
     check_sweep_size(m, len(taus))
     ts = check_taus(taus)
     allocs = [allocate_unchecked(m, t, k, b) for t in ts]

@@ -138,7 +138,7 @@ def simulate_trace(
     b = check_budget(budget)
     check_choice("ranking", ranking, RANKINGS)
     if ranking == "step" and str(path) == "-":
-        raise UsageError("ranking='step' needs a trace file: standard input can be read only once")
+        raise UsageError("ranking='step' needs a trace file: standard input can be read only once", params=("ranking",))
     reader = open_trace(path, columns)
     scan = scan_trace(reader, progress=progress)
     counts = item_counts(scan, events)[0]

@@ -56,6 +56,9 @@ from .lme_format import QUESTION_TYPES, Question, Session, Turn, load_longmemeva
 from .packing import (
     BENCH_POLICIES, PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words,
 )
+from ..vocabulary import BENCH_K as DEFAULT_K
+from ..vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
 
 __all__ = [  # the file format lives in lme_format; its names stay importable from here
     "QUESTION_TYPES", "ArmSpec", "ArmSummary", "LongMemEvalResult", "Question", "QuestionOutcome", "Recall", "Session",
@@ -69,11 +72,6 @@ RELAX_CUES = ("how many", "how much", "in total", "total", "altogether", "combin
               "average", "sum of")
 _CUES = re.compile(r"\b(" + "|".join(re.escape(c) for c in RELAX_CUES) + r")\b")
 RECALL_METRICS = ("turn_any", "turn_all", "session_any", "session_all")
-DEFAULT_BUDGET = 4096
-DEFAULT_K = 16
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
 SESSION_WEIGHT = 0.5
 
 TASK = "Task: answer the user's question from the chat history below.\n"
@@ -269,7 +267,7 @@ def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:
     for n in names:
         if n not in BENCH_POLICIES:
             raise UsageError(f"unknown memory policy {n!r} for benchmark episodes "
-                             f"(choose from: {', '.join(BENCH_POLICIES)})")
+                             f"(choose from: {', '.join(BENCH_POLICIES)})", params=("memories",))
     return tuple(dict.fromkeys(names))
 
 
@@ -284,7 +282,8 @@ def check_bench_args(*, budget: int, k: int, core: int, tau: float, max_candidat
     check_range("relax_core", rc, lo=1)
     check_tau(rt, "relax_tau")
     if tokenizer not in TOKENIZERS:
-        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
+        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})",
+                         params=("tokenizer",))
     check_range("bootstrap", bootstrap, lo=0)
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     return rc, float(rt)

@@ -51,18 +51,16 @@ from ..progress import ProgressCallback
 from ..paired import BlockResample, IndexResample, paired_delta
 from ..results import ToDict, result
 from .packing import PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
+from ..vocabulary import BENCH_K as DEFAULT_K
+from ..vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..vocabulary import GAME_AGENTS as AGENTS
+from ..vocabulary import TEXTGAMES_BUDGET as DEFAULT_BUDGET
 
 EXTRA = "textworld"
 PYPROJECT_EXTRAS = {"textworld": ["textworld>=1.6"], "alfworld": ["textworld[pddl]>=1.6"]}
-AGENTS = ("walkthrough", "random", "explore")
 GAME_SUFFIXES = (".tw-pddl", ".z8", ".json")
 EPISODE_WORDS = 24
 OBSERVATION_WORDS = 60
-DEFAULT_BUDGET = 1024
-DEFAULT_K = 16
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
 TASK = "Task: predict the next observation after the action.\n"
 TITLE = {"graph": "Memories, ranked by relevance:\n", "ctwm": "Core memories, ranked by relevance:\n"}
 BUDGET_RULE = "Budget rule: use core memories first; use the tail summary only to break ties.\n"
@@ -77,7 +75,7 @@ def textworld_module():
         import textworld
     except ImportError:
         raise UsageError("text games need the optional 'textworld' package: pip install 'ctwm[textworld]' "
-                         "(ALFWorld games: 'ctwm[alfworld]')") from None
+                         "(ALFWorld games: 'ctwm[alfworld]')", params=()) from None
     return textworld
 
 
@@ -172,7 +170,7 @@ def play_game(game: str | Path, *, agent: str = "walkthrough", max_steps: int = 
     """Play ``game`` once with the action source ``agent`` (see the module docstring)."""
     tw = textworld_module()
     if agent not in AGENTS:
-        raise UsageError(f"unknown agent {agent!r} (choose from: {', '.join(AGENTS)})")
+        raise UsageError(f"unknown agent {agent!r} (choose from: {', '.join(AGENTS)})", params=("agent",))
     check_range("max_steps", max_steps, lo=1)
     rng = np.random.default_rng(seed)
     infos = tw.EnvInfos(admissible_commands=True, policy_commands=True, facts=True, won=True, lost=True,
@@ -311,7 +309,8 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
     """Play every game once and replay its actions under graph and ctwm (see the module docstring)."""
     check_pack_args(budget=budget, k=k, core=core, tau=tau, max_candidates=max_candidates)
     if tokenizer not in TOKENIZERS:
-        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
+        raise UsageError(f"unknown tokenizer {tokenizer!r} (choose from: {', '.join(TOKENIZERS)})",
+                         params=("tokenizer",))
     check_range("bootstrap", bootstrap, lo=0)
     check_range("block", block, lo=1)
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)

@@ -20,8 +20,10 @@ from .._version import __version__
 from ..errors import EXIT_UNEXPECTED, CtwmError, CtwmWarning
 from ..inert import visible  # error lines quote trace contents: no control character reaches the terminal
 from ..interrupts import exit_code as interrupt_exit_code
-from ..interrupts import interrupt_cause, signals_raise
-from .flags import flag_message  # the library names parameters; the user reads flags
+from ..interrupts import RAISED, interrupt_cause, last_interrupt, signals_raise
+# the library names parameters; the user reads flags
+from .param_flags import all_commands, command_flags, flag_message, option_flags
+from .usage_errors import INTERRUPTED, is_abort, is_usage_error, usage_line
 
 
 def __getattr__(name: str) -> Any:
@@ -39,13 +41,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:  # the one answer that needs no command tree
         print(f"ctwm {__version__}")
         return _exit(0, argv)
+    app = None
     try:
         from .application import app_for, full_app  # Typer, Rich and the command modules (not the library)
 
         app = full_app() if "_CTWM_COMPLETE" in os.environ else app_for(args)  # completion needs every option
+        RAISED.clear()
         with signals_raise(), _one_line_warnings():  # SIGTERM too: finally blocks run, workers end, exit 143
-            app(args=args, prog_name="ctwm", standalone_mode=True)
-        code = 0
+            rv = app(args=args, prog_name="ctwm", standalone_mode=False)  # click's errors reach us (one line)
+        code = rv if type(rv) is int else 0  # an Exit's code; a command's return value is not one
+        if code == INTERRUPTED:  # Typer returns 130 for any KeyboardInterrupt: the signal says which
+            cause = last_interrupt()
+            print(f"ctwm: {cause or 'interrupted'}", file=sys.stderr)
+            code = INTERRUPTED if cause is None else interrupt_exit_code(cause)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if (cause := interrupt_cause(exc)) is not None:  # Typer exits 130 on any KeyboardInterrupt
@@ -54,12 +62,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtwmError as exc:
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
-        print(f"ctwm: error: {visible(flag_message(exc))}", file=sys.stderr)
+        print(f"ctwm: error: {visible(flag_message(exc, _flags(app, args, exc)))}", file=sys.stderr)
         code = exc.exit_code
     except KeyboardInterrupt as exc:
         print(f"ctwm: {exc or 'interrupted'}", file=sys.stderr)
         code = interrupt_exit_code(exc)
     except Exception as exc:  # the documented last resort: exit 4, one line
+        if is_abort(exc):  # click's Abort: end of input at a prompt
+            print("ctwm: aborted", file=sys.stderr)
+            return _exit(1, argv)
+        if is_usage_error(exc):  # click's: a bad option, value or command
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # the help text, as click shows it
+            else:
+                print(f"ctwm: error: {visible(usage_line(exc))}", file=sys.stderr)
+            return _exit(exc.exit_code, argv)
         if debug:
             traceback.print_exc()  # the traceback, and still the documented exit code
         print(
@@ -68,6 +85,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         code = EXIT_UNEXPECTED
     return _exit(code, argv)
+
+
+def _flags(app: Any, args: Sequence[str], exc: CtwmError) -> dict[str, str]:
+    """Python name -> flag of the options of the command ``args`` run (none before the app was built); a
+    parameter of ``exc`` that command lacks (``ctwm diff`` naming the reading commands' ``label``) is
+    looked up in every command."""
+    if app is None:
+        return {}
+    import typer.main  # loaded already: the app was built
+
+    flags = command_flags(typer.main.get_command(app), args)
+    if any(p not in flags for p in getattr(exc, "params", ())):
+        from .application import full_app
+
+        for _, command in all_commands(typer.main.get_command(full_app())):
+            for name, flag in option_flags(command).items():
+                flags.setdefault(name, flag)
+    return flags
 
 
 @contextlib.contextmanager

@@ -13,7 +13,9 @@ from rich.text import Text
 
 from ..errors import InputError, UsageError
 from ..plots import check_plot_path
-from .choices import Verdict, choice
+from ..vocabulary import VERDICTS
+from .aliases import aliased
+from .option_groups import choice
 from .options import (
     TRACES_HELP, DetailsOpt, FailOnOpt, Format, JobsOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
     SeedOpt, at_most, read_flags, output_flags, trace_labels,
@@ -22,6 +24,7 @@ from .output import (
     announce_seed, check_output_path, check_outputs, conclude, count_line, emit, fmt_num, message, progress_bar,
 )
 
+Verdict = choice("Verdict", VERDICTS)
 ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
 CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
 #: the summary table's columns when several traces or groups are audited
@@ -96,8 +99,10 @@ def audit(
         "--calibrate", callback=at_most("calibrate"), help="Calibrate the verdict with R replicates simulated from "
         "the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
     level: Annotated[float, typer.Option(
-        "--level", help="Level a of the calibrated verdict: TPL only when z exceeds the (1-a) quantile of z under "
-        "the fitted log-normal.")] = 0.05,
+        "--significance", help="Significance level a of the calibrated verdict: TPL only when z exceeds the (1-a) "
+        "quantile of z under the fitted log-normal.")] = 0.05,
+    level_alias: Annotated[float | None, typer.Option(
+        "--level", hidden=True, help="Deprecated spelling of --significance.")] = None,
     expect: Annotated[Verdict | None, typer.Option(  # type: ignore[valid-type]
         "--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,
     expect_rule: Annotated[ExpectRule, typer.Option(  # type: ignore[valid-type]
@@ -108,6 +113,16 @@ def audit(
     details: DetailsOpt = False,
     plot: PlotOpt = None,
     label: LabelOpt = None,
+    value_col: Annotated[str | None, typer.Option(
+        "--value-col", metavar="COLUMN", help="Audit the numbers in this column, one observation per row "
+        "(real-valued sizes such as city populations or fire areas), instead of counting items; "
+        "add --continuous for real values.")] = None,
+    across: Annotated[str | None, typer.Option(
+        "--across", metavar="COLUMN", help="Also test whether the groups of this column (run, agent, user) share "
+        "one law: a permutation likelihood-ratio test of one α against one α per group at the pooled x_min, "
+        "reported beside the pooled verdict (at --significance).")] = None,
+    permutations: Annotated[int, typer.Option(
+        "--permutations", help="Permutations of the --across test.")] = 999,
     *,
     opts: ReadFlags,
     fmt: Format = Format.table,
@@ -132,13 +147,15 @@ def audit(
     # Long only by its option declarations (Typer reads the signature); the body validates, calls audit_many, renders.
     from ..gates import parse_checks
     from ..auditing import audit_many
-    from ..tail.audit import new_seed, validate
+    from ..tail.settings import AuditSettings
     from ..distributed import check_scheduler, using_scheduler
     from ..traces.paths import read_counts
+    from ..traces.values import read_values
 
     if bootstrap_old is not None:
         message("warning: -B is deprecated for audit (it means --budget elsewhere); use -b/--bootstrap")
         bootstrap = bootstrap_old
+    level = aliased(level, level_alias, "--level", "--significance")
     expect = None if expect is None else Verdict(expect).value
     expect_rule = ExpectRule(expect_rule).value
     gates = parse_checks(fail_on, GATE_METRICS, parameter="--fail-on")
@@ -146,30 +163,36 @@ def audit(
     if expect_rule == "calibrated" and calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     labels = trace_labels(label, traces)
+    if across is not None and group_by is not None:
+        raise UsageError("--across tests the groups of the pooled trace; it cannot be combined with --group-by "
+                         "(which audits each group on its own)")
+    if value_col is not None and event:
+        raise UsageError("--event selects events to count; --value-col reads numbers, not events")
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
     scan_range = _parse_range(xmin_range)
-    validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
-             discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=scan_range, uncertainty=uncertainty,
-             cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-             xmax=xmax, fit_level=fit_level)
+    settings = AuditSettings.checked(
+        discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star,
+        seed=seed, scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
+        cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power, xmax=xmax,
+        fit_check=fit_check, fit_level=fit_level, check_all=check_all_families, calibrate=calibrate, level=level,
+        jobs=jobs)  # checked once; audit_many uses them as they are
     check_scheduler(opts.scheduler)
     read = opts.read_options()
-    seed = new_seed() if seed is None else seed
+    seed = settings.seed
     with using_scheduler(opts.scheduler):
         with progress_bar("reading traces") as progress:
-            counts = read_counts(traces, read, group_by=group_by, events=event, progress=progress, labels=labels)
+            counts = (read_values(traces, read, column=value_col, group_by=group_by, progress=progress, labels=labels)
+                      if value_col is not None else
+                      read_counts(traces, read, group_by=group_by, events=event, progress=progress, labels=labels))
+        if value_col is not None and discrete:
+            _integers_only(counts, value_col)
         announce_seed(seed)
         with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
-            results = audit_many(
-                counts, discrete=discrete, xmin=xmin, bootstrap=bootstrap, seed=seed, jobs=jobs, min_tail=min_tail,
-                p_star=p_star, z_star=z_star, diagnostics=diagnostics, calibrate=calibrate, level=level,
-                scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
-                cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power,
-                xmax=xmax, fit_check=fit_check, fit_level=fit_level, check_all_families=check_all_families,
-                progress=progress, calibration_progress=cal_progress,
-            )
+            results = audit_many(counts, settings=settings, jobs=jobs, diagnostics=diagnostics, calibrate=calibrate,
+                                 level=level, progress=progress, calibration_progress=cal_progress)
+        if across is not None:
+            results = _across(results, traces, read, across, value_col, event, labels, permutations, level)
     if plot:
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
@@ -180,6 +203,34 @@ def audit(
          headline=count_line("groups" if group_by else "traces", [r.get("verdict") for r in rows]) if len(rows) > 1
          else None)
     conclude("audit", checks, junit)
+
+
+def _integers_only(counts, column: str) -> None:
+    """A discrete fit of --value-col's numbers needs integers: say which flag fits real values."""
+    import numpy as np
+
+    for c in counts:
+        if np.any(c.counts != np.floor(c.counts)):
+            raise UsageError(f"{c.source}: column {column!r} holds fractions; a discrete fit needs integers "
+                             "(add --continuous for real values)")
+
+
+def _across(results, traces, read, column, value_col, event, labels, permutations, level):
+    """Each pooled audit with the test of whether ``column``'s groups of its trace share one law."""
+    from ..tail import across_groups
+    from ..traces.paths import read_counts
+    from ..traces.values import read_values
+
+    out = []
+    with progress_bar("groups share one law?") as progress:
+        for k, (r, trace) in enumerate(zip(results, traces, strict=True)):
+            one = [labels[k]] if labels is not None else None
+            groups = (read_values([trace], read, column=value_col, group_by=column, labels=one)
+                      if value_col is not None else read_counts([trace], read, group_by=column, events=event,
+                                                                labels=one))
+            out.append(across_groups(r, groups, permutations=permutations, level=level))
+            progress(k + 1, len(results))
+    return out
 
 
 def _save_plots(plot: str, results, counts) -> None:
@@ -316,6 +367,9 @@ def _table(r) -> Group:
     v = r.verdict
     t.add_row("verdict", Text.assemble((v.verdict, VERDICT_STYLE[v.verdict]), f"  ({v.rule} rule)"))
     t.add_row("reason", v.reason)
+    if (h := r.heterogeneity) is not None:
+        t.add_row("groups share one law?", h.summary() + (f"; left out (< 10 tail points): {', '.join(h.excluded)}"
+                                                          if h.excluded else ""))
     t.add_row("Assumption 3.3", "holds" if v.assumption_3_3 else "fails")
     t.add_row("pure power law passes", fmt_num(r.power_law_pass))
     if r.calibration is not None:

@@ -3,28 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from .choices import GAME_AGENTS as AGENTS
-from .choices import LONGMEMEVAL_DEFAULTS, TEXTGAMES_BUDGET, TOKENIZERS
+from ..vocabulary import BENCH_K, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, TOKENIZERS
+from ..vocabulary import GAME_AGENTS as AGENTS
+from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
+from ..vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
+from .aliases import CONFIDENCE, aliased
 from .option_groups import opt, option_group, param
-from .options import Format, PlotOpt, SeedOpt, at_most, output_flags
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from .options import Format, PlotOpt, SeedOpt, at_most, comma_list, output_flags
+from .output import emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
     from ..bench.report import BenchReport
     from ..bench.textgames import TextGameResult
-
-DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU = (
-    LONGMEMEVAL_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates", "tau")
-)
-TW_BUDGET = TEXTGAMES_BUDGET
 
 
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
@@ -43,16 +41,17 @@ class BenchOptions:
     bootstrap: int
     level: float
     seed: int | None
+    level_alias: float | None = None
 
     def pack(self) -> dict[str, Any]:
         """The packing and bootstrap keywords both library calls take."""
         return {"k": self.k, "core": self.core, "tau": self.tau, "max_candidates": self.max_candidates,
                 "limit": self.limit, "tokenizer": self.tokenizer.value, "bootstrap": self.bootstrap,
-                "level": self.level}
+                "level": aliased(self.level, self.level_alias, "--level", "--confidence")}
 
 
 SHARED = [
-    opt("k", int, ("--k",), "Graph Memory: items given a line at most (top-k).", DEFAULT_K),
+    opt("k", int, ("--k",), "Graph Memory: items given a line at most (top-k).", BENCH_K),
     opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K may get their own line).", DEFAULT_CORE),
     opt("tau", float, ("--tau", "-t"), "CTWM exponent τ of b(r; τ) ∝ r^-τ.", DEFAULT_TAU),
     opt("max_candidates", int, ("--max-candidates",), "CTWM: ranked items M (core plus tail).",
@@ -62,7 +61,7 @@ SHARED = [
         "BPE tokenizer for prompt token counts (offline, tiktoken-identical).", Tokenizer["cl100k_base"]),
     opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates of the paired CIs (0: no intervals).", 1000,
         callback=at_most("ci_bootstrap")),
-    opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
+    *CONFIDENCE,
     param("seed", SeedOpt, None),
 ]
 bench_options = option_group(SHARED, BenchOptions)
@@ -77,13 +76,6 @@ bench_app = typer.Typer(
     ),
     no_args_is_help=True,
 )
-
-
-def _seed(seed: int | None) -> int:
-    if seed is None:
-        seed = secrets.randbits(31)
-        announce_seed(seed)
-    return seed
 
 
 def _pct(v: float | None) -> str:
@@ -153,7 +145,8 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 @bench_options
 def longmemeval(
     data: Annotated[str, typer.Argument(help="LongMemEval JSON file (the official format: a list of questions).")],
-    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies: graph, ctwm.")] = "graph,ctwm",
+    memories: Annotated[list[str] | None, typer.Option(
+        "--memory", help="Memory policies, a comma list or repeated: graph, ctwm [default: graph,ctwm].")] = None,
     budget: Annotated[int, typer.Option("--budget", "-B", help="Prompt budget in tokens (whole "
                                                                "prompt).")] = DEFAULT_BUDGET,
     relax: Annotated[bool, typer.Option("--relax/--no-relax", help="Also run ctwm-relaxed: larger core and lower τ on "
@@ -191,9 +184,10 @@ def longmemeval(
     """
     from ..bench.longmemeval import run_longmemeval
 
-    seed = _seed(opts.seed)
+    seed = resolve_seed(opts.seed)
+    mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
     with progress_bar("longmemeval") as progress:
-        res = run_longmemeval(data, memories=memory, budget=budget, relax=relax, relax_core=relax_core,
+        res = run_longmemeval(data, memories=mems, budget=budget, relax=relax, relax_core=relax_core,
                               relax_tau=relax_tau, seed=seed, base_url=base_url, model=model, judge_model=judge_model,
                               timeout=timeout, retries=retries, progress=progress, **opts.pack())
     _render_lme(res, fmt, seed)
@@ -248,7 +242,7 @@ def textworld(
     """
     from ..bench.textgames import run_textgames
 
-    seed = _seed(opts.seed)
+    seed = resolve_seed(opts.seed)
     with progress_bar("textworld") as progress:
         res = run_textgames(games, agent=agent.value, max_steps=max_steps, explore_steps=explore_steps,
                             budget=budget, block=block, seed=seed, label=label, progress=progress, **opts.pack())
@@ -300,7 +294,7 @@ def report(
 
     check_plot_path(plot)
     if synthetic:
-        seed = _seed(seed)
+        seed = resolve_seed(seed)
     with progress_bar("bench report") as progress:
         res = bench_report(inputs or [], synthetic=synthetic, synthetic_size=size, synthetic_steps=steps,
                            budget=budget, bootstrap=bootstrap, seed=seed, progress=progress)

@@ -12,12 +12,14 @@ from rich.text import Text
 
 from ..labels import subject_label
 from ..plots import check_plot_path
-from .choices import BETA_BAND, choice
+from ..vocabulary import BETA_BAND
+from .option_groups import choice
 from .options import (
     DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
     read_flags, output_flags, trace_labels,
 )
-from .output import check_outputs, announce_seed, check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
 
 Detrend = choice("Detrend", ("constant", "linear"))
 LogBase = choice("LogBase", ("e", "10", "2"))
@@ -286,14 +288,11 @@ def finite_size(
       ctwm finite-size grid_out/ --size-col size --group-by family --null-draws 200 --seed 1
       ctwm finite-size grid_out/ --size-col size --group-by family --sigma cv
     """
-    import numpy as np
-
     from ..diagnostics import finite_size_of_traces
     cmap = opts.read_options()
     check_plot_path(plot)
-    if null_draws and seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-        announce_seed(seed)
+    if null_draws:
+        seed = resolve_seed(seed)
     with progress_bar("reading traces") as progress:
         report = finite_size_of_traces(
             traces, cmap, family=family, size_col=size_col, group_by=group_by, events=event,

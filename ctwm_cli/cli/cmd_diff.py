@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ..errors import InputError, UsageError
 from ..labels import identity
+from .aliases import aliased
 from .options import Format, JunitOpt, ReadFlags, SeedOpt, column_flags, output_flags
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
 
@@ -51,9 +52,10 @@ def _tolerances(specs: list[str] | None) -> dict[str, float]:
 def diff(
     base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
     head: Annotated[str, typer.Argument(metavar="HEAD", help="The run to compare: the same command's saved result, or a trace.")],  # noqa: E501
-    tol: Annotated[list[str] | None, typer.Option("--tol", metavar="METRIC=VALUE", help="Fail (exit 1) when |HEAD - BASE| of METRIC exceeds VALUE (traces: when a permutation test finds a change at level 1 - --level and, for VALUE > 0, the whole bootstrap interval lies beyond ±VALUE). Repeatable.")] = None,  # noqa: E501
+    tol: Annotated[list[str] | None, typer.Option("--tol", metavar="METRIC=VALUE", help="Fail (exit 1) when |HEAD - BASE| of METRIC exceeds VALUE (traces: when a permutation test finds a change at level 1 - --confidence and, for VALUE > 0, the whole bootstrap interval lies beyond ±VALUE). Repeatable.")] = None,  # noqa: E501
     bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", help="Traces: bootstrap replicates of the interval of each change, and as many permutations.")] = 200,  # noqa: E501
-    level: Annotated[float, typer.Option("--level", help="Traces: confidence level of the intervals.")] = 0.95,
+    level: Annotated[float, typer.Option("--confidence", help="Traces: confidence level of the intervals.")] = 0.95,
+    level_alias: Annotated[float | None, typer.Option("--level", hidden=True, help="Deprecated spelling of --confidence.")] = None,  # noqa: E501
     seed: SeedOpt = None,
     event: Annotated[list[str] | None, typer.Option("--event", "-e", help="Traces: event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,  # noqa: E501
     *,
@@ -95,7 +97,8 @@ def diff(
         seed = new_seed() if seed is None else seed
         announce_seed(seed)
         res = diff_counts(counts[0][0].counts, counts[1][0].counts, subject=f"{identity(base)} -> {identity(head)}",
-                          tolerances=tolerances, replicates=bootstrap, level=level, seed=seed)
+                          tolerances=tolerances, replicates=bootstrap,
+                          level=aliased(level, level_alias, "--level", "--confidence"), seed=seed)
     rows = [c.to_dict() for c in res.changes]
     emit("diff", res.to_dict(), rows, fmt, seed=res.seed, tables=[_table(res)], checks=list(res.checks),
          subject_field="subject")

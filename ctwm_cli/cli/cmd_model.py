@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..errors import InputError
-from .choices import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
+from ..vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 from .options import Format, output_flags
 from .output import emit, message
 

@@ -12,12 +12,13 @@ import typer
 from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
-from .options import Format, output_flags
+from .options import Format, comma_list, output_flags, tau_values
 from .output import emit, fmt_num, message, progress_bar
 from .replay_options import (
     BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
-    TimeoutOpt, build_config, resolve_seed, timed, replay_options,
+    TimeoutOpt, build_config, timed, replay_options, replay_options_no_out,
 )
+from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..replay import ReplayResult
@@ -30,6 +31,17 @@ METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tok
                  "tasks_per_episode": "tasks/episode",
                  "steps_per_task": "steps/task"}
 METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
+
+
+COMPARE_MEMORIES = "full,flat,graph,ctwm,none"
+
+
+def default_baseline(memories: list[str]) -> str | None:
+    """``replay compare``'s baseline when --baseline is not given: graph if listed, else the first policy
+    listed; none (no deltas) when only one policy is listed, so ``--memory tiered`` alone runs."""
+    if "graph" in memories:
+        return "graph"
+    return memories[0] if len(memories) > 1 else None
 
 
 def _ci(lo, hi, digits: int = 3) -> str:
@@ -211,7 +223,7 @@ def replay(
         return
     from ..replay import parse_taus, replay_encodings
 
-    taus = parse_taus(opts.tau)
+    taus = parse_taus(tau_values(opts.tau) or None)
     if memory.value != "ctwm" and taus != (1.0,):
         raise UsageError("--tau applies to --memory ctwm only")
     seed = resolve_seed(opts.seed)
@@ -228,12 +240,13 @@ def replay(
 @output_flags
 @replay_options
 def compare(
-    memory: Annotated[str, typer.Option(
-        "--memory", help="Comma list of memory policies (full, flat, graph, ctwm, tiered, none: no memory, the floor "
-        "row).")] = "full,flat,graph,ctwm,none",
+    memories: Annotated[list[str] | None, typer.Option(
+        "--memory", help="Memory policies, a comma list or repeated (full, flat, graph, ctwm, tiered, none: no "
+        f"memory, the floor row) [default: {COMPARE_MEMORIES}].")] = None,
     encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
-    baseline: Annotated[str, typer.Option(
-        "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas).")] = "graph",
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas) [default: graph if "
+        "listed, else the first policy listed; none when only one policy is listed].")] = None,
     match_tokens: Annotated[str | None, typer.Option(
         "--match-tokens", help="graph: at every step ctwm's budget is what Graph Memory spent on that step "
         "(comparison at equal cost; open loop only).")] = None,
@@ -257,13 +270,14 @@ def compare(
     """
     from ..replay import parse_taus, replay_compare
 
-    mems = [m.strip() for m in memory.split(",") if m.strip()]
-    taus = parse_taus(opts.tau)
+    mems = comma_list(memories if memories is not None else COMPARE_MEMORIES)
+    taus = parse_taus(tau_values(opts.tau) or None)
     if "ctwm" not in mems and taus != (1.0,):
         raise UsageError("--tau applies to ctwm, which is not among --memory")
     seed = resolve_seed(opts.seed)
     cfg = build_config(opts, seed)
-    base = None if baseline.strip().lower() == "none" else baseline.strip()
+    base = default_baseline(mems) if baseline is None else (
+        None if baseline.strip().lower() == "none" else baseline.strip())
     n = len(cfg.seeds) * sum(len(taus) if m == "ctwm" else 1 for m in set(mems))
     with progress_bar("replay compare", total=n) as progress:
         res = timed(opts, "replay compare", n * cfg.steps, lambda: replay_compare(
@@ -289,7 +303,7 @@ def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
     from ..replay import parse_taus, replay_ablation
 
     seed = resolve_seed(opts.seed)
-    taus = parse_taus(opts.tau)
+    taus = parse_taus(tau_values(opts.tau) or None)
     cfg = build_config(opts, seed)
     n = len(cfg.seeds) * (2 + 2 * len(taus))
     with progress_bar("replay ablation", total=n) as progress:
@@ -301,9 +315,10 @@ def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
 
 @replay_app.command("pareto")
 @output_flags
-@replay_options
+@replay_options_no_out
 def pareto(
-    memory: Annotated[str, typer.Option("--memory", help="Comma list of memory policies to sweep.")] = "graph,ctwm",
+    memories: Annotated[list[str] | None, typer.Option(
+        "--memory", help="Memory policies to sweep, a comma list or repeated [default: graph,ctwm].")] = None,
     budget: Annotated[str, typer.Option(
         "--budget", "-B", help="Budgets swept: START:STOP:N (N evenly spaced, inclusive) or a comma list.",
     )] = "128:1024:6",
@@ -328,13 +343,12 @@ def pareto(
     from ..replay import parse_taus, replay_pareto
 
     check_plot_path(plot)
-    if opts.out:
-        raise UsageError("replay pareto writes no run directory; use --json or --plot")
     seed = resolve_seed(opts.seed)
     cfg = build_config(opts, seed)
-    mems = [m.strip() for m in memory.split(",") if m.strip()]
+    mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
+    taus = parse_taus(tau_values(opts.tau) or None)
     with progress_bar("replay pareto") as progress:
-        res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=parse_taus(opts.tau),
+        res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=taus,
                             seed=seed, progress=progress)
     t = Table(title=f"Pareto ({res.loop} loop): {cfg.family}, |V|={cfg.size}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
                     f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block {res.bootstrap['block']}, "

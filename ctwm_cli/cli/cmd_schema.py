@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .choices import choice
+from .option_groups import choice
 from .schemas import COMMANDS, command_schema
 
 SchemaCommand = choice("SchemaCommand", COMMANDS)

@@ -13,7 +13,12 @@ from rich.text import Text
 
 from ..errors import UsageError
 from ..plots import check_plot_path
-from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_TAU
+from ..vocabulary import SIMULATE_CORE as DEFAULT_CORE
+from .options import (
+    TAU_SPEC_HELP, FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags,
+    tau_values,
+)
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -27,9 +32,6 @@ TRACE_METRICS = (
 )
 
 DEFAULT_ITEMS = 1000
-DEFAULT_CORE = 10
-DEFAULT_BUDGET = 512
-DEFAULT_TAU = 1.0
 
 
 class Ranking(StrEnum):
@@ -42,16 +44,16 @@ class Ranking(StrEnum):
 @read_flags()
 def simulate(
     tau: Annotated[
-        list[float] | None,
+        list[str] | None,
         typer.Option(
-            "--tau", "-t", help="Allocation exponent τ > 0. Repeat for a sweep (one row per τ). [default: 1.0]",
+            "--tau", "-t", help=f"Allocation exponent τ > 0: {TAU_SPEC_HELP}; repeatable. Several values are a "
+            "sweep (one row per τ; 0.25:2:7 is the paper's Section 5.6). [default: 1.0]",
             show_default=False),
     ] = None,
     sweep: Annotated[
         str | None,
         typer.Option(
-            "--sweep", help="Sweep τ over START:STOP:N, N evenly spaced values inclusive (e.g. 0.25:2.0:7, the paper's "
-            "Section 5.6)."),
+            "--sweep", help="Alias of --tau START:STOP:N (a sweep of N evenly spaced τ values inclusive)."),
     ] = None,
     items: Annotated[
         int | None,
@@ -117,7 +119,7 @@ def simulate(
     check_outputs([trace] if trace else [], junit_xml=junit_xml, plot=plot)
     if tau and sweep is not None:
         raise UsageError("give either --tau or --sweep, not both")
-    taus = list(parse_sweep(sweep, "--sweep")) if sweep is not None else _taus(tau)
+    taus = list(parse_sweep(sweep, "--sweep")) if sweep is not None else _taus(tau_values(tau))
     if core < 1:
         raise UsageError(f"--core must be >= 1, got {core}")
     if budget < 1:
@@ -153,7 +155,7 @@ def simulate(
     _emit_sweep(res_sweep, fmt)
 
 
-def _taus(tau: list[float] | None) -> list[float]:
+def _taus(tau: list[float]) -> list[float]:
     values = list(tau) if tau else [DEFAULT_TAU]
     for t in values:
         if not (t > 0 and t != float("inf")):

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
-import secrets
-from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from ..errors import UsageError
-from .choices import (ALL_RETRIEVERS, EVICTION_RULES, FAMILIES, PAPER_SIZES, RETRIEVERS, WORLD_ORDERS,
-                      WORLD_PRESETS, WORLD_WALKS)
-from .choices import WORLD_POLICIES as POLICIES
-from .options import Format, JobsOpt, PlotOpt, SeedOpt, output_flags
-from .output import announce_seed, emit, fmt_num, message, progress_bar
-
-if TYPE_CHECKING:
-    from ..world import WorldConfig
+from ..vocabulary import ALL_RETRIEVERS, PAPER_SIZES, RETRIEVERS
+from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from .options import Format, JobsOpt, PlotOpt, SeedOpt, choice_list, comma_list, output_flags
+from .output import emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
+from .world_options import (
+    Family, OverwriteOpt, ResumeOpt, RetrieverName, RetrieverOpt, WorldOptions, world_options,
+    world_options_no_writes,
+)
 
 world_app = typer.Typer(
     help=(
@@ -28,141 +27,21 @@ world_app = typer.Typer(
     no_args_is_help=True,
 )
 
-Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
-PolicyName = Enum("PolicyName", {p: p for p in POLICIES}, type=str)  # type: ignore[misc]
-RetrieverName = Enum("RetrieverName", {r: r for r in ALL_RETRIEVERS}, type=str)  # type: ignore[misc]
-Walk = Enum("Walk", {r: r for r in WORLD_WALKS}, type=str)  # type: ignore[misc]
-Order = Enum("Order", {r: r for r in WORLD_ORDERS}, type=str)  # type: ignore[misc]
-Store = Enum("Store", {r: r for r in EVICTION_RULES}, type=str)  # type: ignore[misc]
-Preset = Enum("Preset", {r: r for r in WORLD_PRESETS}, type=str)  # type: ignore[misc]
-
-WalkOpt = Annotated[Walk | None, typer.Option(  # type: ignore[valid-type]
-    "--walk", help="Random-walk step. typed [default]: a uniform action, then its Dirichlet outcome distribution "
-    "(ctwm's reading of the paper's typed stochastic actions). uniform-neighbour: the next state uniform over the "
-    "neighbours, the action fixed by the neighbour (the paper's code).")]
-OrderOpt = Annotated[Order | None, typer.Option(  # type: ignore[valid-type]
-    "--order", help="retrieve-first [default]: retrieval for s_t sees e_0..e_{t-1} only (no leak). write-first: "
-    "e_t is written, then retrieved for s_t (the paper's Section 3 wording and its code). Random walk only.")]
-StoreOpt = Annotated[Store | None, typer.Option(  # type: ignore[valid-type]
-    "--store", help="Store eviction rule for every retriever (ladder: every rung) [default: the retriever's own: "
-    "LFU for state-frequency/state-tau, random replacement otherwise]. lfu: the paper's code's one store; "
-    "random: random replacement (ctwm's 'uniform reservoir'); reservoir: Algorithm R, a uniform sample of the "
-    "arrivals.")]
-TauOpt = Annotated[float | None, typer.Option(
-    "--tau", help="state-tau retriever: k of the top 10 state-mates drawn with weights rank^-tau (the paper's "
-    "code's tau sweep, acting on the trace) [default: 1.0].")]
-PresetOpt = Annotated[Preset | None, typer.Option(  # type: ignore[valid-type]
-    "--preset", help="artifact: every choice of the paper's public code (uniform-neighbour walk, write-first, one "
-    "LFU store, absolute block probabilities p_in .15/p_out .01, BA m = min(3, part/30), exponential scale 6, "
-    "one-way ring repair, 1-3 actions); explicit options win. Recorded in every manifest.")]
-
-StepsOpt = Annotated[int, typer.Option("--steps", help="Agent steps per run.")]
-KOpt = Annotated[int, typer.Option("--k", help="Items retrieved per step (top-k).")]
-CapacityOpt = Annotated[int, typer.Option("--capacity", help="Memory store capacity (transitions).")]
-GraphParamOpt = Annotated[
-    list[str] | None,
-    typer.Option("--graph-param", help="Graph family parameter KEY=VALUE (degree, mean_degree, m, blocks, mixing, "
-                 "bridges). Repeatable."),
-]
-WorldParamOpt = Annotated[
-    list[str] | None,
-    typer.Option("--world-param", help="World parameter KEY=VALUE (actions_min, actions_max, concentration, "
-                 "regions). Repeatable."),
-]
-PolicyParamOpt = Annotated[
-    list[str] | None,
-    typer.Option("--policy-param", help="Policy parameter KEY=VALUE (semantic: epsilon, zipf, memory_weight, "
-                 "revisit_penalty, max_task_steps; endpoint: timeout, retries, api_key_env, zipf, max_task_steps). "
-                 "Repeatable."),
-]
-BaseUrlOpt = Annotated[str | None, typer.Option(
-    "--base-url", help="Endpoint policy: base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1). "
-    "Key from $CTWM_API_KEY or $OPENAI_API_KEY.")]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Endpoint policy: model name.")]
-WritesOpt = Annotated[bool, typer.Option("--writes/--no-writes",
-                                         help="Also record one write event per step in the trace.")]
-OverwriteOpt = Annotated[bool, typer.Option(
-    "--overwrite", help="Replace an existing trace or grid in --out (deletes only its files).")]
-ResumeOpt = Annotated[bool, typer.Option(
-    "--resume", help="Complete an interrupted grid in --out with the same options: cells whose file matches the "
-    "manifest's SHA-256 are kept, the rest are run.")]
-PolicyOpt = Annotated[PolicyName, typer.Option("--policy", help="Agent policy.")]  # type: ignore[valid-type]
-RetrieverOpt = Annotated[RetrieverName, typer.Option("--retriever", help="Retriever (ladder rung).")]  # type: ignore[valid-type]
-
-
-def _value(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _pairs(specs: list[str] | None, option: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for spec in specs or []:
-        key, sep, value = spec.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise UsageError(f"{option} expects KEY=VALUE, got {spec!r}")
-        out[key.strip()] = _value(value.strip())
-    return out
-
-
-def _seed(seed: int | None) -> int:
-    if seed is None:
-        seed = secrets.randbits(32)
-        announce_seed(seed)
-    return seed
-
-
-def _base(family: str, size: int, policy: str, retriever: str, steps: int, seed: int, k: int, capacity: int,
-          graph_param, world_param, policy_param, base_url, model, writes: bool = True, *, walk=None, order=None,
-          store=None, tau=None, preset=None) -> WorldConfig:
-    pp = _pairs(policy_param, "--policy-param")
-    if base_url is not None:
-        pp["base_url"] = base_url
-    if model is not None:
-        pp["model"] = model
-    if (base_url or model) and policy != "endpoint":
-        raise UsageError("--base-url and --model apply to --policy endpoint only")
-    from ..world import WorldConfig  # the library loads when a command runs, never for --help
-
-    return WorldConfig(
-        family=family, size=size, policy=policy, retriever=retriever, steps=steps, seed=seed, k=k,
-        capacity=capacity, graph_params=_pairs(graph_param, "--graph-param"),
-        world_params=_pairs(world_param, "--world-param"), policy_params=pp, writes=writes,
-        walk=walk.value if walk else None, order=order.value if order else None,
-        store=store.value if store else None, tau=tau, preset=preset.value if preset else None,
-    )
-
 
 @world_app.command("run")
 @output_flags
+@world_options
 def run(
     out: Annotated[str, typer.Option("--out", "-o", help="Directory to write trace.parquet and manifest.json into.")],
     family: Annotated[Family, typer.Option("--family", help="Graph family.")] = Family["scale-free"],  # type: ignore[valid-type]
     size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
-    policy: PolicyOpt = PolicyName["random-walk"],
     retriever: RetrieverOpt = RetrieverName["state-frequency"],
-    steps: StepsOpt = 100_000,
     seed: SeedOpt = None,
-    k: KOpt = 3,
-    capacity: CapacityOpt = 200,
-    graph_param: GraphParamOpt = None,
-    world_param: WorldParamOpt = None,
-    policy_param: PolicyParamOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    writes: WritesOpt = True,
-    walk: WalkOpt = None,
-    order: OrderOpt = None,
-    store: StoreOpt = None,
-    tau: TauOpt = None,
-    preset: PresetOpt = None,
     run_id: Annotated[str | None,
                       typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
     overwrite: OverwriteOpt = False,
+    *,
+    opts: WorldOptions,
     fmt: Format = Format.table,
 ) -> None:
     """Run one agent in one world and write its trace (DIR/trace.parquet) and manifest (DIR/manifest.json).
@@ -175,10 +54,8 @@ def run(
     """
     from ..world import run_world
 
-    seed = _seed(seed)
-    cfg = _base(family.value, size, policy.value, retriever.value, steps, seed, k, capacity, graph_param,
-                world_param, policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau,
-                preset=preset)
+    seed = resolve_seed(seed)
+    cfg = opts.config(family=family.value, size=size, retriever=retriever.value, seed=seed)
     if run_id:
         cfg = dataclasses.replace(cfg, run=run_id)
     res = run_world(cfg, out, overwrite=overwrite)
@@ -196,31 +73,20 @@ def run(
 
 @world_app.command("grid")
 @output_flags
+@world_options
 def grid(
     out: Annotated[str, typer.Option("--out", "-o", help="Directory of the hive-partitioned dataset "
                                      "OUT/family=F/size=N/seed=S/part-0.parquet (manifest: OUT/_manifest.json).")],
-    families: Annotated[list[Family] | None,  # type: ignore[valid-type]
-                        typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,
-    sizes: Annotated[list[int] | None,
-                     typer.Option("--size", help="Graph size; repeatable [default: 100, 500, 1000].")] = None,
+    families: Annotated[list[str] | None, typer.Option(
+        "--family", metavar="FAMILY[,FAMILY...]", help=f"Graph families ({', '.join(FAMILIES)}), a comma list or "
+        "repeated [default: all six].")] = None,
+    sizes: Annotated[list[str] | None, typer.Option(
+        "--size", metavar="N[,N...]", help="Graph sizes, a comma list or repeated [default: 100, 500, 1000].")] = None,
     replicates: Annotated[int, typer.Option("--replicates", help="Seeds per family and size: SEED, SEED+1, ...")] = 3,
     seed: SeedOpt = None,
-    policy: PolicyOpt = PolicyName["random-walk"],
     retriever: RetrieverOpt = RetrieverName["state-frequency"],
-    steps: StepsOpt = 100_000,
-    k: KOpt = 3,
-    capacity: CapacityOpt = 200,
-    graph_param: GraphParamOpt = None,
-    world_param: WorldParamOpt = None,
-    policy_param: PolicyParamOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    writes: WritesOpt = True,
-    walk: WalkOpt = None,
-    order: OrderOpt = None,
-    store: StoreOpt = None,
-    tau: TauOpt = None,
-    preset: PresetOpt = None,
+    *,
+    opts: WorldOptions,
     jobs: JobsOpt = None,
     overwrite: OverwriteOpt = False,
     resume: ResumeOpt = False,
@@ -242,10 +108,10 @@ def grid(
         raise UsageError(f"--replicates must be >= 1, got {replicates}")
     if resume and seed is None:
         raise UsageError("--resume needs the --seed of the grid it completes (its _manifest.json lists the seeds)")
-    seed = _seed(seed)
-    fams = [f.value for f in families] if families else list(FAMILIES)
-    base = _base(fams[0], 0, policy.value, retriever.value, steps, seed, k, capacity, graph_param, world_param,
-                 policy_param, base_url, model, writes, walk=walk, order=order, store=store, tau=tau, preset=preset)
+    seed = resolve_seed(seed)
+    fams = choice_list(families, FAMILIES, "--family") or list(FAMILIES)
+    sizes = _sizes(sizes)
+    base = opts.config(family=fams[0], size=0, retriever=retriever.value, seed=seed)
     seeds = [seed + i for i in range(replicates)]
     total = len(set(fams)) * len(set(sizes or PAPER_SIZES)) * replicates
     with progress_bar("world grid", total=total) as progress:
@@ -267,28 +133,19 @@ def grid(
 
 @world_app.command("ladder")
 @output_flags
+@world_options_no_writes
 def ladder(
-    families: Annotated[list[Family] | None,  # type: ignore[valid-type]
-                        typer.Option("--family", help="Graph family; repeatable [default: all six].")] = None,
-    retrievers: Annotated[list[RetrieverName] | None,  # type: ignore[valid-type]
-                          typer.Option("--retriever", help="Retriever; repeatable [default: the four rungs "
-                                       "uniform-frequency, state-frequency, state-uniform, none].")] = None,
+    families: Annotated[list[str] | None, typer.Option(
+        "--family", metavar="FAMILY[,FAMILY...]", help=f"Graph families ({', '.join(FAMILIES)}), a comma list or "
+        "repeated [default: all six].")] = None,
+    retrievers: Annotated[list[str] | None, typer.Option(
+        "--retriever", metavar="RETRIEVER[,RETRIEVER...]", help=f"Retrievers ({', '.join(ALL_RETRIEVERS)}), a "
+        "comma list or repeated [default: the four rungs uniform-frequency, state-frequency, state-uniform, "
+        "none].")] = None,
     size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
-    steps: StepsOpt = 100_000,
     seed: SeedOpt = None,
-    policy: PolicyOpt = PolicyName["random-walk"],
-    k: KOpt = 3,
-    capacity: CapacityOpt = 200,
-    graph_param: GraphParamOpt = None,
-    world_param: WorldParamOpt = None,
-    policy_param: PolicyParamOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    walk: WalkOpt = None,
-    order: OrderOpt = None,
-    store: StoreOpt = None,
-    tau: TauOpt = None,
-    preset: PresetOpt = None,
+    *,
+    opts: WorldOptions,
     jobs: JobsOpt = None,
     plot: PlotOpt = None,
     fmt: Format = Format.table,
@@ -309,13 +166,12 @@ def ladder(
     from ..world import run_ladder
 
     check_plot_path(plot)
-    seed = _seed(seed)
-    fams = [f.value for f in families] if families else list(FAMILIES)
-    rets = [r.value for r in retrievers] if retrievers else list(RETRIEVERS)
-    if tau is not None and "state-tau" not in rets:
+    seed = resolve_seed(seed)
+    fams = choice_list(families, FAMILIES, "--family") or list(FAMILIES)
+    rets = choice_list(retrievers, ALL_RETRIEVERS, "--retriever") or list(RETRIEVERS)
+    if opts.tau is not None and "state-tau" not in rets:
         raise UsageError("--tau applies to the state-tau rung: add --retriever state-tau")
-    base = _base(fams[0], size, policy.value, "state-frequency", steps, seed, k, capacity, graph_param, world_param,
-                 policy_param, base_url, model, walk=walk, order=order, store=store, tau=tau, preset=preset)
+    base = opts.config(family=fams[0], size=size, retriever="state-frequency", seed=seed)
     with progress_bar("world ladder", total=len(fams)) as progress:
         res = run_ladder(families=fams, retrievers=rets, base=base, jobs=jobs, progress=progress)
     rows = [r.to_dict() for r in res.rows]
@@ -341,6 +197,17 @@ def ladder(
 
         message(f"figure: {save_figure(plot_ladder(res), plot)}")
     emit("world ladder", res.to_dict(), rows, fmt, seed=seed, tables=[t])
+
+
+def _sizes(values: list[str] | None) -> list[int] | None:
+    """``--size`` of the grid: integers, commas and repeats alike (None when not given)."""
+    out = []
+    for v in comma_list(values):
+        try:
+            out.append(int(v))
+        except ValueError:
+            raise UsageError(f"--size expects integers, got {v!r}") from None
+    return out or None
 
 
 def register(app: typer.Typer) -> None:

@@ -3,21 +3,28 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from .options import Format, PlotOpt, SeedOpt, output_flags
-from .output import announce_seed, emit, fmt_num, message, progress_bar
+from ..errors import UsageError
+from .options import TAU_SPEC_HELP, Format, PlotOpt, SeedOpt, output_flags, tau_values
+from .output import emit, fmt_num, message, progress_bar
+from .seeding import resolve_seed
+
+DEFAULT_XMIN_SWEEP = "0.25:2:7"
 
 
 @output_flags
 def xmin_path(
+    tau: Annotated[
+        list[str] | None, typer.Option("--tau", "-t", help=f"τ values: {TAU_SPEC_HELP}; repeatable. "
+                                       f"[default: {DEFAULT_XMIN_SWEEP}]", show_default=False)
+    ] = None,
     sweep: Annotated[
-        str, typer.Option("--sweep", help="τ values START:STOP:N, N evenly spaced inclusive.")
-    ] = "0.25:2:7",
+        str | None, typer.Option("--sweep", help="Alias of --tau START:STOP:N.")
+    ] = None,
     items: Annotated[int, typer.Option("--items", "-M", help="Ranked items M of the allocation b(r; τ).")] = 1000,
     events: Annotated[int, typer.Option("--events", help="Accesses per trace, drawn from b(r; τ).")] = 100_000,
     replicates: Annotated[int, typer.Option("--replicates", help="Traces per τ (independent seeds).")] = 5,
@@ -44,10 +51,10 @@ def xmin_path(
     from ..plots import check_plot_path
 
     check_plot_path(plot)
-    taus = parse_sweep(sweep, "--sweep")
-    if seed is None:
-        seed = secrets.randbits(31)
-        announce_seed(seed)
+    if tau and sweep is not None:
+        raise UsageError("give either --tau or --sweep, not both")
+    taus = parse_sweep(sweep, "--sweep") if sweep is not None else tau_values(tau or [DEFAULT_XMIN_SWEEP])
+    seed = resolve_seed(seed)
     with progress_bar("τ scan") as progress:
         res = run(taus, n_items=items, n_events=events, replicates=replicates, min_tail=min_tail, seed=seed,
                   progress=progress)

@@ -13,9 +13,15 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
+
+
+def choice(name: str, values: tuple[str, ...]) -> type[Enum]:
+    """A ``str`` Enum whose members are ``values``: Typer shows them as ``[a|b|c]`` and rejects others."""
+    return Enum(name, {v: v for v in values}, type=str)  # type: ignore[return-value]
 
 
 def param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
@@ -29,13 +35,16 @@ def opt(name: str, typ: Any, flags: tuple[str, ...], text: str, default: Any, **
 
 
 def option_group(
-    shared: Sequence[inspect.Parameter], cls: Callable[..., Any], *, name: str = "opts",
+    shared: Sequence[inspect.Parameter], cls: Callable[..., Any], *, name: str = "opts", without: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The decorator that adds ``shared`` to a command and hands it ``opts: cls`` (see the module docstring).
 
     ``cls`` is any callable taking the group's values as keywords (a dataclass, or a function that resolves
     them to one value); ``name`` is the command's placeholder parameter that receives its result, so two
-    groups (``opts`` and ``fmt``) can decorate one command."""
+    groups (``opts`` and ``fmt``) can decorate one command. ``without`` names group options the command does
+    not offer at all (``cls`` gets their defaults), so no command inherits an option only to refuse it."""
+    absent = {p.name: p.default for p in shared if p.name in without}
+    shared = [p for p in shared if p.name not in without]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn, eval_str=True)
@@ -50,6 +59,7 @@ def option_group(
         @functools.wraps(fn)
         def wrapper(**kw: Any) -> Any:
             values = {p.name: kw.pop(p.name) if p.name in kept_names else p.default for p in shared}
+            values.update(absent)
             return fn(**{name: cls(**values)}, **kw)
 
         del wrapper.__wrapped__  # Typer must read the new signature, not the wrapped one

@@ -12,8 +12,8 @@ import typer
 
 from ..errors import UsageError
 from ..limits import check_limit
-from .choices import ENGINES, MEMORY_LIMIT, choice
-from .option_groups import opt, option_group
+from ..vocabulary import ENGINES, MEMORY_LIMIT
+from .option_groups import choice, opt, option_group
 
 if TYPE_CHECKING:
     from ..traces.engine import ReadOptions
@@ -116,6 +116,47 @@ OUTPUT_FLAGS = [
     opt("output_json", bool, ("--json",), "Shortcut for --format json.", False),
 ]
 output_flags = option_group(OUTPUT_FLAGS, resolved_format, name="fmt")
+
+
+def comma_list(values: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """A list option's values: each given value may itself be a comma list, so ``--family a,b`` and
+    ``--family a --family b`` mean the same (empty items dropped, order kept)."""
+    if values is None:
+        return []
+    items = [values] if isinstance(values, str) else list(values)
+    return [v.strip() for item in items for v in str(item).split(",") if v.strip()]
+
+
+def choice_list(values: list[str] | None, choices: tuple[str, ...], flag: str) -> list[str]:
+    """A list option of choices, commas and repeats alike (:func:`comma_list`), each checked against
+    ``choices``; an empty list when none is given."""
+    out = comma_list(values)
+    for v in out:
+        if v not in choices:
+            raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {v!r}")
+    return out
+
+
+TAU_SPEC_HELP = "a number, a comma list (0.5,1,2) or a sweep START:STOP:N, N evenly spaced inclusive (0.25:2:7)"
+
+
+def tau_values(specs: str | list[str] | None, flag: str = "--tau") -> list[float]:
+    """τ values of ``--tau`` as every command reads it: each value a number, a comma list or START:STOP:N;
+    repeats add up, in the order given (an empty list when none is given)."""
+    from ..allocation import parse_sweep  # the library (numpy) loads when the command runs, not for --help
+
+    out: list[float] = []
+    for spec in [specs] if isinstance(specs, str) else list(specs or []):
+        if ":" in spec:
+            out.extend(parse_sweep(spec.strip(), flag))
+            continue
+        for item in comma_list(spec):
+            try:
+                out.append(float(item))
+            except ValueError:
+                raise UsageError(f"{flag} expects a number, a comma list or START:STOP:N, got {spec!r}") from None
+    return out
+
 
 
 EngineChoice = choice("EngineChoice", ENGINES)

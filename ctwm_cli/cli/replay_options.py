@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -16,18 +15,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import UsageError
-from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, ENCODINGS, MEMORY_POLICIES
+from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..vocabulary import PREDICTORS, REPLAY_AGENTS, TOKENIZERS
+from .aliases import CONFIDENCE, aliased
 from .option_groups import opt, option_group, param
-from .options import PlotOpt, SeedOpt, at_most
-from .output import announce_seed, message
+from .options import TAU_SPEC_HELP, PlotOpt, SeedOpt, at_most
+from .output import message
 
 if TYPE_CHECKING:
     from ..replay import ReplayConfig
 
 AGENTS = REPLAY_AGENTS
-DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES = (
-    REPLAY_DEFAULTS[k] for k in ("budget", "core", "k", "max_candidates")
-)
 Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
 Agent = Enum("Agent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
 Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: ignore[misc]
@@ -68,7 +67,7 @@ class ReplayOptions:
     k: int
     core: int
     max_candidates: int
-    tau: str
+    tau: list[str] | None
     tokenizer: Any
     predictor: Any
     base_url: str | None
@@ -85,6 +84,7 @@ class ReplayOptions:
     tiered: list[str] | None
     plot: str | None
     timings: bool
+    level_alias: float | None = None
 
 
 SHARED = [
@@ -108,8 +108,8 @@ SHARED = [
     opt("core", int, ("--core", "-K"), "CTWM core size K (ranks 1..K get their own line).", DEFAULT_CORE),
     opt("max_candidates", int, ("--max-candidates",), "Candidates ranked by graph and ctwm per step (M at most).",
          DEFAULT_MAX_CANDIDATES),
-    opt("tau", str, ("--tau", "-t"),
-         "CTWM exponent τ: a number, a comma list (0.5,1,2) or a sweep START:STOP:N (e.g. 0.25:2:7).", "1.0"),
+    opt("tau", list[str] | None, ("--tau", "-t"), f"CTWM exponent τ: {TAU_SPEC_HELP}; repeatable. [default: 1.0]",
+        None, show_default=False),
     opt("tokenizer", Tokenizer, ("--tokenizer",),
          "BPE tokenizer for prompt token counts (offline, tiktoken-identical ids).", Tokenizer["cl100k_base"]),
     opt("predictor", PredictorName, ("--predictor",),
@@ -132,7 +132,7 @@ SHARED = [
          "X or METRIC=X (repeatable): exit 1 when a comparison cannot detect an effect of X at 80% power (its minimum "
          "detectable effect is larger, or no interval formed). A bare X is for answerable tail error (its regret in "
          "closed loop).", None, metavar="[METRIC=]X"),
-    opt("level", float, ("--level",), "Confidence level of the intervals.", 0.95),
+    *CONFIDENCE,
     param("out", OutOpt, None),
     param("overwrite", OverwriteOpt, False),
     opt("tiered", list[str] | None, ("--tiered",),
@@ -149,13 +149,8 @@ SHARED_NAMES = [p.name for p in SHARED]
 
 #: adds :data:`SHARED` to a command's signature; the command receives them as ``opts: ReplayOptions``
 replay_options = option_group(SHARED, ReplayOptions)
-
-
-def resolve_seed(seed: int | None) -> int:
-    if seed is None:
-        seed = secrets.randbits(31)
-        announce_seed(seed)
-    return seed
+#: the same without --out/--overwrite, for commands that write no run directory
+replay_options_no_out = option_group(SHARED, ReplayOptions, without=("out", "overwrite"))
 
 
 def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
@@ -181,7 +176,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         seeds=tuple(seed + i for i in range(episodes)), budget=o.budget, k=o.k, core=o.core,
                         max_candidates=o.max_candidates, tokenizer=o.tokenizer.value, predictor=o.predictor.value,
                         predictor_params=endpoint if o.predictor.value == "endpoint" else {}, bootstrap=o.bootstrap,
-                        block=parse_block(o.block), resample=o.resample.value, level=o.level,
+                        block=parse_block(o.block), resample=o.resample.value,
+                        level=aliased(o.level, o.level_alias, "--level", "--confidence"),
                         verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
 
 

@@ -39,6 +39,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap
+from ..traces.aggregate import event_kinds
 from ._fit import ols
 from .sized_counts import aggregate_sized, resolve_events, store_capacity
 from .measures import SIGMA_VARIANTS, sigma_top, sigma_top_raw_sorted
@@ -136,13 +137,13 @@ def parse_sized_trace(text: str) -> tuple[str, float | None]:
         except ValueError:
             return str(text), None
         if not math.isfinite(size) or size <= 0:
-            raise UsageError(f"trace size must be a positive number, got {tail!r} in {text!r}")
+            raise UsageError(f"trace size must be a positive number, got {tail!r} in {text!r}", params=("traces",))
         return path, size
     return str(text), None
 
 
 def _check_log_base(log_base: str) -> float:
-    check_choice("log base", log_base, LOG_BASES)
+    check_choice("log_base", log_base, LOG_BASES)
     return LOG_BASES[log_base]
 
 
@@ -251,11 +252,10 @@ def finite_size_of_traces(
     _check_log_base(log_base)
     check_choice("sigma", sigma, SIGMA_VARIANTS)
     if not isinstance(null_draws, (int, np.integer)) or isinstance(null_draws, bool) or null_draws < 0:
-        raise UsageError(f"null draws must be a non-negative integer, got {null_draws!r}")
+        raise UsageError(f"null_draws must be a non-negative integer, got {null_draws!r}", params=("null_draws",))
     if not traces:
-        raise UsageError("give at least one trace")
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+        raise UsageError("give at least one trace", params=("traces",))
+    events = event_kinds(events)
     if family is not None and group_by is not None:
         raise UsageError("family and group_by exclude each other: families come from one or the other",
                          params=("family", "group_by"))

@@ -51,6 +51,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap, ItemCounts
+from ..traces.aggregate import event_kinds
 from ..traces.paths import ReadOptions, read_counts
 
 
@@ -122,9 +123,9 @@ def _as_counts(counts: Any) -> np.ndarray:
     try:
         x = np.asarray(counts, dtype=np.float64)
     except (TypeError, ValueError):
-        raise UsageError("counts must be a sequence of non-negative numbers") from None
+        raise UsageError("counts must be a sequence of non-negative numbers", params=("counts",)) from None
     if x.ndim != 1:
-        raise UsageError(f"counts must be one-dimensional, got shape {x.shape}")
+        raise UsageError(f"counts must be one-dimensional, got shape {x.shape}", params=("counts",))
     if x.size == 0:
         raise InputError("counts: no items to measure (empty vector)")
     if not np.all(np.isfinite(x)):
@@ -271,9 +272,8 @@ def concentration_of_traces(
     (one per path) name the rows' ``source`` in place of the paths.
     """
     if not paths:
-        raise UsageError("give at least one trace")
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+        raise UsageError("give at least one trace", params=("paths",))
+    events = event_kinds(events)
     rows: list[Concentration] = []
     arrays: list[np.ndarray] = []
     chosen: list[str] = []

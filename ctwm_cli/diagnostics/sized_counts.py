@@ -80,12 +80,13 @@ def resolve_events(table: pa.Table, events: Sequence[str] | None, source: str) -
 def store_capacity(specs: Sequence[tuple[str, float | None]], stated: int | None) -> tuple[tuple[int, ...], str]:
     bad = isinstance(stated, bool) or not isinstance(stated, (int, np.integer))
     if stated is not None and (bad or stated < 1):
-        raise UsageError(f"capacity must be a positive integer, got {stated!r}")
+        raise UsageError(f"capacity must be a positive integer, got {stated!r}", params=("capacity",))
     recorded = [recorded_capacity(path) for path, _ in specs]
     found = sorted({c for c in recorded if c is not None})
     if found:
         if stated is not None and found != [stated]:
-            raise UsageError(f"capacity {stated} contradicts the manifests, which record {', '.join(map(str, found))}")
+            raise UsageError(f"capacity {stated} contradicts the manifests, which record {', '.join(map(str, found))}",
+                             params=("capacity",))
         source = "manifest" if all(c is not None for c in recorded) else "manifest (some traces have none)"
         return tuple(found), source
     if stated is not None:

@@ -36,10 +36,11 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap, item_counts, open_trace, scan_trace
-from ..traces.aggregate import DEFAULT_COUNTED
+from ..traces.aggregate import DEFAULT_COUNTED, event_kinds
 from ..traces.schema import DEFAULT_EVENT
 from ._fit import ols
 from .measures import top_decile_size
+from ..vocabulary import BETA_BAND as DEFAULT_BETA_BAND
 
 MIN_STEPS = 256
 MAX_STEPS = 100_000_000
@@ -47,7 +48,6 @@ MIN_NPERSEG = 64
 MIN_FIT_BINS = 5
 DEFAULT_HI = 0.125
 DEFAULT_LO_BINS = 3
-DEFAULT_BETA_BAND = (0.5, 1.5)
 
 
 @result
@@ -107,17 +107,17 @@ def parse_band(text: str, name: str) -> tuple[float, float]:
 def check_psd_args(nperseg: int | None, band, beta_band, detrend: str) -> None:
     """Checks that do not need the series; raise :class:`UsageError` naming the parameter."""
     if detrend not in ("constant", "linear"):
-        raise UsageError(f"detrend must be 'constant' or 'linear', got {detrend!r}")
+        raise UsageError(f"detrend must be 'constant' or 'linear', got {detrend!r}", params=("detrend",))
     bad_type = isinstance(nperseg, bool) or not isinstance(nperseg, (int, np.integer))
     if nperseg is not None and (bad_type or nperseg < 16):
-        raise UsageError(f"nperseg must be an integer >= 16, got {nperseg!r}")
+        raise UsageError(f"nperseg must be an integer >= 16, got {nperseg!r}", params=("nperseg",))
     if band is not None:
         lo, hi = (float(band[0]), float(band[1]))
         if not (0 < lo < hi <= 0.5):
-            raise UsageError(f"band must satisfy 0 < LO < HI <= 0.5 cycles/step, got {lo:g}:{hi:g}")
+            raise UsageError(f"band must satisfy 0 < LO < HI <= 0.5 cycles/step, got {lo:g}:{hi:g}", params=("band",))
     blo, bhi = (float(beta_band[0]), float(beta_band[1]))
     if not blo < bhi:
-        raise UsageError(f"beta band must satisfy LO < HI, got {blo:g}:{bhi:g}")
+        raise UsageError(f"beta_band must satisfy LO < HI, got {blo:g}:{bhi:g}", params=("beta_band",))
 
 
 def _resolve_psd_args(n: int, nperseg: int | None, band) -> tuple[int, tuple[float, float]]:
@@ -148,7 +148,7 @@ def psd_of_series(
     """Welch PSD of a numeric series (one sample per step) and its log-log slope β = -slope."""
     x = np.asarray(series, dtype=np.float64)
     if x.ndim != 1:
-        raise UsageError(f"series must be one-dimensional, got shape {x.shape}")
+        raise UsageError(f"series must be one-dimensional, got shape {x.shape}", params=("series",))
     if not np.all(np.isfinite(x)):
         raise InputError("series contains NaN or infinity")
     check_psd_args(nperseg, band, beta_band, detrend)
@@ -251,8 +251,7 @@ def psd_of_trace(
     """
     kind, item = parse_series(series)
     check_psd_args(nperseg, band, beta_band, detrend)
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+    events = event_kinds(events)
     if str(path) == "-" and kind == "core":
         raise UsageError("series core reads the trace twice and cannot read standard input; save it to a file",
                          params=("series",))

@@ -104,7 +104,7 @@ def xmin_path(taus: Sequence[float], *, n_items: int = 1000, n_events: int = 100
 def _checked(taus: Sequence[float], n_items: int, n_events: int, replicates: int,
              min_tail: int) -> tuple[tuple[float, ...], int]:
     if not isinstance(taus, (str, bytes)) and len(taus) > MAX_SWEEP_TAUS:
-        raise UsageError(f"taus: {len(taus):,} values are above the limit of {MAX_SWEEP_TAUS:,}")
+        raise UsageError(f"taus: {len(taus):,} values are above the limit of {MAX_SWEEP_TAUS:,}", params=("taus",))
     ts = check_taus(taus)
     m = check_items(n_items)
     for name, v, lo, hi in (("n_events", n_events, 1, MAX_EVENTS), ("replicates", replicates, 1, MAX_RUNS),
@@ -113,7 +113,7 @@ def _checked(taus: Sequence[float], n_items: int, n_events: int, replicates: int
             raise UsageError(f"{name} must be an integer in [{lo:,}, {hi:,}], got {v!r}", params=(name,))
     if len(ts) * replicates > MAX_RUNS:
         raise UsageError(f"{len(ts)} taus x {replicates} replicates = {len(ts) * replicates:,} runs, "
-                         f"above the limit of {MAX_RUNS:,}")
+                         f"above the limit of {MAX_RUNS:,}", params=("taus", "replicates"))
     return ts, m
 
 

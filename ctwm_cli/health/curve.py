@@ -50,10 +50,11 @@ def success_volume_curve(volumes, outcomes, *, max_bins: int = MAX_BINS, min_tas
     v = np.asarray(volumes, dtype=float)
     y = np.asarray(outcomes, dtype=float)
     if v.shape != y.shape or v.ndim != 1:
-        raise UsageError("volumes and outcomes must be 1-d sequences of the same length")
+        raise UsageError("volumes and outcomes must be 1-d sequences of the same length",
+                         params=("volumes", "outcomes"))
     check_range("max_bins", max_bins, lo=1)
     if y.size and not np.all((y == 0) | (y == 1)):
-        raise UsageError("outcomes must be 0 (failure) or 1 (success)")
+        raise UsageError("outcomes must be 0 (failure) or 1 (success)", params=("outcomes",))
     order = np.lexsort((y, v))  # a canonical order: the fit does not depend on the order of tasks
     v, y = v[order], y[order]
     nan = float("nan")

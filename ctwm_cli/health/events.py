@@ -108,7 +108,8 @@ def _extra_map(extra_columns: Mapping[str, str] | None) -> dict[str, str]:
     extra = {c: c for c in HEALTH_COLUMNS}
     for k, v in (extra_columns or {}).items():
         if k not in extra:
-            raise UsageError(f"unknown health column {k!r} (known: {', '.join(HEALTH_COLUMNS)})")
+            raise UsageError(f"unknown health column {k!r} (known: {', '.join(HEALTH_COLUMNS)})",
+                             params=("extra_columns",))
         if v:
             extra[k] = v
     return extra

@@ -118,7 +118,7 @@ def _checked(times, sizes, bins: int | None, level: float, min_change: float) ->
     t = np.asarray(times, dtype=float)
     s = np.asarray(sizes, dtype=float)
     if t.shape != s.shape or t.ndim != 1:
-        raise UsageError("times and sizes must be 1-d sequences of the same length")
+        raise UsageError("times and sizes must be 1-d sequences of the same length", params=("times", "sizes"))
     check_range("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     check_range("min_change", min_change, lo=0)
     if bins is not None:

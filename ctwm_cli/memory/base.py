@@ -15,12 +15,8 @@ from ..results import ToDict, result
 from .encodings import Encoding
 from .store import TransitionStore
 from .tokens import TokenCounter
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_K
 
-DEFAULT_BUDGET = 512
-DEFAULT_K = 8
-DEFAULT_CORE = 8
-DEFAULT_TAU = 1.0
-DEFAULT_MAX_CANDIDATES = 64
 
 
 @result
@@ -93,9 +89,6 @@ class EpisodicMemory:
     def has_state(self, v: int) -> bool:
         return bool(self.out[v])
 
-    def has_action(self, g: int) -> bool:
-        return g in self.by_action
-
 
 class MemoryPolicy(ABC):
     """Base class: ``retrieve`` (ρ, encoding-free) and ``render`` (prompt under an encoding)."""
@@ -126,7 +119,7 @@ class MemoryPolicy(ABC):
         room = self.budget - fixed
         if room < 0:
             raise UsageError(f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens); "
-                             "raise the budget")
+                             "raise the budget", params=("budget",))
         lines = list(head)
         inj, ranks, toks = [], [], []
         freq, last = mem.freq, mem.last

@@ -32,8 +32,8 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from ..errors import UsageError
+from ..vocabulary import ENCODINGS
 
-ENCODINGS = ("verbose", "compact")
 TASK = "Task: predict the next structured state after the current action.\n"
 OUTPUT = "Output: next-state=<state id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>.\n"
 BUDGET_RULE = "Budget rule: use core memories first; use tail summary only to break ties or cover rare states.\n"
@@ -177,4 +177,4 @@ def make_encoding(name: str, world) -> Encoding:
         return Compact(world)
     if name == "verbose":
         return Verbose(world)
-    raise UsageError(f"unknown encoding {name!r} (choose from: {', '.join(ENCODINGS)})")
+    raise UsageError(f"unknown encoding {name!r} (choose from: {', '.join(ENCODINGS)})", params=("encoding",))

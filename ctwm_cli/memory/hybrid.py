@@ -72,12 +72,13 @@ def make_embedder(name: str) -> LexicalEmbedder | OnnxEmbedder:
     if name == "lexical":
         return LexicalEmbedder()
     if name not in ("auto", "onnx"):
-        raise UsageError(f"embedding must be auto, onnx or lexical, got {name!r}")
+        raise UsageError(f"embedding must be auto, onnx or lexical, got {name!r}", params=("tiered",))
     try:
         return OnnxEmbedder()
     except ImportError:
         if name == "onnx":
-            raise UsageError("embedding onnx needs the embeddings extra: pip install 'ctwm[embeddings]'") from None
+            raise UsageError("embedding onnx needs the embeddings extra: pip install 'ctwm[embeddings]'",
+                             params=()) from None
         return LexicalEmbedder()
 
 

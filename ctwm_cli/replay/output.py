@@ -274,7 +274,7 @@ def write_outputs(outdir: Path, command: str, logs: Sequence, episodes: Sequence
     ``{file: sha256}``."""
     names = list(names) if names is not None else [run_id(g) for g in logs]
     if len(set(names)) != len(names):
-        raise UsageError(f"run ids are not distinct: {', '.join(names)}")
+        raise UsageError(f"run ids are not distinct: {', '.join(names)}", params=())
     files = {}
     trace = trace_table(logs, episodes, names)
     if trace is not None:

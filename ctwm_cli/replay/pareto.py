@@ -86,7 +86,7 @@ def parse_budgets(spec: str | Sequence[int]) -> tuple[int, ...]:
                 lo_s, hi_s, n_s = text.split(":")
                 lo, hi, n = int(lo_s), int(hi_s), int(n_s)
                 if n < 2 or lo >= hi:
-                    raise UsageError(f"budget sweep needs START < STOP and N >= 2, got {spec!r}")
+                    raise UsageError(f"budget sweep needs START < STOP and N >= 2, got {spec!r}", params=("budget",))
                 values = [round(v) for v in np.linspace(lo, hi, n)]
             else:
                 values = [int(x) for x in text.split(",") if x.strip()]
@@ -97,9 +97,9 @@ def parse_budgets(spec: str | Sequence[int]) -> tuple[int, ...]:
         values = [int(x) for x in spec]
     out = tuple(sorted(set(values)))
     if not out or out[0] < 1:
-        raise UsageError(f"budgets must be integers >= 1, got {spec!r}")
+        raise UsageError(f"budgets must be integers >= 1, got {spec!r}", params=("budget",))
     if len(out) > MAX_BUDGETS:
-        raise UsageError(f"at most {MAX_BUDGETS} budgets, got {len(out)}")
+        raise UsageError(f"at most {MAX_BUDGETS} budgets, got {len(out)}", params=("budget",))
     return out
 
 
@@ -177,7 +177,8 @@ def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequen
     mems = list(dict.fromkeys(memories))
     for m in mems:
         if m not in MEMORY_POLICIES or m == "full":
-            raise UsageError(f"memory {m!r} cannot be swept over budgets (choose from: flat, graph, ctwm, tiered)")
+            raise UsageError(f"memory {m!r} cannot be swept over budgets (choose from: flat, graph, ctwm, tiered)",
+                             params=("memories",))
     budgets = parse_budgets(budgets)
     cfg = cfg.checked()
     arms = check_arms(cfg, _arms(mems, encoding, taus, cfg.loop == "closed"))

@@ -44,9 +44,8 @@ from ..world.policy_base import TaskSampler
 from ..world.run import WorldConfig, simulate
 from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
 from .metrics import RESAMPLES
+from ..vocabulary import REPLAY_AGENTS as AGENTS
 
-OPEN_LOOP_AGENTS = ("random-walk", "semantic")
-AGENTS = (*OPEN_LOOP_AGENTS, *CLOSED_LOOP_AGENTS)
 MATCH_TOKENS = ("graph",)
 TASK_ZIPF = 1.1
 MAX_TASK_STEPS = 200
@@ -94,19 +93,21 @@ class ReplayConfig(ToDict):
 
     def checked(self) -> ReplayConfig:
         if self.agent not in AGENTS:
-            raise UsageError(f"unknown agent {self.agent!r} (choose from: {', '.join(AGENTS)})")
+            raise UsageError(f"unknown agent {self.agent!r} (choose from: {', '.join(AGENTS)})", params=("agent",))
         check_range("steps", self.steps, lo=2)
         if not self.seeds:
-            raise UsageError("at least one seed is needed")
+            raise UsageError("at least one seed is needed", params=("seeds",))
         for s in self.seeds:
             if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
-                raise UsageError(f"seeds must be non-negative integers, got {s!r}")
+                raise UsageError(f"seeds must be non-negative integers, got {s!r}", params=("seeds",))
         if len(set(self.seeds)) != len(self.seeds):
-            raise UsageError(f"seeds must be distinct, got {list(self.seeds)}")
+            raise UsageError(f"seeds must be distinct, got {list(self.seeds)}", params=("seeds",))
         if self.tokenizer not in TOKENIZERS:
-            raise UsageError(f"unknown tokenizer {self.tokenizer!r} (choose from: {', '.join(TOKENIZERS)})")
+            raise UsageError(f"unknown tokenizer {self.tokenizer!r} (choose from: {', '.join(TOKENIZERS)})",
+                             params=("tokenizer",))
         if self.predictor not in PREDICTORS:
-            raise UsageError(f"unknown predictor {self.predictor!r} (choose from: {', '.join(PREDICTORS)})")
+            raise UsageError(f"unknown predictor {self.predictor!r} (choose from: {', '.join(PREDICTORS)})",
+                             params=("predictor",))
         check_range("bootstrap", self.bootstrap, lo=0)
         if self.block != "auto":
             if isinstance(self.block, bool) or not isinstance(self.block, (int, np.integer)):
@@ -157,12 +158,14 @@ class Arm(ToDict):
 
     def checked(self) -> Arm:
         if self.memory not in MEMORY_POLICIES:
-            raise UsageError(f"unknown memory policy {self.memory!r} (choose from: {', '.join(MEMORY_POLICIES)})")
+            raise UsageError(f"unknown memory policy {self.memory!r} (choose from: {', '.join(MEMORY_POLICIES)})",
+                             params=("memory",))
         if self.encoding not in ENCODINGS:
-            raise UsageError(f"unknown encoding {self.encoding!r} (choose from: {', '.join(ENCODINGS)})")
+            raise UsageError(f"unknown encoding {self.encoding!r} (choose from: {', '.join(ENCODINGS)})",
+                             params=("encoding",))
         if self.match_tokens is not None and (self.memory != "ctwm" or self.match_tokens not in MATCH_TOKENS):
             raise UsageError(f"match_tokens applies to ctwm and must be one of {', '.join(MATCH_TOKENS)}, "
-                             f"got {self.match_tokens!r} for {self.memory}")
+                             f"got {self.match_tokens!r} for {self.memory}", params=("match_tokens",))
         if self.memory == "ctwm":
             return dataclasses.replace(self, tau=check_tau(1.0 if self.tau is None else self.tau, "tau"))
         return dataclasses.replace(self, tau=None)
@@ -289,7 +292,8 @@ class _Loop:
         text, self.decision_tokens[t] = decision_prompt(pol, s, self.target, self.nact[s], enc, counter)
         a = self.agent.act(text)
         if not 0 <= a < self.nact[s]:
-            raise UsageError(f"agent {self.agent.name} chose action {a} in state {s} with {self.nact[s]} actions")
+            raise UsageError(f"agent {self.agent.name} chose action {a} in state {s} with {self.nact[s]} actions",
+                             params=())
         tid = self.env.step(a)
         self.task_len += 1
         self.state = self.tid_dst[tid]
@@ -374,7 +378,8 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         if cfg.verify_tokens:
             exact = counter.count(text)
             if exact != p.tokens:  # pragma: no cover - guarded by tests of line additivity
-                raise UsageError(f"token count of the prompt at step {t} is {exact}, the line sum {p.tokens}")
+                raise UsageError(f"token count of the prompt at step {t} is {exact}, the line sum {p.tokens}",
+                                 params=())
         before = predictor.api_prompt_tokens if api is not None else 0
         guess = predict(text)
         if api is not None:

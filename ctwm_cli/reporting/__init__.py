@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..allocation import parse_sweep
 from ..errors import UsageError
-from ..tail.audit import new_seed
+from ..seeds import new_seed
 from ..traces.engine import ReadOptions, as_read_options
 from .grid import grid_manifest, grid_section
 from .model import Block, Card, Figure, Report, Section, Table

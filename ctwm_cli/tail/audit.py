@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import zlib
 from collections.abc import Sequence
@@ -28,8 +29,9 @@ from .fitcheck import check_result, check_tasks, checkable, run_replicates
 from .kernels import INTERPRETED_MAX_DISTINCT, interpreted
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
+from ..seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
 from .power import PowerAnalysis, power_analysis
-from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings, validate
+from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings
 from .truncated import fit_doubly_truncated
 from .heterogeneity import Heterogeneity
 from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
@@ -149,13 +151,8 @@ def as_values(counts: Any, discrete: bool) -> np.ndarray:
         raise InputError("counts must be finite and positive")
     if discrete and np.any(x != np.floor(x)):
         raise UsageError("discrete=True needs integer counts; set discrete=False (a continuous fit) "
-                         "for real-valued data")
+                         "for real-valued data", params=("discrete",))
     return x
-
-
-def new_seed() -> int:
-    """A fresh seed (printed and stored, so the run can be repeated)."""
-    return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
 
 
 def derive_seed(seed: int, label: str | None) -> int:
@@ -175,6 +172,12 @@ def audit(counts: Any, *, label: str | None = None, progress: ProgressCallback |
     :func:`audit_many`.
     """
     return audit_many([counts], labels=[label], progress=progress, **options)[0]
+
+
+#: the keywords of :func:`audit_many` that :class:`AuditSettings` holds (``settings=`` excludes them)
+_SETTINGS_OPTIONS = ("discrete", "xmin", "bootstrap", "seed", "min_tail", "p_star", "z_star", "scan_floor",
+                     "xmin_range", "uncertainty", "cross_check", "power", "xmax", "fit_check", "fit_level",
+                     "check_all_families")
 
 
 def audit_many(
@@ -200,6 +203,7 @@ def audit_many(
     fit_check: bool = True,
     fit_level: float = FIT_LEVEL,
     check_all_families: bool = False,
+    settings: AuditSettings | None = None,
     progress: ProgressCallback | None = None,
     calibration_progress: ProgressCallback | None = None,
 ) -> list[AuditResult]:
@@ -223,25 +227,31 @@ def audit_many(
     2-5 ms of CPU per replicate, measured, about what a p_gof replicate costs);
     ``fit_check`` (default): a decisive verdict also needs the family it prefers to pass that check at
     ``fit_level``; ``fit_check=False`` is Definition 3.4 as published (the checks are still reported).
+    ``settings``: an :meth:`AuditSettings.checked` result, used as is (no option is checked twice); the
+    options it holds are then not given as keywords.
     """
-    validate(bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star, jobs=jobs, xmin=xmin,
-             discrete=discrete, seed=seed, calibrate=calibrate, level=level, scan_floor=scan_floor,
-             xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check, power=power, xmax=xmax,
-             fit_level=fit_level)
+    options = (discrete, xmin, bootstrap, seed, min_tail, p_star, z_star, scan_floor, xmin_range, uncertainty,
+               cross_check, power, xmax, fit_check, fit_level, check_all_families)
+    if settings is None:
+        settings = AuditSettings.checked(
+            discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star,
+            seed=seed, scan_floor=scan_floor, xmin_range=xmin_range, uncertainty=uncertainty, cross_check=cross_check,
+            power=power, xmax=xmax, fit_check=fit_check, fit_level=fit_level, check_all=check_all_families,
+            calibrate=calibrate, level=level, jobs=jobs)
+    elif options != _DEFAULT_OPTIONS:
+        raise UsageError("give the audit options either as settings or as keywords, not both", params=("settings",))
     labels = list(labels) if labels is not None else [None] * len(counts_list)
-    seed = new_seed() if seed is None else int(seed)
-    base = AuditSettings(discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star,
-                         z_star=z_star, seed=seed, scan_floor=scan_floor,
-                         xmin_range=tuple(xmin_range) if xmin_range is not None else None, uncertainty=uncertainty,
-                         cross_check=cross_check, power=power, xmax=xmax, fit_check=bool(fit_check),
-                         fit_level=fit_level, check_all=bool(check_all_families))
+    base = settings
     # nothing replicated: a small histogram is fitted without loading numba (tail/kernels.py says why)
-    lean = bootstrap == 0 and calibrate == 0 and uncertainty == 0 and power == 0
+    lean = base.bootstrap == 0 and calibrate == 0 and base.uncertainty == 0 and base.power == 0
     with single_blas_thread():
         prepared = [_prepare(counts, label, i, len(counts_list), base, lean)
                     for i, (counts, label) in enumerate(zip(counts_list, labels, strict=True))]
     return _run(prepared, jobs=jobs, calibrate=calibrate, level=level, progress=progress,
                 calibration_progress=calibration_progress)
+
+
+_DEFAULT_OPTIONS = tuple(inspect.signature(audit_many).parameters[n].default for n in _SETTINGS_OPTIONS)
 
 
 @result

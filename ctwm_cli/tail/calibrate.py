@@ -170,8 +170,8 @@ def calibrate(
 ) -> Calibration | None:
     """Calibrate the verdict of ``audit_result`` (computed on ``hist``). ``None`` when the audit
     had no tail fit to simulate from."""
-    check_range("calibrate replicates", replicates, lo=1)
-    check_range("calibration level", level, lo=0, hi=0.5, lo_open=True, hi_open=True)
+    check_range("replicates", replicates, lo=1)
+    check_range("level", level, lo=0, hi=0.5, lo_open=True, hi_open=True)
     r = audit_result
     pl = r.power_law
     s = r.settings

@@ -452,7 +452,7 @@ def family(name: str) -> Family:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UsageError(f"family must be one of {', '.join(REGISTRY)}, got {name!r}") from None
+        raise UsageError(f"family must be one of {', '.join(REGISTRY)}, got {name!r}", params=("family",)) from None
 
 
 def vuong_pairs() -> list[tuple[str, str]]:

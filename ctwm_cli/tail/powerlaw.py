@@ -211,9 +211,10 @@ def fit_power_law(
     (lo, hi) keeps only the candidates lo <= x_min <= hi."""
     values, counts = hist.values, hist.counts
     if values.size and values[0] <= 0:
-        raise UsageError("power-law fits need positive values")
+        raise UsageError("power-law fits need positive values", params=())
     if discrete and values.size and np.any(values != np.floor(values)):
-        raise UsageError("discrete fits need integer values; set discrete=False for real-valued data")
+        raise UsageError("discrete fits need integer values; set discrete=False for real-valued data",
+                         params=("discrete",))
     if xmin is not None:
         # a fixed cutoff: the model's support starts at xmin even if no observation equals it
         keep = values >= xmin

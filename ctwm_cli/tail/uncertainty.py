@@ -25,8 +25,6 @@ import math
 import numpy as np
 from scipy.special import kolmogi, ndtri
 
-from ..parallel import run_tasks
-from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
 from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
 
@@ -166,13 +164,3 @@ def cutoff_band(hist: Histogram, pl: PowerLawFit, xmins: np.ndarray, percentile:
     return CutoffBand(low=float(min(lows)), high=float(max(highs)), xmin_low=lo_x, xmin_high=hi_x,
                       cutoffs=int(xs.size), ks_level=KS_LEVEL)
 
-
-def bootstrap_uncertainty(hist: Histogram, pl: PowerLawFit, *, replicates: int = 500, seed: int = 0,
-                          floor: int = 10, xmin: float | None = None,
-                          xmin_range: tuple[float, float] | None = None, level: float = 0.95,
-                          jobs: int | None = None, progress: ProgressCallback | None = None) -> Uncertainty:
-    """The nonparametric bootstrap of the whole power-law fit of ``hist`` (``pl`` its observed fit)."""
-    tasks = uncertainty_tasks(hist, replicates=replicates, seed=seed, discrete=pl.discrete, floor=floor,
-                              xmin=xmin, xmin_range=xmin_range)
-    rows = run_tasks(replicate_fits, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
-    return summarise(pl, rows, replicates=replicates, seed=seed, level=level)

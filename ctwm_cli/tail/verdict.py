@@ -5,11 +5,9 @@ from __future__ import annotations
 import math
 
 from ..results import ToDict, result
+from ..vocabulary import INCONCLUSIVE, LOGNORMAL, TPL
+from ..vocabulary import VERDICTS as VERDICTS  # re-exported
 
-TPL = "tpl-compatible"
-LOGNORMAL = "lognormal-compatible"
-INCONCLUSIVE = "inconclusive"
-VERDICTS = (TPL, LOGNORMAL, INCONCLUSIVE)
 
 
 @result

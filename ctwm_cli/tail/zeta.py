@@ -65,12 +65,6 @@ def log_hurwitz_zeta(s: float, q: float) -> float:
 
 
 @kernel(fastmath=False)
-def hurwitz_zeta(s: float, q: float) -> float:
-    """ζ(s, q) (may underflow to 0 for large s·ln q; use :func:`log_hurwitz_zeta` there)."""
-    return math.exp(log_hurwitz_zeta(s, q))
-
-
-@kernel(fastmath=False)
 def hurwitz_zeta_d(s: float, q: float):
     """(ζ, ∂ζ/∂s, ∂²ζ/∂s²)·q^s at (s, q), s > 1, q > 0: all three share the scale q^s, so ratios
     such as ∂ ln ζ/∂s = ζ'/ζ come out exact without overflow."""

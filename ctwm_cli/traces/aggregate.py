@@ -274,8 +274,7 @@ def count_items(
 ) -> list[ItemCounts]:
     """Per-item counts straight from the trace: one pass, then sorting inside DuckDB (the fast path
     of :func:`~ctwm_cli.traces.paths.read_counts`; equal to ``item_counts(scan_trace(reader))``)."""
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+    events = event_kinds(events)
     if "event" not in reader.mapping:  # every row is a retrieve: group, count and sort in one query
         choose_events(reader.source, reader.format, {DEFAULT_EVENT: 1}, events)
         return _direct_counts(reader, group_by, progress)
@@ -317,6 +316,18 @@ def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback 
     return table
 
 
+def event_kinds(events: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """The event kinds to count, checked the same way by every reader and counter: ``None`` or empty (the
+    default: ``retrieve`` if present, else ``inject``), one kind as a string, or a sequence of kinds."""
+    if events is None:
+        return None
+    kinds = (events,) if isinstance(events, str) else tuple(events)
+    if any(not isinstance(k, str) or not k for k in kinds):
+        raise UsageError(f"events must be event kinds (a string or a sequence of non-empty strings), got {events!r}",
+                         params=("events",))
+    return kinds or None
+
+
 def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, ...]:
     """The event kinds to count: the caller's, else ``retrieve`` if present, else ``inject``."""
     return choose_events(scan.source, scan.format, scan.events, events)
@@ -349,8 +360,7 @@ def item_counts(scan: TraceScan, events: Sequence[str] | None = None) -> list[It
     """Per-item counts of the chosen event kinds; one entry per group (one if not grouped).
 
     Each group's items are sorted by count (descending), ties by item id (ascending)."""
-    if events is not None and isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+    events = event_kinds(events)
     chosen = resolve_events(scan, events)
     t = scan.table
     if set(scan.events) - set(chosen):

@@ -50,7 +50,8 @@ def _frame(reader: FileReader):
     if layout.format == "csv":
         return dd.read_csv(list(layout.files), dtype=str, blocksize="64MB",
                            compression="gzip" if layout.gzip else None, **opts)
-    raise UsageError(f"engine dask reads Parquet and CSV; {reader.source} is {layout.format} (use engine duckdb)")
+    raise UsageError(f"engine dask reads Parquet and CSV; {reader.source} is {layout.format} (use engine duckdb)",
+                     params=("engine",))
 
 
 def dask_scan(reader: TraceReader, *, group_by: str | None = None) -> TraceScan:
@@ -58,9 +59,10 @@ def dask_scan(reader: TraceReader, *, group_by: str | None = None) -> TraceScan:
     try:
         import dask
     except ImportError:
-        raise UsageError("engine dask needs the dask extra: pip install 'ctwm[dask]'") from None
+        raise UsageError("engine dask needs the dask extra: pip install 'ctwm[dask]'", params=()) from None
     if not isinstance(reader, FileReader):
-        raise UsageError(f"engine dask reads Parquet and CSV files; {reader.source} is {reader.format}")
+        raise UsageError(f"engine dask reads Parquet and CSV files; {reader.source} is {reader.format}",
+                         params=("engine",))
     frame = _frame(reader)
     keys = ["group", "event", "item"] if group_by else ["event", "item"]
     parts = frame.map_partitions(

@@ -24,12 +24,10 @@ from ..errors import UsageError
 from ..interrupts import Interrupted
 from .predicate import check_where
 from .schema import ColumnMap
+from ..vocabulary import ENGINES, MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT
 
 T = TypeVar("T")
-ENGINES = ("duckdb", "dask")
 INPUT_FORMATS = ("auto", "otel", "mem0")
-#: Default DuckDB memory limit: half of physical memory, leaving room for the analysis after reading.
-DEFAULT_MEMORY_LIMIT = "50%"
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|%)\s*$", re.IGNORECASE)
 
 
@@ -60,12 +58,14 @@ class EngineOptions:
         check_choice("engine", self.engine, ENGINES)
         if not isinstance(self.memory_limit, str) or not _SIZE.match(self.memory_limit):
             raise UsageError(
-                f"memory_limit must be a size such as 1GB, 512MiB or 50%, got {self.memory_limit!r}"
+                f"memory_limit must be a size such as 1GB, 512MiB or 50%, got {self.memory_limit!r}",
+                params=("memory_limit",)
             )
         if self.memory_limit.strip().endswith("%") and not 0 < float(self.memory_limit.strip()[:-1]) <= 100:
-            raise UsageError(f"memory_limit must be between 0% and 100%, got {self.memory_limit!r}")
+            raise UsageError(f"memory_limit must be between 0% and 100%, got {self.memory_limit!r}",
+                             params=("memory_limit",))
         if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
-            raise UsageError(f"threads must be a positive integer, got {self.threads!r}")
+            raise UsageError(f"threads must be a positive integer, got {self.threads!r}", params=("threads",))
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +99,7 @@ def as_read_options(read: ReadOptions | ColumnMap | None) -> ReadOptions:
     if isinstance(read, ColumnMap):
         return ReadOptions(columns=read)
     if not isinstance(read, ReadOptions):
-        raise UsageError(f"read must be ReadOptions or a ColumnMap, got {type(read).__name__}")
+        raise UsageError(f"read must be ReadOptions or a ColumnMap, got {type(read).__name__}", params=("read",))
     return read
 
 
@@ -136,7 +136,7 @@ class Engine:
             self.con.execute(f"SET memory_limit = {quote_literal(self.options.memory_limit.strip())}")
         except duckdb.Error as exc:
             self.close()
-            raise UsageError(f"memory_limit: {(str(exc).splitlines() or [''])[0]}") from None
+            raise UsageError(f"memory_limit: {(str(exc).splitlines() or [''])[0]}", params=("memory_limit",)) from None
         if self.options.threads is not None:
             self.con.execute(f"SET threads = {int(self.options.threads)}")
         self.con.execute(f"SET preserve_insertion_order = {'true' if preserve_order else 'false'}")

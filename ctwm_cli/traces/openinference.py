@@ -187,7 +187,7 @@ def import_openinference(path: str | Path, output: str | Path | None = None, *, 
     """Read OpenInference spans (OTLP JSON) and, if ``output`` is given, write a Parquet trace.
     Raises :class:`InputError` (nothing written) when no retrieved record can be identified."""
     if not id_key:
-        raise UsageError("id_key must be a non-empty metadata key")
+        raise UsageError("id_key must be a non-empty metadata key", params=("id_key",))
     if output is not None:
         check_output_file(output, param="output", suffixes=(".parquet", ".pq"), overwrite=overwrite)
     if not Path(path).is_file():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..progress import ProgressCallback
-from .aggregate import ItemCounts, TraceScan, count_items, item_counts, scan_trace
+from .aggregate import ItemCounts, TraceScan, count_items, event_kinds, item_counts, scan_trace
 from .base import TraceReader
 from .engine import ReadOptions, as_read_options
 from .readers import open_trace
@@ -44,13 +44,13 @@ def scan_paths(
 ) -> list[TraceScan]:
     """One :class:`TraceScan` per path (what ``ctwm inspect`` reports); ``labels`` as in :func:`read_counts`."""
     read = as_read_options(read)
-    named = _labels(paths, labels)
+    named = path_labels(paths, labels)
     if read.engine.engine == "dask":
         from .dask_engine import dask_scan
 
-        return [_named(dask_scan(open_path(p, read, group_by=group_by), group_by=group_by), name)
+        return [relabelled(dask_scan(open_path(p, read, group_by=group_by), group_by=group_by), name)
                 for p, name in zip(paths, named, strict=True)]
-    return [_named(scan_trace(open_path(p, read, group_by=group_by), group_by=group_by, progress=progress,
+    return [relabelled(scan_trace(open_path(p, read, group_by=group_by), group_by=group_by, progress=progress,
                               stats=stats), name)
             for p, name in zip(paths, named, strict=True)]
 
@@ -68,12 +68,11 @@ def read_counts(
     With ``read.engine.engine == 'dask'`` the counting runs as ``dask.dataframe`` tasks on the
     scheduler ``read.engine.scheduler``; the counts are identical to DuckDB's.
     """
-    if isinstance(events, str):
-        raise UsageError("events must be a sequence of event kinds, not a string")
+    events = event_kinds(events)
     read = as_read_options(read)
-    named = _labels(paths, labels)
+    named = path_labels(paths, labels)
     if read.engine.engine == "duckdb":
-        return [_named(c, name) for p, name in zip(paths, named, strict=True)
+        return [relabelled(c, name) for p, name in zip(paths, named, strict=True)
                 for c in count_items(open_path(p, read, group_by=group_by), group_by=group_by, events=events,
                                      progress=progress)]
     scans = scan_paths(paths, read, group_by=group_by, progress=progress, stats=False, labels=labels)
@@ -85,11 +84,11 @@ def read_counts(
 
 def _checked(paths: Sequence[str | Path]) -> Sequence[str | Path]:
     if isinstance(paths, (str, Path)) or not paths:
-        raise UsageError("paths must be a non-empty sequence of trace paths")
+        raise UsageError("paths must be a non-empty sequence of trace paths", params=("paths",))
     return paths
 
 
-def _labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None) -> list[str | None]:
+def path_labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None) -> list[str | None]:
     """One label (or None) per path; a label list of another length is a usage error naming ``labels``."""
     paths = _checked(paths)
     if labels is None:
@@ -103,5 +102,5 @@ def _labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None) ->
     return [None if label is None else str(label) for label in labels]
 
 
-def _named(result, label: str | None):
+def relabelled(result, label: str | None):
     return result if label is None else dataclasses.replace(result, source=label)

@@ -59,12 +59,12 @@ class ColumnMap:
         overrides = {k: v for k, v in (overrides or {}).items() if v}
         unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
         if unknown:
-            raise UsageError(f"unknown trace column(s) to remap: {', '.join(unknown)}")
+            raise UsageError(f"unknown trace column(s) to remap: {', '.join(unknown)}", params=())
         cmap = cls(**overrides)
         sources = [getattr(cmap, f.name) for f in dataclasses.fields(cls)]
         dup = sorted({s for s in sources if sources.count(s) > 1})
         if dup:
-            raise UsageError(f"column(s) mapped to more than one trace field: {', '.join(dup)}")
+            raise UsageError(f"column(s) mapped to more than one trace field: {', '.join(dup)}", params=())
         return cmap
 
     def canonical(self) -> dict[str, str]:

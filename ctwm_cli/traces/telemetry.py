@@ -143,7 +143,7 @@ def sniff_format(path: str | Path, columns: ColumnMap | None = None) -> str | No
 
 
 def telemetry_rows(path: str | Path, fmt: str) -> tuple[list[dict], int, int]:
-    check_choice("telemetry format", fmt, ROW_READERS)
+    check_choice("format", fmt, ROW_READERS)
     return ROW_READERS[fmt](path)
 
 
@@ -160,7 +160,7 @@ class TelemetryReader(ArrowReader):
 
     def __init__(self, source: str, fmt: str, keep: Sequence[str] = (), optional: Sequence[str] = (),
                  *, where: str | None = None, engine: EngineOptions | None = None):
-        check_choice("telemetry format", fmt, ROW_READERS)
+        check_choice("format", fmt, ROW_READERS)
         rows, _, _ = telemetry_rows(source, fmt)
         super().__init__(rows_table(rows), source, fmt, ColumnMap(), keep, optional, where=where, engine=engine)
 

@@ -20,7 +20,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from .aggregate import ItemCounts
 from .engine import ReadOptions, as_read_options
-from .paths import open_path
+from .paths import open_path, path_labels, relabelled
 from .schema import ColumnMap
 
 VALUE_EVENT = "value"  # the "event kind" of a values data set, as ItemCounts records it
@@ -29,17 +29,18 @@ VALUE_EVENT = "value"  # the "event kind" of a values data set, as ItemCounts re
 def read_values(
     paths: Sequence[str | Path], read: ReadOptions | ColumnMap | None = None, *, column: str,
     group_by: str | None = None, progress: ProgressCallback | None = None,
+    labels: Sequence[str | None] | None = None,
 ) -> list[ItemCounts]:
-    """The values of ``column`` in every path (one entry per path, or per group of each path)."""
-    if isinstance(paths, (str, Path)) or not paths:
-        raise UsageError("paths must be a non-empty sequence of trace paths")
+    """The values of ``column`` in every path (one entry per path, or per group of each path); ``labels``
+    names the paths as in :func:`~ctwm_cli.traces.paths.read_counts`."""
+    named = path_labels(paths, labels)
     if not column:
         raise UsageError("value_col must name a column", params=("value_col",))
     read = as_read_options(read)
     if read.engine.engine != "duckdb":
         raise UsageError("value_col is read by the duckdb engine only", params=("engine",))
     out: list[ItemCounts] = []
-    for p in paths:
+    for p, name in zip(paths, named, strict=True):
         try:
             reader = open_path(p, dataclasses.replace(read, columns=_as_item(read.columns, column)),
                                group_by=group_by)
@@ -57,7 +58,7 @@ def read_values(
             raise InputError(f"{reader.source}: {what}")
         if progress is not None:
             progress(t.num_rows, t.num_rows)
-        out += _split(reader.source, t, group_by is not None)
+        out += [relabelled(c, name) for c in _split(reader.source, t, group_by is not None)]
     return out
 
 

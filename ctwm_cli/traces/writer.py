@@ -169,7 +169,7 @@ class TraceWriter:
                    outcome=outcome, by=by)
         with self._lock:
             if self._closed:
-                raise UsageError(f"{self.path}: the trace writer is closed")
+                raise UsageError(f"{self.path}: the trace writer is closed", params=())
             self._raise_stored()
             if row["step"] is None:
                 row["step"] = self.step

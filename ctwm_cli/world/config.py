@@ -27,12 +27,12 @@ from ..results import ToDict, result
 from .env import DEFAULT_WORLD
 from .graphs import FAMILIES, graph_params
 from .policies import POLICIES, policy_params
-from .presets import ARTIFACT_OPTIONS, ARTIFACT_WORLD, PRESETS, artifact_graph_params
+from ..vocabulary import WORLD_PRESETS as PRESETS
+from .presets import ARTIFACT_OPTIONS, ARTIFACT_WORLD, artifact_graph_params
+from ..vocabulary import WORLD_ORDERS as ORDERS, WORLD_WALKS as WALKS
 
 #: ``walk``: ctwm's typed stochastic actions, or the artifact's uniform step over neighbours.
-WALKS = ("typed", "uniform-neighbour")
 #: ``order``: retrieval before the step's write (ctwm), or after it (the artifact, Section 3's wording).
-ORDERS = ("retrieve-first", "write-first")
 #: The optional fields, dropped from ``to_dict()`` while ``None``.
 OPTIONAL_FIELDS = ("walk", "order", "store", "tau", "preset")
 
@@ -125,15 +125,16 @@ class WorldConfig(ToDict):
         for name in ("steps", "k", "capacity"):
             check_range(name, getattr(self, name), lo=1)
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise UsageError(f"seed must be a non-negative integer, got {self.seed!r}")
+            raise UsageError(f"seed must be a non-negative integer, got {self.seed!r}", params=("seed",))
         unknown = sorted(set(self.world_params) - set(DEFAULT_WORLD))
         if unknown:
-            raise UsageError(f"unknown world parameter(s): {', '.join(unknown)} (known: {', '.join(DEFAULT_WORLD)})")
+            raise UsageError(f"unknown world parameter(s): {', '.join(unknown)} (known: {', '.join(DEFAULT_WORLD)})",
+                             params=("world_param",))
         for key, value in self.world_params.items():
             if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise UsageError(f"world parameter {key!r} must be a number, got {value!r}")
+                raise UsageError(f"world parameter {key!r} must be a number, got {value!r}", params=("world_param",))
             if key != "concentration" and float(value) != int(value):
-                raise UsageError(f"world parameter {key!r} must be an integer, got {value!r}")
+                raise UsageError(f"world parameter {key!r} must be an integer, got {value!r}", params=("world_param",))
         check_memory(f"size = {self.size:,} and steps = {self.steps:,}", self.memory_estimate(),
                      why=f"~{BYTES_PER_STATE // 1024} KiB per state, ~{BYTES_PER_EVENT} bytes per trace event")
         pp = policy_params(self.policy, self.policy_params)  # holds the key's variable name, never the key

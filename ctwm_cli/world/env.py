@@ -99,10 +99,11 @@ class World:
                  identical_payloads: bool | None = None, actions_min: int = 2, actions_max: int = 4,
                  concentration: float = 2.0, regions: int = 0):
         if not 1 <= actions_min <= actions_max:
-            raise UsageError(f"actions_min/actions_max must satisfy 1 <= min <= max, got {actions_min}, {actions_max}")
+            raise UsageError(f"actions_min/actions_max must satisfy 1 <= min <= max, got {actions_min}, {actions_max}",
+                             params=("actions_min", "actions_max"))
         check_range("concentration", concentration, lo=0, lo_open=True)
         if regions < 0:
-            raise UsageError(f"regions must be >= 0 (0 = about sqrt(size)), got {regions}")
+            raise UsageError(f"regions must be >= 0 (0 = about sqrt(size)), got {regions}", params=("regions",))
         gen = rng if rng is not None else np.random.default_rng(seed)
         if identical_payloads is None:
             identical_payloads = graph.family == "baseline-symmetric"
@@ -227,7 +228,7 @@ class World:
 
     def state(self, v: int) -> State:
         if not 0 <= v < self.size:
-            raise UsageError(f"state must be in [0, {self.size - 1}], got {v}")
+            raise UsageError(f"state must be in [0, {self.size - 1}], got {v}", params=("state",))
         return State(
             id=v, place=self.places[v], entities=self.entities[v], relations=self.relations[v],
             constraints=self.constraints[v], actions=tuple(self.actions(v)),
@@ -235,7 +236,7 @@ class World:
 
     def transition(self, tid: int) -> Transition:
         if not 0 <= tid < self.n_transitions:
-            raise UsageError(f"transition id must be in [0, {self.n_transitions - 1}], got {tid}")
+            raise UsageError(f"transition id must be in [0, {self.n_transitions - 1}], got {tid}", params=("tid",))
         g = int(self.tid_action[tid])
         return Transition(
             tid=tid, src=int(self.tid_src[tid]), action=int(self.tid_local[tid]), action_name=self.action_names[g],
@@ -280,7 +281,7 @@ class WorldEnv:
         """Start in ``start`` (default: uniform over states); return the state."""
         s = int(self._uniform() * self.world.size) if start is None else int(start)
         if not 0 <= s < self.world.size:
-            raise UsageError(f"start state must be in [0, {self.world.size - 1}], got {s}")
+            raise UsageError(f"start state must be in [0, {self.world.size - 1}], got {s}", params=("start",))
         self.state = s
         self.visits[s] += 1
         return s
@@ -289,10 +290,11 @@ class WorldEnv:
         """Take ``action`` (index within the current state); return the transition id."""
         s = self.state
         if s < 0:
-            raise UsageError("call reset() before step()")
+            raise UsageError("call reset() before step()", params=())
         g = self._act[s] + action
         if not self._act[s] <= g < self._act[s + 1]:
-            raise UsageError(f"action must be in [0, {self._act[s + 1] - self._act[s] - 1}] in state {s}, got {action}")
+            raise UsageError(f"action must be in [0, {self._act[s + 1] - self._act[s] - 1}] in state {s}, got {action}",
+                             params=("action",))
         tid = bisect.bisect_right(self._cum, self._uniform(), self._out[g], self._out[g + 1] - 1)
         self.state = self._dst[tid]
         self.visits[self.state] += 1
@@ -304,7 +306,8 @@ def build_world(graph: Graph, *, seed: int | None = None, rng: np.random.Generat
     """Build the world over ``graph`` (see :class:`World` for ``params``)."""
     unknown = sorted(set(params) - set(DEFAULT_WORLD) - {"identical_payloads"})
     if unknown:
-        raise UsageError(f"unknown world parameter(s): {', '.join(unknown)} (known: {', '.join(DEFAULT_WORLD)})")
+        raise UsageError(f"unknown world parameter(s): {', '.join(unknown)} (known: {', '.join(DEFAULT_WORLD)})",
+                         params=("world_param",))
     return World(graph, seed=seed, rng=rng, **params)
 
 

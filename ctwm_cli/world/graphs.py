@@ -55,9 +55,9 @@ import numpy as np
 from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
+from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..vocabulary import PAPER_SIZES as PAPER_SIZES  # re-exported
 
-FAMILIES = ("uniform", "exponential", "scale-free", "modular", "mixed", "baseline-symmetric")
-PAPER_SIZES = (100, 500, 1000)
 
 #: Default parameters per family; every key may be overridden through ``params``.
 DEFAULT_PARAMS: dict[str, dict[str, float]] = {
@@ -135,53 +135,58 @@ def known_params(family: str) -> tuple[str, ...]:
 def graph_params(family: str, params: Mapping[str, float] | None = None) -> dict[str, float]:
     """The family's defaults updated by ``params``; unknown keys and bad values raise ``UsageError``."""
     if family not in DEFAULT_PARAMS:
-        raise UsageError(f"unknown graph family {family!r} (choose from: {', '.join(FAMILIES)})")
+        raise UsageError(f"unknown graph family {family!r} (choose from: {', '.join(FAMILIES)})", params=("family",))
     out: dict[str, float] = dict(DEFAULT_PARAMS[family])
     known = known_params(family)
     for key, value in (params or {}).items():
         if key not in known:
             raise UsageError(
-                f"graph parameter {key!r} does not apply to family {family!r} (known: {', '.join(known)})"
+                f"graph parameter {key!r} does not apply to family {family!r} (known: {', '.join(known)})",
+                params=("graph_param",)
             )
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise UsageError(f"graph parameter {key!r} must be a number, got {value!r}") from None
+            raise UsageError(f"graph parameter {key!r} must be a number, got {value!r}",
+                             params=("graph_param",)) from None
         if key in _INT_PARAMS and not number.is_integer():
-            raise UsageError(f"graph parameter {key!r} must be an integer, got {value!r}")
+            raise UsageError(f"graph parameter {key!r} must be an integer, got {value!r}", params=("graph_param",))
         out[key] = int(number) if key in _INT_PARAMS else number
     return out
 
 
 def _validate(family: str, size: int, p: dict[str, float]) -> None:
     if not isinstance(size, (int, np.integer)) or size < MIN_SIZE:
-        raise UsageError(f"size must be an integer >= {MIN_SIZE}, got {size!r}")
+        raise UsageError(f"size must be an integer >= {MIN_SIZE}, got {size!r}", params=("size",))
     if family in ("uniform", "baseline-symmetric"):
         k = p["degree"]
         if not 2 <= k < size:
-            raise UsageError(f"degree must be in [2, size - 1], got {k}")
+            raise UsageError(f"degree must be in [2, size - 1], got {k}", params=("graph_param",))
         if (k * size) % 2:
-            raise UsageError(f"a {k}-regular graph needs size * degree even, got size {size}")
+            raise UsageError(f"a {k}-regular graph needs size * degree even, got size {size}",
+                             params=("graph_param", "size"))
     if "mean_degree" in p and not 1.0 <= p["mean_degree"] < size / 2:
-        raise UsageError(f"mean_degree must be in [1, size / 2), got {p['mean_degree']}")
+        raise UsageError(f"mean_degree must be in [1, size / 2), got {p['mean_degree']}", params=("graph_param",))
     if "mixing" in p and not 0.0 <= p["mixing"] <= 1.0:
-        raise UsageError(f"mixing must be in [0, 1], got {p['mixing']}")
+        raise UsageError(f"mixing must be in [0, 1], got {p['mixing']}", params=("graph_param",))
     part = size // 2 if family == "mixed" else size
     if "m" in p and not 1 <= p["m"] < part - 1:
-        raise UsageError(f"m must be in [1, {part - 2}] for size {size}, got {p['m']}")
+        raise UsageError(f"m must be in [1, {part - 2}] for size {size}, got {p['m']}", params=("graph_param",))
     if "blocks" in p and not 1 <= p["blocks"] <= (size - size // 2 if family == "mixed" else size) // 3:
-        raise UsageError(f"blocks must be between 1 and a third of the (modular part of the) size, got {p['blocks']}")
+        raise UsageError(f"blocks must be between 1 and a third of the (modular part of the) size, got {p['blocks']}",
+                         params=("graph_param",))
     if "bridges" in p:
         check_range("bridges", p["bridges"], lo=1)
     if ("p_in" in p) != ("p_out" in p):
-        raise UsageError("graph parameters p_in and p_out go together (absolute block probabilities)")
+        raise UsageError("graph parameters p_in and p_out go together (absolute block probabilities)",
+                         params=("graph_param",))
     for key in ("p_in", "p_out"):
         if key in p:
             check_range(key, p[key], lo=0, hi=1)
     if "scale" in p:
         check_range("scale", p["scale"], lo=0, lo_open=True)
     if "ring" in p and p["ring"] not in (0, 1):
-        raise UsageError(f"graph parameter ring must be 0 or 1, got {p['ring']}")
+        raise UsageError(f"graph parameter ring must be 0 or 1, got {p['ring']}", params=("graph_param",))
 
 
 def make_graph(
@@ -189,14 +194,14 @@ def make_graph(
     size: int,
     *,
     params: Mapping[str, float] | None = None,
-    seed: int | None = None,
-    rng: np.random.Generator | None = None,
+    rng: int | np.random.Generator | None = None,
 ) -> Graph:
-    """Draw a graph of ``family`` with ``size`` nodes. ``rng`` wins over ``seed`` when both are given."""
+    """Draw a graph of ``family`` with ``size`` nodes; ``rng`` is a seed or a Generator (normalised once with
+    ``np.random.default_rng``, which hands a Generator back as is)."""
     p = graph_params(family, params)
     _validate(family, int(size), p)
     size = int(size)
-    gen = rng if rng is not None else np.random.default_rng(seed)
+    gen = np.random.default_rng(rng)
     ring = bool(p.get("ring"))
     join = _no_join if ring else _join_components
     if family in ("uniform", "baseline-symmetric"):
@@ -211,6 +216,7 @@ def make_graph(
         edges = _mixed(size, p, gen, join)
     arcs = _ring_arcs(size, edges, gen) if ring else np.empty((0, 2), dtype=np.int64)
     indptr, indices = _csr(size, edges, arcs)
+    seed = int(rng) if isinstance(rng, (int, np.integer)) else None  # a Generator's seed is not known
     return Graph(family=family, size=size, params=p, seed=seed, indptr=indptr, indices=indices,
                  arcs=int(arcs.shape[0]))
 
@@ -345,7 +351,7 @@ def _regular(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
             seen[new1], seen[new2] = i, j
     edges = _simple(np.asarray(e))
     if edges.shape[0] != m:  # pragma: no cover - the repair loop converges for 2 <= k < n
-        raise UsageError(f"could not draw a simple {k}-regular graph on {n} nodes")
+        raise UsageError(f"could not draw a simple {k}-regular graph on {n} nodes", params=("graph_param", "size"))
     # Merge components by switches between an edge of the giant and an edge of another component.
     for _ in range(10 * n):
         lab = components(n, edges)
@@ -360,7 +366,8 @@ def _regular(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
         (a, b), (c, d) = edges[i].tolist(), edges[j].tolist()
         edges[i], edges[j] = (a, c), (b, d)
         edges = _simple(edges)
-    raise UsageError(f"could not draw a connected {k}-regular graph on {n} nodes")  # pragma: no cover
+    raise UsageError(f"could not draw a connected {k}-regular graph on {n} nodes",
+                     params=("graph_param", "size"))  # pragma: no cover
 
 
 def _exponential(n: int, scale: float, gen: np.random.Generator, join=_join_components) -> np.ndarray:

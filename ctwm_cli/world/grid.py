@@ -77,13 +77,15 @@ def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[
     """One resolved configuration per cell; a repeated family, size or seed counts once."""
     families, sizes, seeds = _unique(families), _unique(int(n) for n in sizes), _unique(int(s) for s in seeds)
     if not families or not sizes or not seeds:
-        raise UsageError("the grid needs at least one family, one size and one seed")
+        raise UsageError("the grid needs at least one family, one size and one seed",
+                         params=("families", "sizes", "seeds"))
     for f in families:
         check_choice("family", f, FAMILIES)
     known = {k for f in families for k in known_params(f)}
     stray = sorted(set(base.graph_params) - known)
     if stray:
-        raise UsageError(f"graph parameter(s) {', '.join(stray)} apply to none of the families {', '.join(families)}")
+        raise UsageError(f"graph parameter(s) {', '.join(stray)} apply to none of the families {', '.join(families)}",
+                         params=("graph_param",))
     return [
         dataclasses.replace(base, family=f, size=n, seed=s, run=None,
                             graph_params={k: v for k, v in base.graph_params.items() if k in known_params(f)},

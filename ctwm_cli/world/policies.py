@@ -126,4 +126,4 @@ def make_policy(name: str, params: dict[str, Any] | None = None) -> Policy:
         return Semantic(**(params or {}))
     if name == "endpoint":
         return EndpointPolicy(**(params or {}))
-    raise UsageError(f"unknown policy {name!r} (choose from: {', '.join(POLICIES)})")
+    raise UsageError(f"unknown policy {name!r} (choose from: {', '.join(POLICIES)})", params=("policy",))

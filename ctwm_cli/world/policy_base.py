@@ -15,8 +15,8 @@ import numpy as np
 from ..errors import UsageError
 from ..llm import check_base_url, check_retries, check_timeout
 from .env import World
+from ..vocabulary import WORLD_POLICIES as POLICIES
 
-POLICIES = ("random-walk", "semantic", "endpoint")
 
 DEFAULT_POLICY_PARAMS: dict[str, dict[str, Any]] = {
     "random-walk": {},
@@ -29,19 +29,20 @@ DEFAULT_POLICY_PARAMS: dict[str, dict[str, Any]] = {
 def policy_params(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Defaults of policy ``name`` updated by ``params`` (unknown keys raise ``UsageError``)."""
     if name not in DEFAULT_POLICY_PARAMS:
-        raise UsageError(f"unknown policy {name!r} (choose from: {', '.join(POLICIES)})")
+        raise UsageError(f"unknown policy {name!r} (choose from: {', '.join(POLICIES)})", params=("policy",))
     out = dict(DEFAULT_POLICY_PARAMS[name])
     for key, value in (params or {}).items():
         if key not in out:
             known = ", ".join(out) or "none"
-            raise UsageError(f"policy parameter {key!r} does not apply to policy {name!r} (known: {known})")
+            raise UsageError(f"policy parameter {key!r} does not apply to policy {name!r} (known: {known})",
+                             params=("policy_param",))
         out[key] = value
     if "epsilon" in out and not 0.0 <= float(out["epsilon"]) <= 1.0:
-        raise UsageError(f"epsilon must be in [0, 1], got {out['epsilon']}")
+        raise UsageError(f"epsilon must be in [0, 1], got {out['epsilon']}", params=("policy_param",))
     if "zipf" in out and not float(out["zipf"]) >= 0.0:
-        raise UsageError(f"zipf must be >= 0, got {out['zipf']}")
+        raise UsageError(f"zipf must be >= 0, got {out['zipf']}", params=("policy_param",))
     if "max_task_steps" in out and int(out["max_task_steps"]) < 1:
-        raise UsageError(f"max_task_steps must be >= 1, got {out['max_task_steps']}")
+        raise UsageError(f"max_task_steps must be >= 1, got {out['max_task_steps']}", params=("policy_param",))
     if name == "endpoint":
         if not out["base_url"]:
             raise UsageError("the endpoint policy needs base_url (an OpenAI-compatible server)", params=("base_url",))

@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from typing import Any
 
-PRESETS = ("artifact",)
-
 #: Run options the ``artifact`` preset sets (an explicit option wins).
 ARTIFACT_OPTIONS = {"walk": "uniform-neighbour", "order": "write-first", "store": "lfu"}
 ARTIFACT_WORLD = {"actions_min": 1, "actions_max": 3}

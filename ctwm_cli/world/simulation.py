@@ -176,7 +176,7 @@ def _interact(world: World, start: int, steps: int, store, retriever, policy, ge
         g = act_ptr[s] + a
         if not act_ptr[s] <= g < act_ptr[s + 1]:
             n_actions = act_ptr[s + 1] - act_ptr[s]
-            raise UsageError(f"policy {policy.name} chose action {a} in state {s} with {n_actions} actions")
+            raise UsageError(f"policy {policy.name} chose action {a} in state {s} with {n_actions} actions", params=())
         tid = br(cum, u.pop(), out_ptr[g], out_ptr[g + 1] - 1)
         tids[t] = tid
         d = dst[tid]
