@@ -34,6 +34,10 @@ PREDICTORS = ("reader", "endpoint", "top1")  # memory.predictor.PREDICTORS
 GAME_AGENTS = ("walkthrough", "random", "explore")  # bench.textgames.AGENTS
 
 #: memory.policies.DEFAULT_BUDGET / DEFAULT_CORE / DEFAULT_K / DEFAULT_MAX_CANDIDATES
+TAIL_ON = ("current", "next")  # replay.metrics.TAIL_ON
+FLAT_RETRIEVALS = ("bm25", "uniform")  # memory.artifact.FLAT_RETRIEVALS
+GRAPH_RETRIEVALS = ("tiers", "recency")  # memory.artifact.GRAPH_RETRIEVALS
+CTWM_STORES = ("ranked", "five-feature")  # memory.artifact.CTWM_STORES
 REPLAY_DEFAULTS = {"budget": 512, "core": 8, "k": 8, "max_candidates": 64}
 #: bench.longmemeval.DEFAULT_BUDGET / DEFAULT_CORE / DEFAULT_K / DEFAULT_MAX_CANDIDATES / DEFAULT_TAU
 LONGMEMEVAL_DEFAULTS = {"budget": 4096, "core": 8, "k": 16, "max_candidates": 64, "tau": 1.0}

@@ -78,6 +78,10 @@ FLAGS: dict[str, str] = {
     "store": "--store",
     "preset": "--preset",
     "sigma": "--sigma",
+    "tail_on": "--tail-on",  # replay options after the paper's code (issue 30)
+    "flat_retrieval": "--flat-retrieval",
+    "graph_retrieval": "--graph-retrieval",
+    "ctwm_store": "--ctwm-store",
 }
 
 
