@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -54,7 +55,14 @@ def test_defaults_leave_the_config_as_it_was_and_the_preset_is_recorded():
     cfg = ReplayConfig(preset="artifact").checked()
     assert (cfg.tail_on, cfg.predictor, cfg.k, cfg.core, cfg.size) == ("next", "top1", 3, 3, 100)
     assert cfg.variants() == {"flat_retrieval": "uniform", "graph_retrieval": "recency", "ctwm_store": "five-feature"}
-    assert cfg.world_config(0).resolved().walk == "uniform-neighbour"
+    wc = cfg.world_config(0).resolved()
+    assert (wc.walk_rule, wc.world_params["actions_max"], wc.preset) == ("typed", 3, "artifact")
+    # the comparison script's walk: a uniform action, then a uniform neighbour of the action's set
+    w = episode(dataclasses.replace(cfg, steps=10), 0).world
+    for g in range(w.out_ptr.size - 1):
+        p = w.tid_prob[w.out_ptr[g]:w.out_ptr[g + 1]]
+        np.testing.assert_allclose(p, 1 / p.size, rtol=0.02)
+    assert episode(ReplayConfig(size=100, steps=10).checked(), 0).world.tid_prob.std() > 0.05  # default: uneven
     # an explicit option wins over the preset
     mine = ReplayConfig(preset="artifact", tail_on="current", ctwm_store="ranked", k=5, size=200).checked()
     assert (mine.tail_on, mine.ctwm_store, mine.k, mine.size, mine.flat_retrieval) == \
@@ -141,3 +149,16 @@ def test_cli_preset_records_every_choice(run_cli, tmp_path):
     assert "--preset artifact" in manifest["episodes"]["3"]["world_run"]
     bad = run_cli(["replay", "--tail-on", "previous"])
     assert bad.code == 2
+
+
+def test_cli_choices_and_preset_defaults_match_the_library():
+    from ctwm_cli.cli import choices
+    from ctwm_cli.memory import artifact
+    from ctwm_cli.replay import metrics
+    from ctwm_cli.world.presets import ARTIFACT_REPLAY_DEFAULTS
+
+    assert (choices.TAIL_ON, choices.FLAT_RETRIEVALS, choices.GRAPH_RETRIEVALS, choices.CTWM_STORES) == \
+        (metrics.TAIL_ON, artifact.FLAT_RETRIEVALS, artifact.GRAPH_RETRIEVALS, artifact.CTWM_STORES)
+    base = ReplayConfig()
+    assert {k: getattr(base, k) for k in ARTIFACT_REPLAY_DEFAULTS} == \
+        {k: d for k, (d, _) in ARTIFACT_REPLAY_DEFAULTS.items()}  # "at the default" means ReplayConfig's default

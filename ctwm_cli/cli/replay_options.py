@@ -17,7 +17,7 @@ import typer
 
 from ..errors import UsageError
 from .choices import ENCODINGS, FAMILIES, MEMORY_POLICIES, PREDICTORS, REPLAY_AGENTS, REPLAY_DEFAULTS, TOKENIZERS
-from .choices import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON, WORLD_PRESETS
+from .choices import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON, WORLD_PRESETS, WORLD_WALKS
 from .option_groups import opt, option_group, param
 from .options import Format, FormatOpt, JsonOpt, PlotOpt, SeedOpt, at_most
 from .output import announce_seed, message
@@ -40,6 +40,7 @@ TailOn = Enum("TailOn", {c: c for c in TAIL_ON}, type=str)  # type: ignore[misc]
 FlatRetrieval = Enum("FlatRetrieval", {c: c for c in FLAT_RETRIEVALS}, type=str)  # type: ignore[misc]
 GraphRetrieval = Enum("GraphRetrieval", {c: c for c in GRAPH_RETRIEVALS}, type=str)  # type: ignore[misc]
 CtwmStore = Enum("CtwmStore", {c: c for c in CTWM_STORES}, type=str)  # type: ignore[misc]
+ReplayWalk = Enum("ReplayWalk", {c: c for c in WORLD_WALKS}, type=str)  # type: ignore[misc]
 ReplayPreset = Enum("ReplayPreset", {c: c for c in WORLD_PRESETS}, type=str)  # type: ignore[misc]
 OPEN_LOOP_EPISODES = 3
 CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
@@ -97,6 +98,7 @@ class ReplayOptions:
     flat_retrieval: Any = None
     graph_retrieval: Any = None
     ctwm_store: Any = None
+    walk: Any = None
     preset: Any = None
 
 
@@ -171,10 +173,15 @@ SHARED = [
         "CTWM: ranked (ctwm: the candidate pool ranked, the budget split by b(r;tau)) or five-feature (the paper's "
         "code: a 200-entry store scored by five features, --core core lines out of the top 30%, 2 tail items "
         "drawn by rank^-tau) [default: ranked].", None),
+    opt("walk", ReplayWalk | None, ("--walk",),
+        "Open-loop random walk: typed (ctwm: a uniform action, then its outcome) or uniform-neighbour (the paper's "
+        "scaling script) [default: typed; world run --preset artifact: uniform-neighbour].", None),
     opt("preset", ReplayPreset | None, ("--preset",),
-        "artifact: the paper's code's memory comparison: the world of world run --preset artifact, --tail-on next, "
-        "--predictor top1, --flat-retrieval uniform, --graph-retrieval recency, --ctwm-store five-feature, and "
-        "--size 100, --k 3, --core 3 where left at the default; an explicit option wins.", None),
+        "artifact: the paper's code's memory comparison (run_ctwm_comparison.py, random policy): the graphs and "
+        "1-3 actions of world run --preset artifact, walked as that script walks (--walk typed with uniform outcomes "
+        "within an action), --tail-on next, --predictor top1, --flat-retrieval uniform, --graph-retrieval recency, "
+        "--ctwm-store five-feature, and --size 100, --k 3, --core 3 where left at the default; an explicit option "
+        "wins. Recorded in the manifest and the JSON config.", None),
 ]
 SHARED_NAMES = [p.name for p in SHARED]
 
@@ -215,8 +222,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         predictor_params=endpoint if o.predictor.value == "endpoint" else {}, bootstrap=o.bootstrap,
                         block=parse_block(o.block), resample=o.resample.value, level=o.level,
                         verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
-    artifact = {k: getattr(o, k).value for k in ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "preset")
-                if getattr(o, k) is not None}
+    artifact = {k: getattr(o, k).value for k in ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk",
+                                                 "preset") if getattr(o, k) is not None}
     return dataclasses.replace(cfg, **artifact)
 
 

@@ -42,7 +42,8 @@ from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_c
 from ..results import ToDict, result
 from ..world.env import WorldEnv
 from ..world.policy_base import TaskSampler
-from ..world.presets import ARTIFACT_REPLAY, ARTIFACT_REPLAY_DEFAULTS, PRESETS
+from ..world.presets import ARTIFACT_REPLAY, ARTIFACT_REPLAY_DEFAULTS, ARTIFACT_REPLAY_WORLD, PRESETS
+from ..world.config import WALKS
 from ..world.run import WorldConfig, simulate
 from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
 from .metrics import RESAMPLES, TAIL_ON
@@ -53,7 +54,7 @@ MATCH_TOKENS = ("graph",)
 TASK_ZIPF = 1.1
 MAX_TASK_STEPS = 200
 #: Fields dropped from ``to_dict()`` while ``None`` (default configs and manifests stay as they were).
-OPTIONAL_FIELDS = ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "preset")
+OPTIONAL_FIELDS = ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk", "preset")
 
 
 @result
@@ -88,6 +89,7 @@ class ReplayConfig(ToDict):
     flat_retrieval: str | None = None  # None = "bm25"; "uniform": k stored transitions at random (the code's Flat)
     graph_retrieval: str | None = None  # None = "tiers"; "recency": latest transitions out of s_t (the code's Graph)
     ctwm_store: str | None = None  # None = "ranked"; "five-feature": the code's scored 200-entry store
+    walk: str | None = None  # None = the world's own (typed; uniform-neighbour under a world preset)
     preset: str | None = None
 
     @property
@@ -119,12 +121,13 @@ class ReplayConfig(ToDict):
         check_choice("preset", self.preset, PRESETS)
         unset = {k: v for k, v in ARTIFACT_REPLAY.items() if getattr(self, k) is None}
         at_default = {k: v for k, (d, v) in ARTIFACT_REPLAY_DEFAULTS.items() if getattr(self, k) == d}
-        return dataclasses.replace(self, **unset, **at_default)
+        return dataclasses.replace(self, **unset, **at_default,
+                                   world_params={**ARTIFACT_REPLAY_WORLD, **self.world_params})
 
     def checked(self) -> ReplayConfig:
         self = self._with_preset()
         for name, choices in (("tail_on", TAIL_ON), ("flat_retrieval", FLAT_RETRIEVALS),
-                              ("graph_retrieval", GRAPH_RETRIEVALS), ("ctwm_store", CTWM_STORES)):
+                              ("graph_retrieval", GRAPH_RETRIEVALS), ("ctwm_store", CTWM_STORES), ("walk", WALKS)):
             if getattr(self, name) is not None:
                 check_choice(name, getattr(self, name), choices)
         if self.agent not in AGENTS:
@@ -160,7 +163,8 @@ class ReplayConfig(ToDict):
         return WorldConfig(family=self.family, size=self.size, policy="random-walk" if closed else self.agent,
                            policy_params={} if closed else dict(self.agent_params),
                            graph_params=dict(self.graph_params), world_params=dict(self.world_params),
-                           retriever="state-frequency", steps=self.steps, seed=int(seed), preset=self.preset)
+                           retriever="state-frequency", steps=self.steps, seed=int(seed), preset=self.preset,
+                           walk=None if closed else self.walk)
 
     def to_dict(self) -> dict[str, Any]:
         d = ToDict.to_dict(self)
