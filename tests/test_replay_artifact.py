@@ -162,3 +162,14 @@ def test_cli_choices_and_preset_defaults_match_the_library():
     base = ReplayConfig()
     assert {k: getattr(base, k) for k in ARTIFACT_REPLAY_DEFAULTS} == \
         {k: d for k, (d, _) in ARTIFACT_REPLAY_DEFAULTS.items()}  # "at the default" means ReplayConfig's default
+
+
+@pytest.mark.slow
+def test_preset_gives_the_codes_tail_error_ordering():
+    """The paper's code's memory comparison: Full >= Flat > Graph > CTWM on s_{t+1}'s tail (6 episodes)."""
+    res = replay_compare(ReplayConfig(preset="artifact", seeds=tuple(range(6)), bootstrap=300),
+                         memories=["full", "flat", "graph", "ctwm"], seed=0)
+    err = {a.memory: a.tail_error for a in res.arms}
+    assert err["full"] >= err["flat"] > err["graph"] + 0.05 and err["ctwm"] < err["graph"]
+    d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
+    assert d.ci_high < 0  # CTWM's gain over Graph is resolved on these episodes
