@@ -137,7 +137,7 @@ def test_uniform_flat_draws_every_stored_transition_alike_and_recency_graph_is_n
 
 
 def test_cli_preset_records_every_choice(run_cli, tmp_path):
-    r = run_cli(["replay", "compare", "--preset", "artifact", "--memory", "graph,ctwm", "--steps", "120",
+    r = run_cli(["replay", "compare", "--preset", "artifact", "--memory", "flat,graph,ctwm", "--steps", "120",
                  "--episodes", "1", "--seed", "3", "--bootstrap", "0", "--tail-on", "current", "-o", tmp_path / "o",
                  "--json"])
     assert r.code == 0, r.err
@@ -147,6 +147,9 @@ def test_cli_preset_records_every_choice(run_cli, tmp_path):
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert manifest["tail_states"].startswith("tail_on=current")
     assert "--preset artifact" in manifest["episodes"]["3"]["world_run"]
+    # the variants' seeded draws are part of rho: a frozen replay reproduces every retrieval
+    frozen = run_cli(["replay", "frozen", tmp_path / "o", "--encoding", "verbose", "--json"])
+    assert frozen.code == 0 and json.loads(frozen.out)["all_identical"] is True, frozen.err
     bad = run_cli(["replay", "--tail-on", "previous"])
     assert bad.code == 2
 
