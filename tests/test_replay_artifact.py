@@ -12,6 +12,8 @@ import pytest
 from ctwm_cli.errors import UsageError
 from ctwm_cli.memory.artifact import FiveFeatureCoreTail, draw_ranks, make_variant_policy
 from ctwm_cli.memory.base import EpisodicMemory
+from ctwm_cli.memory.encodings import make_encoding
+from ctwm_cli.memory.tokens import token_counter
 from ctwm_cli.replay import ReplayConfig, episode, frozen_replay, replay_compare, tail_steps
 
 
@@ -82,12 +84,15 @@ def test_five_feature_scores_against_a_direct_computation_and_capacity():
     pol = make_variant_policy("ctwm", mem, core=3, seed=2, ctwm_store="five-feature")
     assert isinstance(pol, FiveFeatureCoreTail)
     pol.capacity = 40  # small, so that eviction happens within the episode
+    enc, counter = make_encoding("compact", ep.world), token_counter("cl100k_base")
     tids = ep.tids.tolist()
     src, dst = ep.world.tid_src.tolist(), ep.world.tid_dst.tolist()
     for t, tid in enumerate(tids):
         r = pol.retrieve(src[tid], 0)
         mates = [x for x in r.tids[:pol._k] if src[x] == src[tid]]
         assert r.tids[:len(mates)] == tuple(mates)  # state-mates come first among the core lines
+        p = pol.render(r, src[tid], 0, enc, counter)
+        assert p.injected == r.tids[:pol._k] and set(p.summarised) <= set(r.tids[pol._k:])  # core lines, then tail
         mem.write(tid, t)
         assert len(pol.ids) <= 40
     assert pol.evictions > 0

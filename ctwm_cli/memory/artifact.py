@@ -37,7 +37,7 @@ from ..checks import check_choice
 from .base import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, EpisodicMemory
 from .base import MemoryPolicy, Prompt, Retrieval
 from .encodings import Encoding
-from .policies import CoreTail, check_policy_args, make_policy
+from .policies import CoreTail, allocation_slots, check_policy_args, make_policy
 from .tokens import TokenCounter
 
 FLAT_RETRIEVALS = ("bm25", "uniform")
@@ -149,6 +149,7 @@ class FiveFeatureCoreTail(CoreTail):
         self.out_writes = [0] * n
         self.visits = [0] * n
         self._k = 0
+        self._slots: dict[tuple[int, int, int], tuple[list[int], int]] = {}
         self.evictions = 0
         memory.writers.append(self._write)
 
@@ -213,6 +214,14 @@ class FiveFeatureCoreTail(CoreTail):
 
     def retrieve_state(self, state: int) -> Retrieval:
         return self.retrieve(state, 0)
+
+    def slots(self, m: int, room: int) -> tuple[list[int], int]:
+        """As :meth:`CoreTail.slots`, cached per core size too (it changes from step to step here)."""
+        key = (m, room, self.core)
+        got = self._slots.get(key)
+        if got is None:
+            got = self._slots[key] = allocation_slots(m, self.tau, self.core, room)
+        return got
 
     def render(self, retrieval: Retrieval, state: int, action: int, enc: Encoding, counter: TokenCounter) -> Prompt:
         self.core = max(1, self._k)  # this retrieval's core lines; the drawn tail entries go to the summary
