@@ -10,12 +10,15 @@ Regenerates, from seeded runs of the Synthetic Graph World:
 3. The τ sweep on traces (Section 5.6, seven τ from 0.25 to 2): with the preset, τ is the state-tau
    retriever's exponent, so it changes the trace (Gini of its counts); ctwm's τ acts on the
    allocation vector, so on ctwm's default trace it is the allocation's Gini (``ctwm simulate --trace``).
+4. Table 3's tail error (the memory comparison, random-walk agent): ``ctwm replay compare --preset
+   artifact`` (the code's world at |V| = 100, top-1 hint check, tail on s_{t+1}, its Flat/Graph/CTWM)
+   and ctwm's default, each with CTWM − Graph and its paired 95% interval (moving-block bootstrap).
 
 The "code" column quotes what issue 30 measured by running the paper's public code (HEAD) beside ctwm;
 it is not recomputed here (this script never builds or runs that code).
 
 Full run: 54 + 54 grid cells x 100,000 steps, two ladders, two sweeps. ``--quick``: |V| 100 and
-500, one seed, 20,000 steps. Output: Markdown on stdout; timings on stderr.
+500, one seed, 20,000 steps, 5 replay episodes (30 in the full run). Output: Markdown on stdout; timings on stderr.
 
     /work/venv/bin/python benchmarks/paper_tables.py [--quick] [--jobs 2] [--seed 42]
 """
@@ -32,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ctwm_cli.allocation import simulate_trace
+from ctwm_cli.replay import ReplayConfig, replay_compare
 from ctwm_cli.diagnostics import finite_size_of_traces
 from ctwm_cli.world import WorldConfig, concentration, run_grid, run_ladder, run_world, simulate
 from ctwm_cli.world.graphs import FAMILIES
@@ -50,6 +54,10 @@ PAPER_52 = {"uniform reservoir": "0.698", "no retrieval": "0.29–0.35", "non-pr
             "symmetric regular, |V| = 100": "0.638", "symmetric regular, |V| = 500": "0.638"}
 CODE_52 = {"uniform reservoir": "–", "no retrieval": "0.04–0.18", "non-preferential / preferential": "84–95%",
            "symmetric regular, |V| = 100": "0.508", "symmetric regular, |V| = 500": "–"}
+#: Table 3's tail error (Full / Flat / Graph / CTWM): the paper, and its code (HEAD, random policy stub, seed 42)
+#: as measured in issue 30.
+PAPER_T3 = (1.000, 0.994, 0.932, 0.805)
+CODE_T3 = (1.000, 0.995, 0.939, 0.926)
 TAUS = (0.25, 0.5417, 0.8333, 1.125, 1.4167, 1.7083, 2.0)  # seven values, 0.25 to 2.0 (paper Section 5.6)
 
 
@@ -133,6 +141,27 @@ def tau_sweep(size, steps, seed, tmp: Path) -> list[str]:
     return lines
 
 
+def table3(episodes, seed) -> list[str]:
+    t = time.perf_counter()
+    mems = ("full", "flat", "graph", "ctwm")
+    cells = {}
+    for name, cfg in (("artifact", ReplayConfig(preset="artifact", seeds=tuple(range(seed, seed + episodes)))),
+                      ("default", ReplayConfig(seeds=tuple(range(seed, seed + episodes))))):
+        res = replay_compare(cfg, memories=mems, baseline="graph", seed=seed)
+        errs = " / ".join(fmt(next(a.tail_error for a in res.arms if a.memory == m)) for m in mems)
+        d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
+        ci = f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]" if d.ci_low is not None else "(no interval)"
+        cells[name] = (errs, f"{d.delta:+.3f} {ci}")
+    print(f"table 3: {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    paper = " / ".join(fmt(x) for x in PAPER_T3)
+    code = " / ".join(fmt(x) for x in CODE_T3)
+    return [f"| tail error ({episodes} episodes x 2,000 steps) | paper | paper's code | ctwm --preset artifact | "
+            "ctwm default |", "|---|---|---|---|---|",
+            f"| Full / Flat / Graph / CTWM | {paper} | {code} | {cells['artifact'][0]} | {cells['default'][0]} |",
+            f"| CTWM − Graph [95% CI] | {PAPER_T3[3] - PAPER_T3[2]:+.3f} | {CODE_T3[3] - CODE_T3[2]:+.3f} | "
+            f"{cells['artifact'][1]} | {cells['default'][1]} |"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="|V| 100 and 500, one seed, 20,000 steps")
@@ -152,7 +181,9 @@ def main() -> None:
         print("**Section 5.2 (retriever ladder, Gini of retrieve + write counts)**\n")
         print("\n".join(ladder52(500, steps, args.seed, args.jobs)) + "\n")
         print("**τ sweep on traces (Section 5.6)**\n")
-        print("\n".join(tau_sweep(500, steps, args.seed, tmp)))
+        print("\n".join(tau_sweep(500, steps, args.seed, tmp)) + "\n")
+        print("**Table 3 (tail error, random-walk agent; the preset: `ctwm replay compare --preset artifact`)**\n")
+        print("\n".join(table3(5 if args.quick else 30, args.seed)))
     print(f"total: {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 

@@ -32,6 +32,10 @@ MEMORY_POLICIES = ("full", "flat", "graph", "ctwm", "tiered", "none")
 ENCODINGS = ("verbose", "compact")
 TOKENIZERS = ("cl100k_base", "o200k_base")
 PREDICTORS = ("reader", "endpoint", "top1")
+TAIL_ON = ("current", "next")  # which state makes a replay step a tail step: s_t, or s_{t+1} (the paper's code)
+FLAT_RETRIEVALS = ("bm25", "uniform")  # the Flat policy's retrieval: ctwm's BM25, or the paper's code's uniform draw
+GRAPH_RETRIEVALS = ("tiers", "recency")  # Graph: ctwm's tiers, or the code's recency out of s_t
+CTWM_STORES = ("ranked", "five-feature")  # CTWM: ctwm's ranked store, or the code's five-feature 200-entry store
 
 #: prompt budget (tokens) of a replayed memory policy; also ``ctwm simulate``'s budget B
 DEFAULT_BUDGET = 512

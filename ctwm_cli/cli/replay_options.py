@@ -19,6 +19,7 @@ from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CA
 from ..vocabulary import GRAPH_FAMILIES as FAMILIES
 from ..vocabulary import PREDICTORS, REPLAY_AGENTS, TOKENIZERS
 from .aliases import CONFIDENCE, aliased
+from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON, WORLD_PRESETS, WORLD_WALKS
 from .option_groups import opt, option_group, param
 from .options import TAU_SPEC_HELP, PlotOpt, SeedOpt, at_most
 from .output import message
@@ -34,6 +35,12 @@ EncodingName = Enum("EncodingName", {e: e for e in ENCODINGS}, type=str)  # type
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
 PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
 Resample = Enum("Resample", {r: r for r in ("auto", "steps", "episodes")}, type=str)  # type: ignore[misc]
+TailOn = Enum("TailOn", {c: c for c in TAIL_ON}, type=str)  # type: ignore[misc]
+FlatRetrieval = Enum("FlatRetrieval", {c: c for c in FLAT_RETRIEVALS}, type=str)  # type: ignore[misc]
+GraphRetrieval = Enum("GraphRetrieval", {c: c for c in GRAPH_RETRIEVALS}, type=str)  # type: ignore[misc]
+CtwmStore = Enum("CtwmStore", {c: c for c in CTWM_STORES}, type=str)  # type: ignore[misc]
+ReplayWalk = Enum("ReplayWalk", {c: c for c in WORLD_WALKS}, type=str)  # type: ignore[misc]
+ReplayPreset = Enum("ReplayPreset", {c: c for c in WORLD_PRESETS}, type=str)  # type: ignore[misc]
 OPEN_LOOP_EPISODES = 3
 CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
 
@@ -85,6 +92,12 @@ class ReplayOptions:
     plot: str | None
     timings: bool
     level_alias: float | None = None
+    tail_on: Any = None  # options after the paper's code (issue 30)
+    flat_retrieval: Any = None
+    graph_retrieval: Any = None
+    ctwm_store: Any = None
+    walk: Any = None
+    preset: Any = None
 
 
 SHARED = [
@@ -143,6 +156,28 @@ SHARED = [
     opt("verify_tokens", bool, ("--verify-tokens",),
          "Also encode every whole prompt and check it against the per-line count (slower).", False),
     param("timings", TimingsOpt, False),
+    opt("tail_on", TailOn | None, ("--tail-on",),
+        "Which state makes a step a tail step: current (s_t, the paper's text: the current state's rarity) or next "
+        "(s_{t+1}, the paper's code: its tail error is taken on s_{t+1}) [default: current].", None),
+    opt("flat_retrieval", FlatRetrieval | None, ("--flat-retrieval",),
+        "Flat Retrieval: bm25 (ctwm: the query is the state and action) or uniform (the paper's code: k stored "
+        "transitions drawn at random) [default: bm25].", None),
+    opt("graph_retrieval", GraphRetrieval | None, ("--graph-retrieval",),
+        "Graph Memory: tiers (ctwm: outcomes of (s_t, a_t), then of s_t, then neighbours) or recency (the paper's "
+        "code: the latest transitions out of s_t, then entity co-occurrence) [default: tiers].", None),
+    opt("ctwm_store", CtwmStore | None, ("--ctwm-store",),
+        "CTWM: ranked (ctwm: the candidate pool ranked, the budget split by b(r;tau)) or five-feature (the paper's "
+        "code: a 200-entry store scored by five features, --core core lines out of the top 30%, 2 tail items "
+        "drawn by rank^-tau) [default: ranked].", None),
+    opt("walk", ReplayWalk | None, ("--walk",),
+        "Open-loop random walk: typed (ctwm: a uniform action, then its outcome) or uniform-neighbour (the paper's "
+        "scaling script) [default: typed; world run --preset artifact: uniform-neighbour].", None),
+    opt("preset", ReplayPreset | None, ("--preset",),
+        "artifact: the paper's code's memory comparison (run_ctwm_comparison.py, random policy): the graphs and "
+        "1-3 actions of world run --preset artifact, walked as that script walks (--walk typed with uniform outcomes "
+        "within an action), --tail-on next, --predictor top1, --flat-retrieval uniform, --graph-retrieval recency, "
+        "--ctwm-store five-feature, and --size 100, --k 3, --core 3 where left at the default; an explicit option "
+        "wins. Recorded in the manifest and the JSON config.", None),
 ]
 SHARED_NAMES = [p.name for p in SHARED]
 
@@ -171,7 +206,7 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
     uses = o.predictor.value == "endpoint" or o.agent.value == "endpoint"
     if not uses and (o.base_url or o.model):
         raise UsageError("--base-url and --model apply to --predictor endpoint only, or to --agent endpoint")
-    return ReplayConfig(family=o.family.value, size=o.size, agent=o.agent.value,
+    cfg = ReplayConfig(family=o.family.value, size=o.size, agent=o.agent.value,
                         agent_params=endpoint if o.agent.value == "endpoint" else {}, steps=o.steps,
                         seeds=tuple(seed + i for i in range(episodes)), budget=o.budget, k=o.k, core=o.core,
                         max_candidates=o.max_candidates, tokenizer=o.tokenizer.value, predictor=o.predictor.value,
@@ -179,6 +214,9 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         block=parse_block(o.block), resample=o.resample.value,
                         level=aliased(o.level, o.level_alias, "--level", "--confidence"),
                         verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
+    artifact = {k: getattr(o, k).value for k in ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk",
+                                                 "preset") if getattr(o, k) is not None}
+    return dataclasses.replace(cfg, **artifact)
 
 
 def parse_block(text: str) -> int | str:

@@ -65,7 +65,8 @@ class EpisodicMemory:
         self.by_action: dict[int, list[int]] = {}  # global action -> stored outcome tids
         self.action_count: dict[int, int] = {}
         self.history: list[int] = []
-        self.listeners: list[Any] = []
+        self.listeners: list[Any] = []  # called with each new tid
+        self.writers: list[Any] = []  # called with (tid, step) at every write
 
     def write(self, tid: int, step: int) -> None:
         s, d = self.src[tid], self.dst[tid]
@@ -81,6 +82,8 @@ class EpisodicMemory:
             self.by_action.setdefault(g, []).append(tid)
             for fn in self.listeners:
                 fn(tid)
+        for fn in self.writers:
+            fn(tid, step)
 
     def degree(self, v: int) -> int:
         """Distinct stored transitions touching state ``v`` (its degree in the memory graph)."""

@@ -18,7 +18,7 @@ from ..paired import POWER, PairedDelta
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .agents import make_agent
-from .metrics import ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_states
+from .metrics import ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_steps
 from .output import prepare_dir, write_outputs
 from .runner import Arm, Episode, EpisodeLog, ReplayConfig, episode, run_episode
 
@@ -105,7 +105,8 @@ def _run_seed(cfg: ReplayConfig, ep: Episode, arms: Sequence[Arm], counter, pred
             ref = next(j for j, b in enumerate(arms) if b.memory == arm.match_tokens and b.encoding == arm.encoding)
             budgets = logs[ref].tokens
         logs[i] = run_episode(ep, arm, cfg, counter=counter, predictor=predictor, agent=agent, budgets=budgets)
-        logs[i].tail = tail_states(logs[i].states, ep.world.size)[logs[i].states]
+        log = logs[i]
+        log.tail = tail_steps(log.states, ep.world.tid_dst[log.tids], ep.world.size, cfg.tail_rule)
     return [logs[i] for i in range(len(arms))]
 
 
@@ -161,8 +162,7 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
                         str(s): {"world_run": cfg.world_config(s).resolved().command(),
                                  "n_states": episodes[s].world.size,
                                  "n_transitions": episodes[s].world.n_transitions} for s in cfg.seeds},
-                    "tail_states": "the floor(n/2) least visited of the n states visited at s_0..s_{T-1} "
-                                   "(ties: smaller id); closed loop: of each run's own trajectory",
+                    "tail_states": TAIL_TEXT[cfg.tail_rule],
                     **(manifest_extra or {})}
         keys = [(i, s) for i in range(len(arms)) for s in cfg.seeds]
         files = write_outputs(outdir, command, [logs[k] for k in keys], [episodes[s] for _, s in keys],
@@ -173,6 +173,16 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
                         predictor=cfg.predictor, bootstrap=boot, out=str(outdir) if outdir is not None else None,
                         files=files, predictor_stats=predictor.stats(),
                         agent_stats=agent.stats() if agent is not None else {}, matched_over_budget=over)
+
+
+TAIL_TEXT = {
+    "current": "tail_on=current: a step is a tail step when its current state s_t is one of the floor(n/2) least "
+               "visited of the n states visited at s_0..s_{T-1} (ties: smaller id); closed loop: of each run's own "
+               "trajectory",
+    "next": "tail_on=next (the paper's code): a step is a tail step when its next state s_{t+1} is one of the "
+            "floor(n/2) least visited of the n states visited at s_0..s_T (ties: smaller id); closed loop: of each "
+            "run's own trajectory",
+}
 
 
 def _method(cfg: ReplayConfig) -> str:

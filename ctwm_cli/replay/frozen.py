@@ -45,7 +45,7 @@ from ..memory.encodings import ENCODINGS
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
 from ..results import ToDict, result
-from .metrics import tail_states
+from .metrics import tail_steps
 from .output import MANIFEST_FILE, STEPS_FILE, prepare_dir, write_outputs
 from .runner import Arm, Episode, ReplayConfig, episode, run_episode
 
@@ -209,7 +209,7 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
         world = ep.world
         log = run_episode(ep, Arm(memory=memory, encoding=encoding, tau=tau), cfg, counter=counter, predictor=pred,
                           recorded=recorded)
-        tail = tail_states(ep.states, world.size)[ep.states]
+        tail = tail_steps(ep.states, ep.next_states, world.size, cfg.tail_rule)
         live = np.asarray([cols["correct"][i] for i in idx], dtype=bool)
         live_tok = np.asarray([cols["prompt_tokens"][i] for i in idx], dtype=np.float64)
         lw, rw = ~live, ~log.correct

@@ -12,7 +12,10 @@ Per arm (pooled over the seeds' steps, and per seed):
   an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
 * ``tail_error``: the error rate over steps whose current state ``s_t`` is a **tail state**: the
   ⌊n/2⌋ least visited of the n states visited at ``s_0 .. s_{T-1}`` of the episode (visit counts
-  ascending, ties to the smaller state id) — in open loop the same set for every arm of a seed;
+  ascending, ties to the smaller state id) — in open loop the same set for every arm of a seed.
+  That is ``tail_on="current"`` (the default, the paper's text: the current state's rarity). With
+  ``tail_on="next"`` (the paper's code) a step is a tail step when its **next** state ``s_{t+1}`` is a
+  tail state of the whole trajectory ``s_0 .. s_T`` (:func:`tail_steps`);
 * ``overall_error``: the error rate over all steps. Loss ``1{ŝ_{t+1} != s_{t+1}}``.
 
 **Errors that isolate memory.** A step is *answerable* when an outcome of its ``(s_t, a_t)`` was
@@ -70,9 +73,11 @@ from ..blocklength import politis_white_block
 from ..errors import UsageError
 from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 from ..results import ToDict, result
+from ..vocabulary import TAIL_ON
 
-__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "ArmMetrics", "PairedDelta", "ReferenceMetrics",
-           "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "undetectable"]
+__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
+           "ReferenceMetrics", "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "tail_steps",
+           "undetectable"]
 
 METRICS = ("tokens_mean", "user_tokens_mean", "tail_error", "overall_error", "state_coverage", "transition_coverage",
            "answerable_tail_error", "answerable_overall_error", "evidence_in_prompt", "majority_evidence_in_prompt")
@@ -81,6 +86,7 @@ CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
 EPISODE_METRICS = CLOSED_LOOP_METRICS  # their unit is the episode: always resampled by episode
 RESAMPLES = ("steps", "episodes")
 HEADLINE_METRIC = "answerable_tail_error"  # what a bare --min-effect X is about
+#: Which state decides whether a step is a tail step: s_t (ctwm, the paper's text) or s_{t+1} (the paper's code).
 
 
 @result
@@ -152,6 +158,23 @@ def tail_states(states: np.ndarray, n_states: int) -> np.ndarray:
     mask = np.zeros(n_states, dtype=bool)
     mask[order[: visited.size // 2]] = True
     return mask
+
+
+def tail_steps(states: np.ndarray, next_states: np.ndarray, n_states: int, tail_on: str = "current") -> np.ndarray:
+    """Boolean mask over steps: is step ``t`` a tail step?
+
+    ``current``: ``s_t`` is one of the ⌊n/2⌋ least visited of the states visited at ``s_0 .. s_{T-1}``.
+    ``next`` (the paper's code, whose tail error is taken on ``s_{t+1}``): ``s_{t+1}`` is one of the
+    ⌊n/2⌋ least visited of the states visited at ``s_0 .. s_T`` (the code counts every state of the
+    walk, the last one included). Ties go to the smaller state id in both (the code's go to the state
+    first visited)."""
+    states = np.asarray(states, dtype=np.int64)
+    next_states = np.asarray(next_states, dtype=np.int64)
+    if tail_on == "current":
+        return tail_states(states, n_states)[states]
+    if tail_on == "next":
+        return tail_states(np.concatenate([states, next_states[-1:]]), n_states)[next_states]
+    raise UsageError(f"tail_on must be one of {', '.join(TAIL_ON)}, got {tail_on!r}", params=("tail_on",))
 
 
 def _ratio(num: float, den: float) -> float | None:

@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_range
+from ..checks import check_choice, check_range
 from ..errors import UsageError
 from ..allocation.rank import check_tau
+from ..memory.artifact import make_variant_policy
 from ..memory.encodings import ENCODINGS, Encoding, make_encoding
 from ..memory.policies import (
     DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, CoreTail, EpisodicMemory,
-    FullHistory, check_policy_args, make_policy,
+    FullHistory, check_policy_args,
 )
 from ..memory.predictor import PREDICTORS, SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tiered_params import check_tiered_args
@@ -41,14 +42,20 @@ from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_c
 from ..results import ToDict, result
 from ..world.env import WorldEnv
 from ..world.policy_base import TaskSampler
+from ..world.presets import ARTIFACT_REPLAY, ARTIFACT_REPLAY_DEFAULTS, ARTIFACT_REPLAY_WORLD
 from ..world.run import WorldConfig, simulate
 from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
-from .metrics import RESAMPLES
 from ..vocabulary import REPLAY_AGENTS as AGENTS
+from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON
+from ..vocabulary import WORLD_PRESETS as PRESETS
+from ..vocabulary import WORLD_WALKS as WALKS
+from .metrics import RESAMPLES
 
 MATCH_TOKENS = ("graph",)
 TASK_ZIPF = 1.1
 MAX_TASK_STEPS = 200
+#: Fields dropped from ``to_dict()`` while ``None`` (default configs and manifests stay as they were).
+OPTIONAL_FIELDS = ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk", "preset")
 
 
 @result
@@ -78,6 +85,13 @@ class ReplayConfig(ToDict):
     level: float = 0.95
     verify_tokens: bool = False
     tiered: dict[str, Any] = dataclasses.field(default_factory=dict)  # overrides of the tiered policy's parameters
+    # Readings of the paper's code (see ctwm_cli.world.presets); None = ctwm's own, left out of to_dict()
+    tail_on: str | None = None  # None = "current": s_t decides a tail step; "next": s_{t+1} (the paper's code)
+    flat_retrieval: str | None = None  # None = "bm25"; "uniform": k stored transitions at random (the code's Flat)
+    graph_retrieval: str | None = None  # None = "tiers"; "recency": latest transitions out of s_t (the code's Graph)
+    ctwm_store: str | None = None  # None = "ranked"; "five-feature": the code's scored 200-entry store
+    walk: str | None = None  # None = the world's own (typed; uniform-neighbour under a world preset)
+    preset: str | None = None
 
     @property
     def loop(self) -> str:
@@ -91,7 +105,32 @@ class ReplayConfig(ToDict):
             return "episodes" if self.loop == "closed" else "steps"
         return self.resample
 
+    @property
+    def tail_rule(self) -> str:
+        return self.tail_on or TAIL_ON[0]
+
+    def variants(self) -> dict[str, str]:
+        """The memory policies' variants (unset ones at ctwm's own)."""
+        return {"flat_retrieval": self.flat_retrieval or FLAT_RETRIEVALS[0],
+                "graph_retrieval": self.graph_retrieval or GRAPH_RETRIEVALS[0],
+                "ctwm_store": self.ctwm_store or CTWM_STORES[0]}
+
+    def _with_preset(self) -> ReplayConfig:
+        """The preset's fields filled in wherever none was given (see :mod:`ctwm_cli.world.presets`)."""
+        if self.preset is None:
+            return self
+        check_choice("preset", self.preset, PRESETS)
+        unset = {k: v for k, v in ARTIFACT_REPLAY.items() if getattr(self, k) is None}
+        at_default = {k: v for k, (d, v) in ARTIFACT_REPLAY_DEFAULTS.items() if getattr(self, k) == d}
+        return dataclasses.replace(self, **unset, **at_default,
+                                   world_params={**ARTIFACT_REPLAY_WORLD, **self.world_params})
+
     def checked(self) -> ReplayConfig:
+        self = self._with_preset()
+        for name, choices in (("tail_on", TAIL_ON), ("flat_retrieval", FLAT_RETRIEVALS),
+                              ("graph_retrieval", GRAPH_RETRIEVALS), ("ctwm_store", CTWM_STORES), ("walk", WALKS)):
+            if getattr(self, name) is not None:
+                check_choice(name, getattr(self, name), choices)
         if self.agent not in AGENTS:
             raise UsageError(f"unknown agent {self.agent!r} (choose from: {', '.join(AGENTS)})", params=("agent",))
         check_range("steps", self.steps, lo=2)
@@ -127,12 +166,16 @@ class ReplayConfig(ToDict):
         return WorldConfig(family=self.family, size=self.size, policy="random-walk" if closed else self.agent,
                            policy_params={} if closed else dict(self.agent_params),
                            graph_params=dict(self.graph_params), world_params=dict(self.world_params),
-                           retriever="state-frequency", steps=self.steps, seed=int(seed))
+                           retriever="state-frequency", steps=self.steps, seed=int(seed), preset=self.preset,
+                           walk=None if closed else self.walk)
 
     def to_dict(self) -> dict[str, Any]:
         d = ToDict.to_dict(self)
         d["predictor_params"] = {k: v for k, v in self.predictor_params.items() if k != "api_key"}
         d["agent_params"] = {k: v for k, v in self.agent_params.items() if k != "api_key"}
+        for key in OPTIONAL_FIELDS:
+            if d.get(key) is None:
+                d.pop(key, None)
         d["loop"] = self.loop
         d["resampling"] = self.resampling
         return d
@@ -315,13 +358,14 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
     ``budgets`` (``match_tokens``), step ``t``'s ctwm budget is ``budgets[t]`` (at least its minimal prompt)."""
     # Long on purpose: the per-step body runs 10^4-10^5 times per arm and keeps its state in local names.
     arm = arm.checked()
+    cfg = cfg.checked()
     counter = counter or token_counter(cfg.tokenizer)
     predictor = predictor or make_predictor(cfg.predictor, cfg.predictor_params)
     world = ep.world
     mem = EpisodicMemory(world)
-    pol = make_policy(arm.memory, mem, budget=cfg.budget, k=cfg.k, core=cfg.core,
-                      tau=arm.tau if arm.tau is not None else 1.0, max_candidates=cfg.max_candidates,
-                      tiered=cfg.tiered or None)
+    pol = make_variant_policy(arm.memory, mem, budget=cfg.budget, k=cfg.k, core=cfg.core,
+                              tau=arm.tau if arm.tau is not None else 1.0, max_candidates=cfg.max_candidates,
+                              tiered=cfg.tiered or None, seed=ep.seed, **cfg.variants())
     enc = make_encoding(arm.encoding, world)
     loop = _Loop(ep, cfg, agent)
     n = loop.n
