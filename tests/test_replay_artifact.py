@@ -175,4 +175,4 @@ def test_preset_gives_the_codes_tail_error_ordering():
     err = {a.memory: a.tail_error for a in res.arms}
     assert err["full"] >= err["flat"] > err["graph"] + 0.05 and err["ctwm"] < err["graph"]
     d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
-    assert d.ci_high < 0  # CTWM's gain over Graph is resolved on these episodes
+    assert d.confidence_interval.high < 0  # CTWM's gain over Graph is resolved on these episodes

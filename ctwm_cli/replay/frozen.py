@@ -41,6 +41,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from ..errors import InputError, UsageError
+from ..intervals import ConfidenceInterval, confidence_interval
 from ..memory.encodings import ENCODINGS
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
@@ -89,11 +90,9 @@ class TrajectoryTerm(ToDict):
     replay_encoding: str
     episodes: int
     mean: float | None
-    ci_low: float | None
-    ci_high: float | None
+    confidence_interval: ConfidenceInterval | None  # of mean; None unless formed
     tail_mean: float | None
-    tail_ci_low: float | None
-    tail_ci_high: float | None
+    tail_confidence_interval: ConfidenceInterval | None
     level: float
     interval: str  # "formed (Student t over episodes)", or why not
 
@@ -268,8 +267,9 @@ def trajectory_terms(rows: Sequence[FrozenRow], level: float = 0.95) -> tuple[Tr
         tails = [r.trajectory_term_tail for r in got if r.trajectory_term_tail is not None]
         tmean, tlo, thi, _ = _t_interval(tails, level)
         out.append(TrajectoryTerm(memory=memory, tau=tau, live_encoding=live, replay_encoding=replay,
-                                  episodes=len(got), mean=mean, ci_low=lo, ci_high=hi, tail_mean=tmean,
-                                  tail_ci_low=tlo, tail_ci_high=thi, level=level, interval=status))
+                                  episodes=len(got), mean=mean, confidence_interval=confidence_interval(lo, hi, level),
+                                  tail_mean=tmean, tail_confidence_interval=confidence_interval(tlo, thi, level),
+                                  level=level, interval=status))
     return tuple(out)
 
 
