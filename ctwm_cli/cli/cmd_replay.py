@@ -426,7 +426,7 @@ def frozen(
     for col in ("run", "live enc", "same ρ", "live tail err", "replay tail err", "Δ tail", "live err", "replay err",
                 "live tokens", "replay tokens", "trajectory term"):
         t.add_column(col, justify="left" if col in ("run", "live enc") else "right", no_wrap=True)
-    for r in res.rows:
+    for r in res.results:
         t.add_row(r.run, r.live_encoding, "yes" if r.retrieval_identical else f"no ({r.mismatched_steps} steps)",
                   fmt_num(r.live_tail_error, 4), fmt_num(r.replay_tail_error, 4), fmt_num(r.tail_error_difference, 3),
                   fmt_num(r.live_overall_error, 4), fmt_num(r.replay_overall_error, 4), fmt_num(r.live_tokens_mean, 5),
@@ -443,9 +443,9 @@ def frozen(
         tables.append(tt)
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")
-    emit("replay frozen", res.to_dict(), [r.to_dict() for r in res.rows], fmt, tables=tables)
+    emit("replay frozen", res.to_dict(), [r.to_dict() for r in res.results], fmt, tables=tables)
     if not res.all_identical:
-        bad = [r.run for r in res.rows if not r.retrieval_identical]
+        bad = [r.run for r in res.results if not r.retrieval_identical]
         raise CheckFailed(f"retrieval differs from the recording in run(s) {', '.join(bad)}")
 
 

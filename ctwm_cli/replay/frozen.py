@@ -103,7 +103,7 @@ class FrozenReplay(ToDict):
 
     run_dir: str
     encoding: str
-    rows: tuple[FrozenRow, ...]
+    results: tuple[FrozenRow, ...]  # one per recorded run
     trajectory_terms: tuple[TrajectoryTerm, ...]
     all_identical: bool
     tokenizer: str
@@ -234,7 +234,8 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
             "config": cfg.to_dict(), "source": str(rd), "encoding": encoding,
             "tokenizer": {"name": counter.name, "package": counter.package}, "predictor": cfg.predictor,
         }, names=[f"{r.run}@{encoding}" for r in rows])
-    return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows), trajectory_terms=trajectory_terms(rows),
+    return FrozenReplay(run_dir=str(rd), encoding=encoding, results=tuple(rows),
+                        trajectory_terms=trajectory_terms(rows),
                         all_identical=all(r.retrieval_identical for r in rows), tokenizer=counter.name,
                         predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files)
 
