@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from ..intervals import ConfidenceInterval
 from ..vocabulary import BENCH_K, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, TOKENIZERS
 from ..vocabulary import GAME_AGENTS as AGENTS
 from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
@@ -22,6 +21,7 @@ from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
+    from ..intervals import ConfidenceInterval
     from ..bench.report import BenchReport
     from ..bench.textgames import TextGameResult
 
