@@ -120,11 +120,11 @@ def test_frozen_replay_of_closed_loop_runs_reports_a_trajectory_term(tmp_path):
     cfg = ReplayConfig(**{**SMALL, "agent": "reader", "budget": 200})
     replay_encodings(cfg, memory="graph", seed=1, out=tmp_path / "closed")
     res = frozen_replay(tmp_path / "closed", "verbose")
-    row = next(r for r in res.rows if r.live_encoding == "compact")
+    row = next(r for r in res.results if r.live_encoding == "compact")
     assert row.trajectory_run is not None and row.trajectory_identical is False
     assert row.trajectory_term is not None and row.trajectory_term != 0
     replay_encodings(ReplayConfig(**{**SMALL, "budget": 200}), memory="graph", seed=1, out=tmp_path / "open")
-    row = next(r for r in frozen_replay(tmp_path / "open", "verbose").rows if r.live_encoding == "compact")
+    row = next(r for r in frozen_replay(tmp_path / "open", "verbose").results if r.live_encoding == "compact")
     assert row.trajectory_identical is True and row.trajectory_term == 0
 
 

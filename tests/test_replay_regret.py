@@ -117,7 +117,7 @@ def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
     replay_encodings(cfg, memory="graph", seed=1, out=tmp_path / "closed")
     res = frozen_replay(tmp_path / "closed", "verbose")
     (term,) = [t for t in res.trajectory_terms if t.live_encoding == "compact"]
-    terms = [r.trajectory_term for r in res.rows if r.live_encoding == "compact"]
+    terms = [r.trajectory_term for r in res.results if r.live_encoding == "compact"]
     assert term.episodes == 4 and term.mean == pytest.approx(np.mean(terms))
     lo, hi = stats.t.interval(0.95, 3, loc=np.mean(terms), scale=np.std(terms, ddof=1) / 2)
     assert (term.confidence_interval.low, term.confidence_interval.high) == pytest.approx((lo, hi))
