@@ -42,7 +42,7 @@ def one(job) -> np.ndarray:
     for k, m in enumerate(TRACE_METRICS):
         c = next(c for c in tol.changes if c.metric == m)
         out[k] = (c.pvalue is not None and c.pvalue <= 0.05, c.regression,
-                  c.ci_low is not None and (c.ci_low > 0 or c.ci_high < 0))
+                  (ci := c.confidence_interval) is not None and (ci.low > 0 or ci.high < 0))
     return out
 
 

@@ -150,7 +150,8 @@ def table3(episodes, seed) -> list[str]:
         res = replay_compare(cfg, memories=mems, baseline="graph", seed=seed)
         errs = " / ".join(fmt(next(a.tail_error for a in res.arms if a.memory == m)) for m in mems)
         d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
-        ci = f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]" if d.ci_low is not None else "(no interval)"
+        i = d.confidence_interval
+        ci = f"[{i.low:+.3f}, {i.high:+.3f}]" if i is not None else "(no interval)"
         cells[name] = (errs, f"{d.delta:+.3f} {ci}")
     print(f"table 3: {time.perf_counter() - t:.0f} s", file=sys.stderr)
     paper = " / ".join(fmt(x) for x in PAPER_T3)

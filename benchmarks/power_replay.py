@@ -45,9 +45,19 @@ def _rate(hits: int, n: int) -> str:
 
 def _d(d) -> str:
     """A delta with its interval, or why it has none."""
-    if d.ci_low is None:
+    if d.confidence_interval is None:
         return f"{d.delta:+.4f} ({d.interval})"
-    return f"{d.delta:+.4f} [{d.ci_low:+.4f}, {d.ci_high:+.4f}]"
+    return f"{d.delta:+.4f} [{d.confidence_interval.low:+.4f}, {d.confidence_interval.high:+.4f}]"
+
+
+def _above(d) -> bool:
+    """The interval lies above zero."""
+    return d.confidence_interval is not None and d.confidence_interval.low > 0
+
+
+def _below(d) -> bool:
+    """The interval lies below zero."""
+    return d.confidence_interval is not None and d.confidence_interval.high < 0
 
 
 def memory_off(args) -> None:
@@ -60,8 +70,8 @@ def memory_off(args) -> None:
         d = {c.metric: c for c in res.comparisons}
         t = d["tasks_per_episode"]
         e = d["answerable_tail_error_regret"]
-        detect += t.ci_high is not None and t.ci_high < 0
-        err += e.ci_low is not None and e.ci_low > 0
+        detect += _below(t)
+        err += _above(e)
         print(f"run {r} (seeds {seed}..{seed + args.episodes - 1}): tasks/episode none {t.treatment_value:.2f} graph "
               f"{t.baseline_value:.2f} delta {_d(t)} mde {t.mde}; answerable tail error regret {_d(e)}", flush=True)
     print(f"memory off detected by tasks/episode (interval below 0): {_rate(detect, args.reps)}")
@@ -92,8 +102,8 @@ def topk1(args) -> None:
         reg = paired_deltas(logs["k1"], logs["k5"], None, regret=True, **kw)
         raw = paired_deltas(logs["k1"], logs["k5"], None, regret=False, **kw)
         for m, g, w in zip(metrics, reg, raw, strict=True):
-            right[m] += g.ci_low is not None and g.ci_low > 0
-            wrong_raw[m] += w.ci_high is not None and w.ci_high < 0
+            right[m] += _above(g)
+            wrong_raw[m] += _below(w)
             print(f"run {r} {m}: regret delta {_d(g)}; raw delta {_d(w)}", flush=True)
     for m in metrics:
         print(f"{m}: k=1 worse by regret (right sign, significant): {_rate(right[m], args.reps)}; "
@@ -122,7 +132,7 @@ def persist(args) -> None:
                     res = BlockResample([2000] * e, size, args.bootstrap, rng)
                 one = np.ones(a.size)
                 d = paired_delta((a, one), (b, one), res, level=0.95, treatment="a", baseline="b", metric="m")
-                hits += d.ci_low is not None and (d.ci_low > 0 or d.ci_high < 0)
+                hits += _above(d) or _below(d)
             print(f"{e} episodes, {how}: false positives {_rate(hits, args.reps)}" if res.status == "formed"
                   else f"{e} episodes, {how}: {res.status}", flush=True)
 

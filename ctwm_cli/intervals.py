@@ -21,6 +21,17 @@ class ConfidenceInterval(ToDict):
     high: float
     level: float
 
+    def negated(self) -> ConfidenceInterval:
+        """The interval of ``-x`` (a reduction ``1 - T/B`` from the interval of the relative change ``T/B - 1``)."""
+        return ConfidenceInterval(low=-self.high, high=-self.low, level=self.level)
+
+
+def confidence_interval(low: float | None, high: float | None, level: float) -> ConfidenceInterval | None:
+    """The interval ``[low, high]`` at confidence ``level``, or ``None`` when it was not formed (a bound is None)."""
+    if low is None or high is None:
+        return None
+    return ConfidenceInterval(low=float(low), high=float(high), level=float(level))
+
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion k/n; ``(nan, nan)`` when n = 0 (nothing observed)."""

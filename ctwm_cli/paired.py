@@ -33,6 +33,7 @@ import numpy as np
 
 from scipy.stats import t as student_t
 
+from .intervals import ConfidenceInterval, confidence_interval
 from .results import ToDict, result
 
 FORMED = "formed"
@@ -53,11 +54,9 @@ class PairedDelta(ToDict):
     treatment_value: float | None
     baseline_value: float | None
     delta: float | None  # treatment - baseline
-    ci_low: float | None
-    ci_high: float | None
+    confidence_interval: ConfidenceInterval | None  # of delta; None unless formed
     relative: float | None  # treatment / baseline - 1
-    relative_ci_low: float | None
-    relative_ci_high: float | None
+    relative_confidence_interval: ConfidenceInterval | None  # of relative; None unless formed
     interval: str  # "formed", or why no interval is given
     mde: float | None = None  # minimum detectable effect at 80% power and the interval's level (formed only)
     block: int | None = None  # moving-block bootstrap: the block length used for this metric
@@ -258,8 +257,9 @@ def paired_delta(treat: tuple[np.ndarray, np.ndarray], base: tuple[np.ndarray, n
             mde = float(mde_factor(level, df=df) * finite.std(ddof=1) * _inflation(df))
     return PairedDelta(treatment=treatment, baseline=baseline, metric=metric, group=group,
                        units=int(td.size if units is None else units), treatment_value=va, baseline_value=vb,
-                       delta=delta, ci_low=ci[0], ci_high=ci[1], relative=rel, relative_ci_low=rci[0],
-                       relative_ci_high=rci[1], interval=status, mde=mde, **extra)
+                       delta=delta, confidence_interval=confidence_interval(*ci, level), relative=rel,
+                       relative_confidence_interval=confidence_interval(*rci, level), interval=status, mde=mde,
+                       **extra)
 
 
 def ratio_interval(num: np.ndarray, den: np.ndarray, resample: Resample, level: float

@@ -67,27 +67,31 @@ def test_report_collects_saved_results(run_cli, tmp_path):
     lme.write_text(_ok(run_cli(["bench", "longmemeval", FIXTURE, "--seed", "2", "--bootstrap", "100", "--json"])))
     rep = json.loads(_ok(run_cli(["bench", "report", f"LongMemEval synthetic={lme}", "--synthetic", "1", "--size",
                                   "100", "--steps", "300", "--bootstrap", "50", "--seed", "3", "--json"])))
-    rows = rep["rows"]
+    rows = rep["results"]
     assert [r["configuration"] for r in rows] == ["Synthetic graph A (ctwm at graph's tokens)", "LongMemEval synthetic",
                                                   "LongMemEval synthetic (ctwm-relaxed)"]
     saved = json.loads(lme.read_text())
     tok = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == "tokens"
                and c["group"] == "all")
-    assert rows[1]["reduction"] == -tok["relative"] and rows[1]["ci_low"] == -tok["relative_ci_high"]
+    rci = tok["relative_confidence_interval"]
+    assert rows[1]["reduction"] == -tok["relative"]
+    assert rows[1]["reduction_confidence_interval"] == {"low": -rci["high"], "high": -rci["low"], "level": rci["level"]}
     syn = rows[0]
     assert syn["reduction"] == pytest.approx(1 - syn["treatment_tokens"] / syn["baseline_tokens"])
-    assert syn["ci_low"] <= syn["reduction"] <= syn["ci_high"]
+    ci = syn["reduction_confidence_interval"]
+    assert ci["low"] <= syn["reduction"] <= ci["high"] and ci["level"] == 0.95
     assert syn["reduction"] >= 0  # the matched rule: ctwm never spends more than graph here
     assert "--match-tokens graph" in syn["source"] and any("matched budget rule" in n for n in rep["notes"])
     # the quality that comes with the saving sits in the same row, with its interval
     assert syn["quality_metric"] == "tail_error"
     if syn["quality_interval"] == "formed":
-        assert syn["quality_ci_low"] <= syn["quality_delta"] <= syn["quality_ci_high"]
+        q = syn["quality_confidence_interval"]
+        assert q["low"] <= syn["quality_delta"] <= q["high"]
     else:  # no tail step differs: said, not printed as [0, 0]
         assert syn["quality_delta"] == 0 and syn["quality_interval"] == "not formed: no step differs"
     p = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == rows[1]["quality_metric"]
              and c["group"] == "all")
-    assert (rows[1]["quality_delta"], rows[1]["quality_ci_low"]) == (p["delta"], p["ci_low"])
+    assert (rows[1]["quality_delta"], rows[1]["quality_confidence_interval"]) == (p["delta"], p["confidence_interval"])
     table = _ok(run_cli(["bench", "report", str(lme)]))
     assert "Table 5" in table and "LongMemEval" in table
 
@@ -97,6 +101,24 @@ def test_report_rejects_other_documents(run_cli, tmp_path):
     p.write_text(json.dumps({"command": "audit"}))
     res = run_cli(["bench", "report", p])
     assert res.code == 3 and "cannot report a 'audit' result" in res.err
+
+
+@pytest.mark.parametrize("interval, says", [
+    (None, "saved by an older ctwm (flat ci_low/ci_high intervals)"),
+    ({"low": "x", "high": 1, "level": 0.95}, "relative_confidence_interval is not an interval {low, high, level}"),
+])
+def test_report_refuses_an_interval_it_cannot_read(run_cli, tmp_path, interval, says):
+    """A saved comparison in the flat shape of before issue 24, or a malformed interval: a one-line input
+    error naming the file, never a row printed without its interval."""
+    comp = {"treatment": "ctwm", "baseline": "graph", "metric": "tokens", "group": "all", "units": 3,
+            "baseline_value": 10.0, "treatment_value": 8.0, "relative": -0.2,
+            "relative_confidence_interval": interval}
+    if interval is None:
+        comp.update(relative_ci_low=-0.3, relative_ci_high=-0.1)
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps({"command": "bench longmemeval", "comparisons": [comp]}))
+    res = run_cli(["bench", "report", p])
+    assert res.code == 3 and str(p) in res.err and says in res.err and len(res.err.strip().splitlines()) == 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("textworld") is not None, reason="textworld is installed")

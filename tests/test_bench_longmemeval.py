@@ -277,7 +277,7 @@ def test_run_is_paired_and_reproducible():
     tok = {arm: np.array([o.tokens for o in a.outcomes if o.arm == arm]) for arm in arms}
     comp = next(c for c in a.comparisons if c.treatment == "ctwm" and c.metric == "tokens" and c.group == "all")
     assert -comp.relative == pytest.approx(1 - tok["ctwm"].sum() / tok["graph"].sum())
-    assert comp.relative_ci_low <= comp.relative <= comp.relative_ci_high
+    assert comp.relative_confidence_interval.low <= comp.relative <= comp.relative_confidence_interval.high
     # relaxation changes only recall-critical questions
     for o_c, o_r in zip([o for o in a.outcomes if o.arm == "ctwm"], [o for o in a.outcomes if o.arm == "ctwm-relaxed"],
                         strict=True):

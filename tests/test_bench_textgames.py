@@ -64,7 +64,8 @@ def test_paired_tokens_same_steps_same_tokenizer(games):
     total_g = sum(sum(r.graph_tokens) for r in res.games)
     total_c = sum(sum(r.ctwm_tokens) for r in res.games)
     assert res.reduction == pytest.approx(1 - total_c / total_g)
-    assert res.ci_low <= res.reduction <= res.ci_high
+    ci = res.reduction_confidence_interval
+    assert ci.low <= res.reduction <= ci.high and ci.level == res.bootstrap["level"]
     assert res.success_graph == res.success_ctwm == sum(r.won for r in res.games)
     json.dumps(res.to_dict())
 

@@ -56,7 +56,7 @@ def test_no_unit_differs_is_not_an_interval():
     one = np.ones(400)
     d = paired_delta((x, one), (x.copy(), one), BlockResample([400], 10, 100, rng), level=0.95, treatment="a",
                      baseline="b", metric="m", unit="step")
-    assert d.delta == 0 and d.ci_low is None and d.mde is None
+    assert d.delta == 0 and d.confidence_interval is None and d.mde is None
     assert d.interval == "not formed: no step differs"
 
 
@@ -72,7 +72,7 @@ def test_cluster_interval_is_the_student_t_interval_over_episodes():
                      baseline="b", metric="m", unit="episode")
     diffs = (a - b).reshape(e, n).mean(axis=1)
     lo, hi = stats.t.interval(0.9, e - 1, loc=diffs.mean(), scale=diffs.std(ddof=1) / np.sqrt(e))
-    assert (d.ci_low, d.ci_high) == pytest.approx((lo, hi), rel=0.05)
+    assert (d.confidence_interval.low, d.confidence_interval.high) == pytest.approx((lo, hi), rel=0.05)
     want_mde = (stats.t.ppf(0.95, e - 1) + stats.t.ppf(0.8, e - 1)) * diffs.std(ddof=1) / np.sqrt(e)
     assert d.mde == pytest.approx(want_mde, rel=0.05)
 
@@ -90,7 +90,7 @@ def test_aa_false_positive_rate_is_within_monte_carlo_error_of_its_level():
         block = politis_white_block([a[:n] - b[:n], a[n:] - b[n:]]).block
         d = paired_delta((a, one), (b, one), BlockResample([n, n], block, 300, rng), level=0.95, treatment="a",
                          baseline="b", metric="m")
-        hits += d.ci_low > 0 or d.ci_high < 0
+        hits += d.confidence_interval.low > 0 or d.confidence_interval.high < 0
     se = np.sqrt(0.05 * 0.95 / reps)
     assert abs(hits / reps - 0.05) <= 3 * se, hits / reps
 
@@ -110,7 +110,7 @@ def test_a_difference_persisting_200_steps_keeps_false_positives_at_most_10_perc
         b = (rng.random(e * n) < 0.3 - 0.1 * sign).astype(float)
         d = paired_delta((a, one), (b, one), EpisodeResample([n] * e, 300, rng), level=0.95, treatment="a",
                          baseline="b", metric="m")
-        hits += d.ci_low > 0 or d.ci_high < 0
+        hits += d.confidence_interval.low > 0 or d.confidence_interval.high < 0
     assert hits / reps <= 0.10, hits / reps
 
 
@@ -135,5 +135,5 @@ def test_all_zero_numerators_are_not_an_interval():
     zero = np.zeros(300)
     d = paired_delta((zero, one), (zero, one.copy() * (np.arange(300) % 2)), BlockResample([300], 10, 100,
                      np.random.default_rng(0)), level=0.95, treatment="a", baseline="b", metric="m", unit="step")
-    assert d.delta == 0 and d.ci_low is None
+    assert d.delta == 0 and d.confidence_interval is None
     assert d.interval == "not formed: the numerator is 0 at every step under both arms"

@@ -17,7 +17,10 @@ def test_values_are_the_closed_forms():
                      metric="m")
     assert d.delta == pytest.approx(t.mean() - b.mean())
     assert d.relative == pytest.approx(t.sum() / b.sum() - 1)
-    assert d.ci_low < d.delta < d.ci_high and d.relative_ci_low < d.relative < d.relative_ci_high
+    ci, rci = d.confidence_interval, d.relative_confidence_interval
+    assert ci.low < d.delta < ci.high and rci.low < d.relative < rci.high
+    assert ci.level == rci.level == 0.9  # the vocabulary's {low, high, level}, level a confidence level
+    assert d.to_dict()["confidence_interval"] == {"low": ci.low, "high": ci.high, "level": 0.9}
     assert d.interval == "formed" and d.units == 50
 
 
@@ -32,7 +35,7 @@ def test_index_bootstrap_interval_covers_near_its_level():
         b = (rng.random(n) < 0.4).astype(float)
         d = paired_delta((a, one), (b, one), IndexResample(n, 300, rng), level=0.9, treatment="a", baseline="b",
                          metric="m")
-        hits += d.ci_low <= 0.1 <= d.ci_high
+        hits += d.confidence_interval.low <= 0.1 <= d.confidence_interval.high
     assert 0.84 <= hits / reps <= 0.96
 
 

@@ -60,15 +60,17 @@ def test_replay_plot_bars_match_the_result():
 
 def test_bench_report_forest_plot_places_each_reduction_and_interval():
     from ctwm_cli.bench.report import BenchReport, ReportRow
+    from ctwm_cli.intervals import ConfidenceInterval
     from ctwm_cli.plots.bench import plot_bench_report
 
     def row(name, red, lo, hi):
         return ReportRow(configuration=name, source="s", units="steps", n=100, baseline="graph", treatment="ctwm",
-                         baseline_tokens=100.0, treatment_tokens=100.0 * (1 - red), reduction=red, ci_low=lo,
-                         ci_high=hi, parity_metric="coverage", baseline_parity=0.5, treatment_parity=0.5,
+                         baseline_tokens=100.0, treatment_tokens=100.0 * (1 - red), reduction=red,
+                         reduction_confidence_interval=ConfidenceInterval(low=lo, high=hi, level=0.95),
+                         parity_metric="coverage", baseline_parity=0.5, treatment_parity=0.5,
                          parity_delta=0.0)
 
-    rep = BenchReport(rows=(row("A", 0.25, 0.2, 0.3), row("B", -0.05, -0.1, 0.0)), notes=())
+    rep = BenchReport(results=(row("A", 0.25, 0.2, 0.3), row("B", -0.05, -0.1, 0.0)), notes=())
     ax = plot_bench_report(rep).axes[0]
     points = sorted(round(float(line.get_xdata()[0]), 6) for line in ax.lines if line.get_marker() == "o")
     assert points == [-5.0, 25.0]  # the reductions, in percent

@@ -48,7 +48,7 @@ def test_tail_error_on_next_is_the_error_over_steps_into_tail_states(tmp_path):
     cur_tail = set(sorted(cur_visits, key=lambda v: (cur_visits[v], v))[: len(cur_visits) // 2])
     assert mask != [steps["state"][i] in cur_tail for i in run]  # the two readings differ on this episode
     frozen = frozen_replay(tmp_path / "r", "compact", runs=[steps["run"][0]])
-    assert frozen.rows[0].live_tail_error == pytest.approx(arm.tail_error)  # frozen replay reads tail_on too
+    assert frozen.results[0].live_tail_error == pytest.approx(arm.tail_error)  # frozen replay reads tail_on too
 
 
 def test_defaults_leave_the_config_as_it_was_and_the_preset_is_recorded():
@@ -175,4 +175,4 @@ def test_preset_gives_the_codes_tail_error_ordering():
     err = {a.memory: a.tail_error for a in res.arms}
     assert err["full"] >= err["flat"] > err["graph"] + 0.05 and err["ctwm"] < err["graph"]
     d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
-    assert d.ci_high < 0  # CTWM's gain over Graph is resolved on these episodes
+    assert d.confidence_interval.high < 0  # CTWM's gain over Graph is resolved on these episodes

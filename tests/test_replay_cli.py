@@ -78,7 +78,7 @@ def test_frozen_cli_round_trip(run_cli, tmp_path):
     res = run_cli(["replay", "frozen", str(out), "--encoding", "verbose", "--json"])
     assert res.code == 0, res.err
     doc = json.loads(res.out)
-    assert doc["all_identical"] and len(doc["rows"]) == 4
+    assert doc["all_identical"] and len(doc["results"]) == 4
     assert run_cli(["replay", "frozen", str(tmp_path)]).code == 3
 
 

@@ -24,7 +24,7 @@ def recorded(tmp_path_factory):
 @pytest.mark.parametrize("encoding", ["verbose", "compact"])
 def test_replay_under_its_own_encoding_reproduces_the_live_losses_exactly(recorded, encoding):
     res = frozen_replay(recorded, encoding)
-    own = [r for r in res.rows if r.live_encoding == encoding]
+    own = [r for r in res.results if r.live_encoding == encoding]
     assert len(own) == 4  # graph and ctwm, two seeds
     for r in own:
         assert r.retrieval_identical and r.mismatched_steps == 0
@@ -37,7 +37,7 @@ def test_replay_under_its_own_encoding_reproduces_the_live_losses_exactly(record
 
 def test_other_encoding_changes_tokens_not_retrieval(recorded):
     res = frozen_replay(recorded, "compact")
-    verbose_ctwm = [r for r in res.rows if r.live_encoding == "verbose" and r.memory == "ctwm"]
+    verbose_ctwm = [r for r in res.results if r.live_encoding == "verbose" and r.memory == "ctwm"]
     assert verbose_ctwm and all(r.retrieval_identical for r in verbose_ctwm)
     assert all(r.replay_tokens_mean < r.live_tokens_mean for r in verbose_ctwm)
 
@@ -55,7 +55,7 @@ def test_a_changed_recording_is_detected(recorded, tmp_path):
     pq.write_table(t, bad / "steps.parquet")
     res = frozen_replay(bad, "compact", runs=[runs[i]])
     assert not res.all_identical
-    assert res.rows[0].mismatched_steps == 1 and res.rows[0].first_mismatch == t.column("step")[i].as_py()
+    assert res.results[0].mismatched_steps == 1 and res.results[0].first_mismatch == t.column("step")[i].as_py()
 
 
 def test_frozen_replay_errors(recorded, tmp_path):
@@ -77,7 +77,7 @@ def test_frozen_replay_writes_its_own_run(recorded, tmp_path):
     live = pq.read_table(recorded / "steps.parquet").to_pandas()
     live = live[live.run == "graph/verbose/21"]
     assert np.array_equal(steps.state.to_numpy(), live.state.to_numpy())
-    assert res.rows[0].replay_overall_error == pytest.approx(1 - steps.correct.mean())
+    assert res.results[0].replay_overall_error == pytest.approx(1 - steps.correct.mean())
 
 
 def test_trajectories_are_shared_across_arms(tmp_path):

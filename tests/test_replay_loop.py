@@ -104,13 +104,13 @@ def test_pareto_tokens_non_decreasing_and_answers_at_equal_cost():
 def test_block_longer_than_half_the_steps_gives_no_interval():
     res = replay_encodings(ReplayConfig(size=100, steps=200, seeds=(1,), bootstrap=50, block=150), memory="graph",
                            seed=1)
-    assert all(c.ci_low is None and c.ci_high is None and c.interval.startswith("not "
+    assert all(c.confidence_interval is None and c.relative_confidence_interval is None and c.interval.startswith("not "
                                                                                 "formable") for c in res.comparisons)
     x = np.arange(10.0)
     one = np.ones(10)
     d = paired_delta((x, one), (x * 0, one), IndexResample(1, 100, np.random.default_rng(0)), level=0.9,
                      treatment="a", baseline="b", metric="m")
-    assert d.ci_low is None and d.interval.startswith("not formable")
+    assert d.confidence_interval is None and d.interval.startswith("not formable")
     ok = BlockResample([100], 10, 100, np.random.default_rng(0))
     assert ok.status == "formed"
 
@@ -120,11 +120,11 @@ def test_frozen_replay_of_closed_loop_runs_reports_a_trajectory_term(tmp_path):
     cfg = ReplayConfig(**{**SMALL, "agent": "reader", "budget": 200})
     replay_encodings(cfg, memory="graph", seed=1, out=tmp_path / "closed")
     res = frozen_replay(tmp_path / "closed", "verbose")
-    row = next(r for r in res.rows if r.live_encoding == "compact")
+    row = next(r for r in res.results if r.live_encoding == "compact")
     assert row.trajectory_run is not None and row.trajectory_identical is False
     assert row.trajectory_term is not None and row.trajectory_term != 0
     replay_encodings(ReplayConfig(**{**SMALL, "budget": 200}), memory="graph", seed=1, out=tmp_path / "open")
-    row = next(r for r in frozen_replay(tmp_path / "open", "verbose").rows if r.live_encoding == "compact")
+    row = next(r for r in frozen_replay(tmp_path / "open", "verbose").results if r.live_encoding == "compact")
     assert row.trajectory_identical is True and row.trajectory_term == 0
 
 

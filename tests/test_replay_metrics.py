@@ -88,7 +88,8 @@ def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
     a, b = _log("graph", tok, cor), _log("ctwm", tok, cor)
     got = paired_deltas([a], [b], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(1))
     # nothing differs: no [0, 0] "interval", but why there is none
-    assert all(d.delta == 0 and d.ci_low is None and d.interval == "not formed: no step differs" for d in got)
+    assert all(d.delta == 0 and d.confidence_interval is None and d.interval == "not formed: no step differs"
+               for d in got)
     c = _log("ctwm", tok + 10, ~cor)
     one = paired_deltas([c], [a], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(5))
     two = paired_deltas([c], [a], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(5))
@@ -96,7 +97,8 @@ def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
     tokens = next(d for d in one if d.metric == "tokens_mean")
     assert tokens.delta == pytest.approx(10)
     # the same +10 at every step: every replicate gives 10, a certainty rather than an interval
-    assert tokens.ci_low is None and tokens.interval == "not formed: every replicate gave the same difference"
+    assert tokens.confidence_interval is None
+    assert tokens.interval == "not formed: every replicate gave the same difference"
     assert tokens.relative == pytest.approx(10 / tok.mean())
 
 
@@ -113,5 +115,5 @@ def test_block_bootstrap_interval_covers_the_true_delta_near_its_level():
         b = _log("b", np.zeros(n), rng.random(n) < 0.6)
         d = next(x for x in paired_deltas([a], [b], tail, replicates=300, block=10, level=0.9, rng=rng,
                                           metrics=["overall_error"]))
-        hits += d.ci_low <= 0.1 <= d.ci_high
+        hits += d.confidence_interval.low <= 0.1 <= d.confidence_interval.high
     assert 0.84 <= hits / reps <= 0.96

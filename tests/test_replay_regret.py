@@ -51,7 +51,7 @@ def test_a_planted_worse_memory_is_detected_with_the_right_sign(planted, worse, 
     closed, logs = planted
     d = _delta(logs[worse], logs["graph"], metric, closed)
     assert d.metric == (f"{metric}_regret" if closed else metric)
-    assert d.interval == "formed" and d.ci_low > 0, d  # worse: a positive difference, significant
+    assert d.interval == "formed" and d.confidence_interval.low > 0, d  # worse: a positive difference, significant
     assert d.mde is not None and d.mde > 0
 
 
@@ -93,8 +93,9 @@ def test_open_loop_regret_deltas_equal_the_exactly_paired_deltas():
     for r, g in zip(raw, reg, strict=True):
         assert g.delta == pytest.approx(r.delta, abs=1e-12)
         assert g.block == r.block and g.interval == r.interval
-        if r.ci_low is not None:
-            assert (g.ci_low, g.ci_high, g.mde) == pytest.approx((r.ci_low, r.ci_high, r.mde), abs=1e-12)
+        if r.confidence_interval is not None:
+            gi, ri = g.confidence_interval, r.confidence_interval
+            assert (gi.low, gi.high, g.mde) == pytest.approx((ri.low, ri.high, r.mde), abs=1e-12)
 
 
 def test_closed_loop_task_metrics_are_per_episode_and_resampled_by_episode():
@@ -104,7 +105,7 @@ def test_closed_loop_task_metrics_are_per_episode_and_resampled_by_episode():
     assert d.resampling == "episodes" and d.units == 6 and d.interval == "formed"
     assert d.delta == pytest.approx((sum(x.tasks_reached for x in n) - sum(x.tasks_reached for x in g)) / 6)
     few = _delta(n[:3], g[:3], "tasks_per_episode", True)
-    assert few.ci_low is None and few.interval.startswith("not formable: 3 episode(s)")
+    assert few.confidence_interval is None and few.interval.startswith("not formable: 3 episode(s)")
 
 
 def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
@@ -116,10 +117,10 @@ def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
     replay_encodings(cfg, memory="graph", seed=1, out=tmp_path / "closed")
     res = frozen_replay(tmp_path / "closed", "verbose")
     (term,) = [t for t in res.trajectory_terms if t.live_encoding == "compact"]
-    terms = [r.trajectory_term for r in res.rows if r.live_encoding == "compact"]
+    terms = [r.trajectory_term for r in res.results if r.live_encoding == "compact"]
     assert term.episodes == 4 and term.mean == pytest.approx(np.mean(terms))
     lo, hi = stats.t.interval(0.95, 3, loc=np.mean(terms), scale=np.std(terms, ddof=1) / 2)
-    assert (term.ci_low, term.ci_high) == pytest.approx((lo, hi))
+    assert (term.confidence_interval.low, term.confidence_interval.high) == pytest.approx((lo, hi))
     assert term.interval.startswith("formed")
 
 

@@ -220,6 +220,10 @@ def test_replay_page_from_the_run_directory_and_from_the_json(replay_dir):
         assert s.kind == "replay"
         deltas = next(t for b in s.blocks for t in b.tables if t.caption.startswith("Paired deltas"))
         assert len(deltas.rows) == len(doc["comparisons"]) > 0
+        low = deltas.columns.index("confidence_interval.low")  # the nested interval read into its column
+        assert [r[low] for r in deltas.rows] == [(d["confidence_interval"] or {}).get("low")
+                                                for d in doc["comparisons"]]
+        assert any(r[low] is not None for r in deltas.rows)
         arms = next(f for f in rep.figures() if f.key.startswith(f"s{rep.sections.index(s)}-arms"))
         assert [r[0] for r in arms.table.rows] == [a["arm"] for a in doc["arms"]]
     files = next(t for b in rep.sections[0].blocks for t in b.tables if t.caption == "Files")

@@ -96,6 +96,23 @@ def test_a_manifest_cell_pointing_outside_the_grid_is_refused(grid, run_cli):
     assert res.code == 3 and "is outside the grid" in res.err
 
 
+def test_resume_reads_a_manifest_written_before_n_rows(grid, run_cli):
+    """A manifest of before issue 24 names each cell's count ``rows``: resume still verifies and reuses every
+    cell, with its count, and writes the manifest back as ``n_rows``."""
+    man = json.loads((grid / "_manifest.json").read_text())
+    counts = [c["n_rows"] for c in man["cells"]]
+    assert len(counts) == 2 and all(n > 0 for n in counts)
+    for c in man["cells"]:
+        c["rows"] = c.pop("n_rows")
+    (grid / "_manifest.json").write_text(json.dumps(man))
+    res = run_cli([*GRID, "--out", str(grid), "--resume", "--json"])
+    assert res.code == 0, res.err
+    cells = json.loads(res.out)["cells"]
+    assert [c["reused"] for c in cells] == [True, True] and [c["n_rows"] for c in cells] == counts
+    again = json.loads((grid / "_manifest.json").read_text())["cells"]
+    assert [c["n_rows"] for c in again] == counts and not any("rows" in c for c in again)
+
+
 _FULL = """
     import subprocess, sys
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", sys.argv[1]], check=True)

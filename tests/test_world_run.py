@@ -94,7 +94,7 @@ def test_grid_layout_and_jobs_independence(tmp_path):
     g1 = run_grid(tmp_path / "g1", jobs=1, **kw)
     g2 = run_grid(tmp_path / "g2", jobs=2, **kw)
     assert len(g1.cells) == 8
-    assert [(c.file, c.rows, c.gini) for c in g1.cells] == [(c.file, c.rows, c.gini) for c in g2.cells]
+    assert [(c.file, c.n_rows, c.gini) for c in g1.cells] == [(c.file, c.n_rows, c.gini) for c in g2.cells]
     for cell in g1.cells:
         f1, f2 = tmp_path / "g1" / cell.file, tmp_path / "g2" / cell.file
         assert f1.read_bytes() == f2.read_bytes()

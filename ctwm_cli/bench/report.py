@@ -28,6 +28,7 @@ from typing import Any
 
 from ..checks import check_range
 from ..errors import InputError, UsageError
+from ..intervals import ConfidenceInterval
 from ..progress import ProgressCallback
 from ..replay import ReplayConfig, replay_compare
 from ..results import ToDict, result
@@ -44,30 +45,48 @@ class ReportRow(ToDict):
     baseline_tokens: float | None
     treatment_tokens: float | None
     reduction: float | None
-    ci_low: float | None
-    ci_high: float | None
+    reduction_confidence_interval: ConfidenceInterval | None  # None unless formed
     parity_metric: str | None
     baseline_parity: float | None
     treatment_parity: float | None
     parity_delta: float | None
     quality_metric: str | None = None  # the quality difference beside the reduction (ctwm - graph)
     quality_delta: float | None = None
-    quality_ci_low: float | None = None
-    quality_ci_high: float | None = None
+    quality_confidence_interval: ConfidenceInterval | None = None
     quality_mde: float | None = None  # its minimum detectable effect at 80% power
     quality_interval: str | None = None  # "formed", or why the quality difference has no interval
 
 
-def _quality(d: dict[str, Any]) -> dict[str, Any]:
+#: the flat interval keys of results saved before issue 24 named them ``confidence_interval: {low, high, level}``
+OLD_INTERVAL_KEYS = ("ci_low", "relative_ci_low")
+
+
+def _interval(d: dict[str, Any], key: str, source: str, *, negate: bool = False) -> ConfidenceInterval | None:
+    """The saved ``{low, high, level}`` under ``key`` (null: not formed); negated for a reduction."""
+    value = d.get(key)
+    if value is None:
+        if any(k in d for k in OLD_INTERVAL_KEYS):
+            raise InputError(f"{source}: saved by an older ctwm (flat ci_low/ci_high intervals); run the command "
+                             "again to save it with confidence_interval: {low, high, level}")
+        return None
+    try:
+        ci = ConfidenceInterval(**{k: float(value[k]) for k in ("low", "high", "level")})
+    except (TypeError, KeyError, ValueError):
+        raise InputError(f"{source}: {key} is not an interval {{low, high, level}} of numbers") from None
+    return ci.negated() if negate else ci
+
+
+def _quality(d: dict[str, Any], source: str) -> dict[str, Any]:
     if not d:
         return {}
-    return {"quality_metric": d.get("metric"), "quality_delta": d.get("delta"), "quality_ci_low": d.get("ci_low"),
-            "quality_ci_high": d.get("ci_high"), "quality_mde": d.get("mde"), "quality_interval": d.get("interval")}
+    return {"quality_metric": d.get("metric"), "quality_delta": d.get("delta"),
+            "quality_confidence_interval": _interval(d, "confidence_interval", source), "quality_mde": d.get("mde"),
+            "quality_interval": d.get("interval")}
 
 
 @result
 class BenchReport(ToDict):
-    rows: tuple[ReportRow, ...]
+    results: tuple[ReportRow, ...]
     notes: tuple[str, ...]
 
 
@@ -92,10 +111,11 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
             configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],
             treatment=c["treatment"], baseline_tokens=c.get("baseline_value"),
             treatment_tokens=c.get("treatment_value"),
-            reduction=_neg(c.get("relative")), ci_low=_neg(c.get("relative_ci_high")),
-            ci_high=_neg(c.get("relative_ci_low")), parity_metric="transition coverage",
+            reduction=_neg(c.get("relative")),
+            reduction_confidence_interval=_interval(c, "relative_confidence_interval", source, negate=True),
+            parity_metric="transition coverage",
             baseline_parity=cov.get("baseline_value"), treatment_parity=cov.get("treatment_value"),
-            parity_delta=cov.get("delta"), **_quality(quality)))
+            parity_delta=cov.get("delta"), **_quality(quality, source)))
     return rows
 
 
@@ -113,10 +133,10 @@ def _lme_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
             configuration=name, source=source, units="questions", n=int(c.get("units", 0)),
             baseline=c["baseline"], treatment=c["treatment"], baseline_tokens=c.get("baseline_value"),
             treatment_tokens=c.get("treatment_value"), reduction=_neg(c.get("relative")),
-            ci_low=_neg(c.get("relative_ci_high")), ci_high=_neg(c.get("relative_ci_low")),
+            reduction_confidence_interval=_interval(c, "relative_confidence_interval", source, negate=True),
             parity_metric=parity if measured else "session recall (all)",
             baseline_parity=p.get("baseline_value"), treatment_parity=p.get("treatment_value"),
-            parity_delta=p.get("delta"), **_quality(p)))
+            parity_delta=p.get("delta"), **_quality(p, source)))
     return rows
 
 
@@ -125,7 +145,8 @@ def _tw_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
     return [ReportRow(
         configuration=label, source=source, units="steps", n=int(doc.get("steps", 0)), baseline="graph",
         treatment="ctwm", baseline_tokens=doc.get("graph_tokens_mean"), treatment_tokens=doc.get("ctwm_tokens_mean"),
-        reduction=doc.get("reduction"), ci_low=doc.get("ci_low"), ci_high=doc.get("ci_high"),
+        reduction=doc.get("reduction"),
+        reduction_confidence_interval=_interval(doc, "reduction_confidence_interval", source),
         parity_metric=f"success (of {n_games} games)", baseline_parity=doc.get("success_graph"),
         treatment_parity=doc.get("success_ctwm"),
         parity_delta=None if doc.get("success_graph") is None else doc["success_ctwm"] - doc["success_graph"])]
@@ -203,4 +224,4 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
              "CI: the interval of each source (synthetic: block bootstrap over steps; LongMemEval: paired bootstrap "
              "over "
              "questions; text games: paired bootstrap over games)")
-    return BenchReport(rows=tuple(rows), notes=notes)
+    return BenchReport(results=tuple(rows), notes=notes)

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..checks import check_range
 from ..errors import InputError, UsageError
+from ..intervals import ConfidenceInterval
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
 from ..progress import ProgressCallback
 from ..paired import BlockResample, IndexResample, paired_delta
@@ -292,8 +293,7 @@ class TextGameResult(ToDict):
     graph_tokens_mean: float
     ctwm_tokens_mean: float
     reduction: float | None
-    ci_low: float | None
-    ci_high: float | None
+    reduction_confidence_interval: ConfidenceInterval | None  # None unless formed
     success_graph: int
     success_ctwm: int
     success_note: str
@@ -362,8 +362,7 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
                          treatment="ctwm", baseline="graph", metric="tokens")
         method = "moving-block bootstrap over the steps of the one game, percentile interval"
     # reduction = 1 - sum(ctwm)/sum(graph) = -relative, so its interval is the relative one negated
-    lo = None if d.relative_ci_high is None else -d.relative_ci_high
-    hi = None if d.relative_ci_low is None else -d.relative_ci_low
+    rci = d.relative_confidence_interval
     method = method if d.interval == "formed" else d.interval
     wins = sum(r.won for r in rows)
     return TextGameResult(
@@ -371,7 +370,8 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
         params={"agent": agent, "max_steps": max_steps, "explore_steps": explore_steps, "budget": budget, "k": k,
                 "core": core, "tau": tau, "max_candidates": max_candidates, "episode_words": EPISODE_WORDS},
         tokenizer=counter.name, graph_tokens_mean=float(g_all.mean()), ctwm_tokens_mean=float(c_all.mean()),
-        reduction=red, ci_low=lo, ci_high=hi, success_graph=wins, success_ctwm=wins,
+        reduction=red, reduction_confidence_interval=None if rci is None else rci.negated(), success_graph=wins,
+        success_ctwm=wins,
         success_note="the same action sequence is replayed under both memories, so success is equal by construction",
         bootstrap={"replicates": bootstrap, "block": block, "level": level, "seed": seed,
                    "method": method},)

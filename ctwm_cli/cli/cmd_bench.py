@@ -21,6 +21,7 @@ from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
+    from ..intervals import ConfidenceInterval
     from ..bench.report import BenchReport
     from ..bench.textgames import TextGameResult
 
@@ -82,11 +83,11 @@ def _pct(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:+.2f}%"
 
 
-def _ci(lo: float | None, hi: float | None, pct: bool = True) -> str:
-    if lo is None:
+def _ci(ci: ConfidenceInterval | None, pct: bool = True) -> str:
+    if ci is None:
         return "–"
     f = _pct if pct else (lambda x: f"{x:+.3f}")
-    return f"[{f(lo)}, {f(hi)}]"
+    return f"[{f(ci.low)}, {f(ci.high)}]"
 
 
 def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
@@ -127,12 +128,12 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 
         def delta(m: str, arm: str = arm, qt: str = qt) -> str:
             d = by.get((arm, qt, m))
-            return "–" if d is None or d.delta is None else f"{d.delta:+.3f} {_ci(d.ci_low, d.ci_high, pct=False)}"
+            return "–" if d is None or d.delta is None else f"{d.delta:+.3f} {_ci(d.confidence_interval, pct=False)}"
 
         reduction = None if x.relative is None else -x.relative  # 1 - sum(treatment)/sum(baseline)
-        lo = None if x.relative_ci_high is None else -x.relative_ci_high
-        hi = None if x.relative_ci_low is None else -x.relative_ci_low
-        cells = [arm, qt, f"{_pct(reduction)} {_ci(lo, hi)}", delta("turn_all"), delta("session_all")]
+        rci = x.relative_confidence_interval
+        cells = [arm, qt, f"{_pct(reduction)} {_ci(None if rci is None else rci.negated())}", delta("turn_all"),
+                 delta("session_all")]
         if res.accuracy_measured:
             cells.append(delta("accuracy"))
         c.add_row(*cells)
@@ -204,7 +205,7 @@ def _render_tw(res: TextGameResult, fmt: Format, seed: int) -> None:
         t.add_row(g.game, str(g.steps), fmt_num(g.won), fmt_num(g.graph_tokens_mean, 5), fmt_num(g.ctwm_tokens_mean, 5),
                   _pct(g.reduction))
     t.add_row("all", str(res.steps), f"{res.success_graph}/{len(res.games)}", fmt_num(res.graph_tokens_mean, 5),
-              fmt_num(res.ctwm_tokens_mean, 5), f"{_pct(res.reduction)} {_ci(res.ci_low, res.ci_high)}")
+              fmt_num(res.ctwm_tokens_mean, 5), f"{_pct(res.reduction)} {_ci(res.reduction_confidence_interval)}")
     rows = [{k: v for k, v in g.to_dict().items() if k not in ("graph_tokens", "ctwm_tokens")} for g in res.games]
     emit("bench textworld", res.to_dict(), rows, fmt, seed=seed, tables=[t])
 
@@ -255,14 +256,15 @@ def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
     for col in ("configuration", "paired", "graph tokens", "ctwm tokens", "token reduction", "CI", "quality",
                 "ctwm - graph [CI]", "parity", "graph", "ctwm"):
         t.add_column(col, justify="left" if col in ("configuration", "parity", "quality") else "right")
-    for r in res.rows:
+    for r in res.results:
         q = "–" if r.quality_delta is None else f"{r.quality_delta:+.3f}" + (
-            f" ({r.quality_interval})" if r.quality_ci_low is None else
-            f" [{r.quality_ci_low:+.3f}, {r.quality_ci_high:+.3f}]")
+            f" ({r.quality_interval})" if r.quality_confidence_interval is None else
+            f" {_ci(r.quality_confidence_interval, pct=False)}")
         t.add_row(r.configuration, f"{r.n:,} {r.units}", fmt_num(r.baseline_tokens, 5), fmt_num(r.treatment_tokens, 5),
-                  _pct(r.reduction), _ci(r.ci_low, r.ci_high), (r.quality_metric or "–").replace("_", " "), q,
+                  _pct(r.reduction), _ci(r.reduction_confidence_interval),
+                  (r.quality_metric or "–").replace("_", " "), q,
                   r.parity_metric or "–", fmt_num(r.baseline_parity, 3), fmt_num(r.treatment_parity, 3))
-    emit("bench report", res.to_dict(), [r.to_dict() for r in res.rows], fmt, seed=seed, tables=[t])
+    emit("bench report", res.to_dict(), [r.to_dict() for r in res.results], fmt, seed=seed, tables=[t])
 
 
 @bench_app.command("report")

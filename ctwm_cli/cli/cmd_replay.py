@@ -44,8 +44,8 @@ def default_baseline(memories: list[str]) -> str | None:
     return memories[0] if len(memories) > 1 else None
 
 
-def _ci(lo, hi, digits: int = 3) -> str:
-    return "–" if lo is None else f"[{fmt_num(lo, digits)}, {fmt_num(hi, digits)}]"
+def _ci(ci, digits: int = 3) -> str:
+    return "–" if ci is None else f"[{fmt_num(ci.low, digits)}, {fmt_num(ci.high, digits)}]"
 
 
 def _pct(v) -> str:
@@ -96,11 +96,12 @@ def reading(d) -> str:
     """What a paired delta says, in words: significant, bounded by its MDE, or why there is no interval."""
     if d.interval != "formed":
         return d.interval
-    if d.ci_low is None:
+    ci = d.confidence_interval
+    if ci is None:
         return "–"
     capped = " (block at its cap: the dependence may outlast it; try --resample episodes)" if d.block_capped else ""
-    if d.ci_low > 0 or d.ci_high < 0:
-        return ("higher" if d.ci_low > 0 else "lower") + capped
+    if ci.low > 0 or ci.high < 0:
+        return ("higher" if ci.low > 0 else "lower") + capped
     return ("no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0") + capped
 
 
@@ -127,9 +128,10 @@ def _deltas_table(res: ReplayResult, seed: int) -> Table:
     last = None
     for d in res.comparisons:
         pair = f"{d.treatment} - {d.baseline}"
+        rci = d.relative_confidence_interval
         rel = "–" if d.relative is None else _pct(d.relative) + (
-            "" if d.relative_ci_low is None else f" [{_pct(d.relative_ci_low)}, {_pct(d.relative_ci_high)}]")
-        delta = fmt_num(d.delta, 3) + ("" if d.ci_low is None else f" {_ci(d.ci_low, d.ci_high)}")
+            "" if rci is None else f" [{_pct(rci.low)}, {_pct(rci.high)}]")
+        delta = fmt_num(d.delta, 3) + ("" if d.confidence_interval is None else f" {_ci(d.confidence_interval)}")
         c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
                   fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, fmt_num(d.mde, 3),
                   _resampled(d), reading(d), rel)
@@ -360,12 +362,12 @@ def pareto(
     for col in cols:
         t.add_column(col, justify="left" if col == "series" else "right", no_wrap=col == "series")
     for p in res.points:
-        row = [p.arm, str(p.budget), f"{fmt_num(p.tokens_mean, 5)} {_ci(p.tokens_ci_low, p.tokens_ci_high, 4)}",
+        row = [p.arm, str(p.budget), f"{fmt_num(p.tokens_mean, 5)} {_ci(p.tokens_confidence_interval, 4)}",
                f"{fmt_num(p.answerable_tail_error, 3)} "
-               f"{_ci(p.answerable_tail_error_ci_low, p.answerable_tail_error_ci_high)}",
+               f"{_ci(p.answerable_tail_error_confidence_interval)}",
                fmt_num(p.evidence_in_prompt, 3)]
         if res.loop == "closed":
-            row.append(f"{fmt_num(p.task_rate, 3)} {_ci(p.task_rate_ci_low, p.task_rate_ci_high)}")
+            row.append(f"{fmt_num(p.task_rate, 3)} {_ci(p.task_rate_confidence_interval)}")
         t.add_row(*row)
     tables: list[Any] = [t]
     if plot:
@@ -424,7 +426,7 @@ def frozen(
     for col in ("run", "live enc", "same ρ", "live tail err", "replay tail err", "Δ tail", "live err", "replay err",
                 "live tokens", "replay tokens", "trajectory term"):
         t.add_column(col, justify="left" if col in ("run", "live enc") else "right", no_wrap=True)
-    for r in res.rows:
+    for r in res.results:
         t.add_row(r.run, r.live_encoding, "yes" if r.retrieval_identical else f"no ({r.mismatched_steps} steps)",
                   fmt_num(r.live_tail_error, 4), fmt_num(r.replay_tail_error, 4), fmt_num(r.tail_error_difference, 3),
                   fmt_num(r.live_overall_error, 4), fmt_num(r.replay_overall_error, 4), fmt_num(r.live_tokens_mean, 5),
@@ -436,14 +438,14 @@ def frozen(
             tt.add_column(col, justify="left" if col in ("memory", "live enc", "interval") else "right")
         for g in res.trajectory_terms:
             tt.add_row(g.memory if g.tau is None else f"{g.memory}(tau={g.tau:g})", g.live_encoding, str(g.episodes),
-                       f"{fmt_num(g.mean, 3)} {_ci(g.ci_low, g.ci_high)}",
-                       f"{fmt_num(g.tail_mean, 3)} {_ci(g.tail_ci_low, g.tail_ci_high)}", g.interval)
+                       f"{fmt_num(g.mean, 3)} {_ci(g.confidence_interval)}",
+                       f"{fmt_num(g.tail_mean, 3)} {_ci(g.tail_confidence_interval)}", g.interval)
         tables.append(tt)
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")
-    emit("replay frozen", res.to_dict(), [r.to_dict() for r in res.rows], fmt, tables=tables)
+    emit("replay frozen", res.to_dict(), [r.to_dict() for r in res.results], fmt, tables=tables)
     if not res.all_identical:
-        bad = [r.run for r in res.rows if not r.retrieval_identical]
+        bad = [r.run for r in res.results if not r.retrieval_identical]
         raise CheckFailed(f"retrieval differs from the recording in run(s) {', '.join(bad)}")
 
 

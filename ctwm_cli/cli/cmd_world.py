@@ -122,7 +122,7 @@ def grid(
     for col in ("family", "size", "seed", "rows", "gini", *(("cell",) if resume else ())):
         t.add_column(col, justify="left" if col in ("family", "cell") else "right")
     for c in res.cells:
-        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.rows), fmt_num(c.gini),
+        t.add_row(c.family, str(c.size), str(c.seed), fmt_num(c.n_rows), fmt_num(c.gini),
                   *(("kept" if c.reused else "run",) if resume else ()))
     kept = sum(c.reused for c in res.cells)
     headline = (f"resume: {kept:,} of {len(res.cells):,} cells kept (file SHA-256 matched the manifest), "

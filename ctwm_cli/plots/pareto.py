@@ -20,10 +20,9 @@ def plot_pareto(res: ParetoResult, *, ax: Any = None) -> Any:
             continue
         x = [p.tokens_mean for p in pts]
         y = [p.answerable_tail_error for p in pts]
-        yerr = [[max(0.0, v - (p.answerable_tail_error_ci_low if p.answerable_tail_error_ci_low is not None else v))
-                 for v, p in zip(y, pts, strict=True)],
-                [max(0.0, (p.answerable_tail_error_ci_high if p.answerable_tail_error_ci_high is not None else v) - v)
-                 for v, p in zip(y, pts, strict=True)]]
+        cis = [p.answerable_tail_error_confidence_interval for p in pts]
+        yerr = [[max(0.0, v - (v if ci is None else ci.low)) for v, ci in zip(y, cis, strict=True)],
+                [max(0.0, (v if ci is None else ci.high) - v) for v, ci in zip(y, cis, strict=True)]]
         ax.errorbar(x, y, yerr=yerr, marker="o", capsize=3, label=label)
         for p in pts:
             ax.annotate(str(p.budget), (p.tokens_mean, p.answerable_tail_error), fontsize="x-small",

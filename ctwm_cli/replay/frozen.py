@@ -41,6 +41,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from ..errors import InputError, UsageError
+from ..intervals import ConfidenceInterval, confidence_interval
 from ..memory.encodings import ENCODINGS
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
@@ -89,11 +90,9 @@ class TrajectoryTerm(ToDict):
     replay_encoding: str
     episodes: int
     mean: float | None
-    ci_low: float | None
-    ci_high: float | None
+    confidence_interval: ConfidenceInterval | None  # of mean; None unless formed
     tail_mean: float | None
-    tail_ci_low: float | None
-    tail_ci_high: float | None
+    tail_confidence_interval: ConfidenceInterval | None
     level: float
     interval: str  # "formed (Student t over episodes)", or why not
 
@@ -104,7 +103,7 @@ class FrozenReplay(ToDict):
 
     run_dir: str
     encoding: str
-    rows: tuple[FrozenRow, ...]
+    results: tuple[FrozenRow, ...]  # one per recorded run
     trajectory_terms: tuple[TrajectoryTerm, ...]
     all_identical: bool
     tokenizer: str
@@ -235,7 +234,8 @@ def frozen_replay(run_dir: str | Path, encoding: str, *, runs: Sequence[str] | N
             "config": cfg.to_dict(), "source": str(rd), "encoding": encoding,
             "tokenizer": {"name": counter.name, "package": counter.package}, "predictor": cfg.predictor,
         }, names=[f"{r.run}@{encoding}" for r in rows])
-    return FrozenReplay(run_dir=str(rd), encoding=encoding, rows=tuple(rows), trajectory_terms=trajectory_terms(rows),
+    return FrozenReplay(run_dir=str(rd), encoding=encoding, results=tuple(rows),
+                        trajectory_terms=trajectory_terms(rows),
                         all_identical=all(r.retrieval_identical for r in rows), tokenizer=counter.name,
                         predictor=cfg.predictor, out=str(outdir) if outdir is not None else None, files=files)
 
@@ -268,8 +268,9 @@ def trajectory_terms(rows: Sequence[FrozenRow], level: float = 0.95) -> tuple[Tr
         tails = [r.trajectory_term_tail for r in got if r.trajectory_term_tail is not None]
         tmean, tlo, thi, _ = _t_interval(tails, level)
         out.append(TrajectoryTerm(memory=memory, tau=tau, live_encoding=live, replay_encoding=replay,
-                                  episodes=len(got), mean=mean, ci_low=lo, ci_high=hi, tail_mean=tmean,
-                                  tail_ci_low=tlo, tail_ci_high=thi, level=level, interval=status))
+                                  episodes=len(got), mean=mean, confidence_interval=confidence_interval(lo, hi, level),
+                                  tail_mean=tmean, tail_confidence_interval=confidence_interval(tlo, thi, level),
+                                  level=level, interval=status))
     return tuple(out)
 
 

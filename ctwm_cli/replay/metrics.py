@@ -338,7 +338,7 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
         d = paired_delta(a[m], b[m], res, level=level, treatment=tname, baseline=bname, metric=m,
                          units=len(lengths) if unit == "episode" else sum(lengths), unit=unit, **extra)
         if m.endswith("regret"):  # a regret near 0 makes a relative change meaningless
-            d = dataclasses.replace(d, relative=None, relative_ci_low=None, relative_ci_high=None)
+            d = dataclasses.replace(d, relative=None, relative_confidence_interval=None)
         out.append(d)
     return out
 

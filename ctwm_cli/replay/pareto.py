@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
+from ..intervals import ConfidenceInterval, confidence_interval
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
@@ -48,16 +49,13 @@ class ParetoPoint(ToDict):
     budget: int
     steps: int
     tokens_mean: float
-    tokens_ci_low: float | None
-    tokens_ci_high: float | None
+    tokens_confidence_interval: ConfidenceInterval | None
     answerable_tail_error: float | None
-    answerable_tail_error_ci_low: float | None
-    answerable_tail_error_ci_high: float | None
+    answerable_tail_error_confidence_interval: ConfidenceInterval | None
     answerable_overall_error: float | None
     evidence_in_prompt: float | None
     task_rate: float | None  # closed loop: tasks reached per 1,000 steps
-    task_rate_ci_low: float | None
-    task_rate_ci_high: float | None
+    task_rate_confidence_interval: ConfidenceInterval | None
     matched_over_budget: int
 
 
@@ -129,11 +127,14 @@ def _point(arm: Arm, logs: list, budget: int, resample: BlockResample, level: fl
         rate, rlo, rhi = (None if v is None else 1000 * v
                           for v in ratio_interval((ends > 0).astype(np.float64), ones, resample, level))
     return ParetoPoint(arm=arm.label, memory=arm.memory, tau=arm.tau, matched=arm.match_tokens is not None,
-                       budget=budget, steps=m.steps, tokens_mean=m.tokens_mean, tokens_ci_low=tlo, tokens_ci_high=thi,
-                       answerable_tail_error=m.answerable_tail_error, answerable_tail_error_ci_low=elo,
-                       answerable_tail_error_ci_high=ehi, answerable_overall_error=m.answerable_overall_error,
-                       evidence_in_prompt=m.evidence_in_prompt, task_rate=rate, task_rate_ci_low=rlo,
-                       task_rate_ci_high=rhi, matched_over_budget=sum(g.matched_over_budget for g in logs))
+                       budget=budget, steps=m.steps, tokens_mean=m.tokens_mean,
+                       tokens_confidence_interval=confidence_interval(tlo, thi, level),
+                       answerable_tail_error=m.answerable_tail_error,
+                       answerable_tail_error_confidence_interval=confidence_interval(elo, ehi, level),
+                       answerable_overall_error=m.answerable_overall_error,
+                       evidence_in_prompt=m.evidence_in_prompt, task_rate=rate,
+                       task_rate_confidence_interval=confidence_interval(rlo, rhi, level),
+                       matched_over_budget=sum(g.matched_over_budget for g in logs))
 
 
 def _point_block(cfg: ReplayConfig, by_arm: Sequence[Sequence]) -> int:
@@ -155,8 +156,8 @@ def _finding(comps: Sequence[PairedDelta], monotone: dict[str, bool]) -> str:
                and "[<=graph]" in c.treatment]
     parts = []
     if matched:
-        better = [c.group for c in matched if c.ci_high is not None and c.ci_high < 0]
-        worse = [c.group for c in matched if c.ci_low is not None and c.ci_low > 0]
+        better = [c.group for c in matched if c.confidence_interval is not None and c.confidence_interval.high < 0]
+        worse = [c.group for c in matched if c.confidence_interval is not None and c.confidence_interval.low > 0]
         tied = [c for c in matched if c.group not in better and c.group not in worse]
         bounds = ", ".join(c.group + ("" if c.mde is None else f" (no difference larger than ±{c.mde:.3g})")
                            for c in tied)

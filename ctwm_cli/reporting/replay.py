@@ -29,10 +29,13 @@ ARM_COLUMNS = ("arm", "tokens_mean", "tokens_p95", "state_coverage", "transition
 CLOSED_COLUMNS = ("decision_tokens_mean", "tasks_reached", "tasks_started", "steps_per_task")
 REFERENCE_COLUMNS = ("name", "on", "tail_error", "overall_error", "answerable_steps", "answerable_tail_error",
                      "answerable_overall_error")
-DELTA_COLUMNS = ("treatment", "baseline", "metric", "group", "treatment_value", "baseline_value", "delta", "ci_low",
-                 "ci_high", "relative", "interval")
-PARETO_COLUMNS = ("arm", "budget", "tokens_mean", "tokens_ci_low", "tokens_ci_high", "answerable_tail_error",
-                  "answerable_tail_error_ci_low", "answerable_tail_error_ci_high", "evidence_in_prompt")
+#: a dotted column reads a nested key (``confidence_interval.low``: the interval's bound, blank when not formed)
+DELTA_COLUMNS = ("treatment", "baseline", "metric", "group", "treatment_value", "baseline_value", "delta",
+                 "confidence_interval.low", "confidence_interval.high", "relative", "interval")
+PARETO_COLUMNS = ("arm", "budget", "tokens_mean", "tokens_confidence_interval.low",
+                  "tokens_confidence_interval.high", "answerable_tail_error",
+                  "answerable_tail_error_confidence_interval.low", "answerable_tail_error_confidence_interval.high",
+                  "evidence_in_prompt")
 
 
 def is_replay_result(doc: Any) -> bool:
@@ -85,8 +88,14 @@ def view(value: Any) -> Any:
     return visible(value) if isinstance(value, str) else value
 
 
+def _get(d: dict, column: str) -> Any:
+    for part in column.split("."):
+        d = d.get(part) if isinstance(d, dict) else None
+    return d
+
+
 def _rows(items: list[dict], columns: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:
-    return tuple(tuple(d.get(c) for c in columns) for d in items)
+    return tuple(tuple(_get(d, c) for c in columns) for d in items)
 
 
 def _delta_table(doc: dict, level: Any) -> Table:
@@ -100,9 +109,9 @@ def _delta_table(doc: dict, level: Any) -> Table:
 
 
 def _delta_alt(doc: dict) -> str:
-    comps = [d for d in doc.get("comparisons") or [] if d.get("ci_low") is not None]
-    excl = [d for d in comps if d["ci_low"] > 0 or d["ci_high"] < 0]
-    return f"{len(excl)} of {len(comps)} paired deltas have an interval that excludes zero."
+    cis = [d["confidence_interval"] for d in doc.get("comparisons") or [] if d.get("confidence_interval")]
+    excl = [ci for ci in cis if ci["low"] > 0 or ci["high"] < 0]
+    return f"{len(excl)} of {len(cis)} paired deltas have an interval that excludes zero."
 
 
 def replay_section(path: str, *, key: str, result_path: str | Path, manifest: dict[str, Any] | None) -> Section:

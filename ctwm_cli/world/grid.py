@@ -54,7 +54,7 @@ class GridCell(ToDict):
     size: int
     seed: int
     run: str
-    rows: int
+    n_rows: int  # trace rows written
     gini: float | None
     file: str  # relative to the grid directory
     sha256: str
@@ -113,7 +113,7 @@ def _grid_cell(task: tuple[WorldConfig, str]) -> GridCell:
     d = Path(root) / _cell_dir(cfg)
     d.mkdir(parents=True, exist_ok=True)
     s = summarise(sim, d, trace_name=PART_FILE, with_manifest=False)
-    return GridCell(family=cfg.family, size=cfg.size, seed=cfg.seed, run=cfg.run_id, rows=s.n_rows, gini=s.gini,
+    return GridCell(family=cfg.family, size=cfg.size, seed=cfg.seed, run=cfg.run_id, n_rows=s.n_rows, gini=s.gini,
                     file=f"{_cell_dir(cfg)}/{PART_FILE}", sha256=s.sha256 or "",
                     seconds=time.perf_counter() - started)
 
@@ -188,7 +188,7 @@ def _write_manifest(root: Path, header: dict[str, Any], configs: Sequence[WorldC
     done = [(c, cells[_key(c)]) for c in _canonical(configs) if _key(c) in cells]
     path = root / GRID_MANIFEST_FILE
     write_json(path, {**header, "status": status, "cells": [
-        {"family": g.family, "size": g.size, "seed": g.seed, "run": g.run, "rows": g.rows, "gini": g.gini,
+        {"family": g.family, "size": g.size, "seed": g.seed, "run": g.run, "n_rows": g.n_rows, "gini": g.gini,
          "file": g.file, "sha256": g.sha256, "repeat": c.command()} for c, g in done]})
     return path
 
@@ -210,12 +210,12 @@ def _verified_cells(root: Path, header: dict[str, Any],
         key = (e["family"], e["size"], e["seed"])
         f = root / e["file"]
         if key in wanted and f.is_file() and not through_link(root, f) and sha256(f) == e["sha256"]:
-            out[key] = GridCell(family=key[0], size=key[1], seed=key[2], run=e["run"], rows=e["rows"],
+            out[key] = GridCell(family=key[0], size=key[1], seed=key[2], run=e["run"], n_rows=e["n_rows"],
                                 gini=e["gini"], file=e["file"], sha256=e["sha256"], seconds=0.0, reused=True)
     return out
 
 
-_CELL_FIELDS = {"family": str, "size": int, "seed": int, "run": str, "rows": int, "gini": (int, float, type(None)),
+_CELL_FIELDS = {"family": str, "size": int, "seed": int, "run": str, "n_rows": int, "gini": (int, float, type(None)),
                 "file": str, "sha256": str}
 
 
@@ -241,6 +241,8 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     for i, e in enumerate(cells):
         if not isinstance(e, dict):
             raise bad(f"cell {i} is not an object")
+        if "n_rows" not in e and "rows" in e:  # a manifest written before issue 24 named the count rows
+            e["n_rows"] = e.pop("rows")
         for name, kind in _CELL_FIELDS.items():
             value = e.get(name)
             if not isinstance(value, kind) or isinstance(value, bool):
