@@ -46,7 +46,7 @@ from .errors import InputError, UsageError
 from .intervals import ConfidenceInterval
 from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
 from .labels import subject_label
-from .results import ToDict, result
+from .results import SCHEMA_VERSION, ToDict, result
 from .tail.powerlaw import Histogram, fit_power_law
 
 #: headline numbers per command, read from each subject of a saved JSON result (dotted paths)
@@ -71,6 +71,10 @@ TRACE_METRICS = ("gini", "top10_share", "alpha")
 def check_saved_result(doc: Mapping[str, Any], source: str) -> None:
     """A saved result whose subjects are not where its command puts them (``rows`` not a list of
     objects, an audit that is not an object) is an :class:`InputError` naming ``source`` (issue 25)."""
+    version = doc.get("schema_version")
+    if version is not None and version != SCHEMA_VERSION:
+        raise InputError(f"{source}: saved with schema_version {version}; this ctwm writes {SCHEMA_VERSION} "
+                         "(field names changed, README \"Vocabulary\"): re-run its command with this ctwm")
     command = doc.get("command")
     if command not in SUBJECTS:
         return  # diff_results names the command it cannot compare

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: one vocabulary (issue 24): results lists, n_* counts, confidence_interval objects
 REPR_CHARS = 600  # a result's repr is cut here (notebooks print it after every cell)
 _TEXT_CHARS = 80  # a text value inside a repr
 

@@ -31,7 +31,7 @@ def test_audit_json_carries_seed_and_full_result(run_cli, grouped_trace):
     res = run_cli(["audit", grouped_trace, "--bootstrap", "20", "--seed", "5", "--json"])
     assert res.code == 0, res.err
     doc = json.loads(res.out)
-    assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 1
+    assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 2
     a = doc["results"][0]
     assert a["settings"]["seed"] == 5
     assert a["verdict"]["verdict"] in ("tpl-compatible", "lognormal-compatible", "inconclusive")

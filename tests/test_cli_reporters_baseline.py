@@ -188,3 +188,11 @@ def test_a_passing_trace_gate_says_what_was_compared(run_cli, tmp_path):
                          {"command": "concentration", "results": [{"source": "t", "gini": 0.51}]},
                          tolerances={"gini": 0.02})
     assert saved.checks[0].check == "|Δgini| within 0.02" and "<= allowance 0.02" in saved.checks[0].note
+
+
+def test_diff_refuses_a_result_saved_under_another_schema_version(tmp_path, run_cli):
+    old = {"schema_version": 1, "tool": "ctwm", "command": "audit", "audits": []}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps({**old, "schema_version": 2, "results": []}))
+    res = run_cli(["diff", tmp_path / "old.json", tmp_path / "new.json"])
+    assert res.code == 3 and "schema_version 1" in res.err and res.err.count("\n") == 1, res.err
