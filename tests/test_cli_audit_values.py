@@ -86,3 +86,22 @@ def test_across_tells_a_pool_of_two_laws_from_one_law(tmp_path, capsys):
     assert "mixes laws" in out
     code, _, err = _run(["audit", str(mixed), "--across", "agent", "--group-by", "agent"], capsys)
     assert code == 2 and "--across" in err
+
+
+def test_across_shows_hostile_group_names_inert_and_says_when_it_cannot_test(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    agents = ["a1"] * 4000 + ["a2"] * 15997 + ["\x1b[31mEVIL[/][bold]x"] * 3
+    pq.write_table(pa.table({"item": [f"m{i}" for i in range(20000)],
+                             "count": np.concatenate([rng.zipf(2.0, 4000), rng.zipf(3.5, 16000)]),
+                             "agent": agents}), tmp_path / "h.parquet")
+    code, out, _ = _run(["audit", str(tmp_path / "h.parquet"), "--across", "agent", "--permutations", "19",
+                         "-b", "0", "--seed", "1"], capsys)
+    flat = "".join(ch for ch in out if not ch.isspace() and ch != "│")  # a wrapped cell, joined again
+    assert code == 0 and "\x1b" not in out and "\\x1b[31mEVIL[/][bold]x" in flat
+    pq.write_table(pa.table({"item": [f"m{i}" for i in range(300)], "count": rng.zipf(2.0, 300),
+                             "agent": ["a"] * 295 + ["b"] * 5}), tmp_path / "few.parquet")
+    code, out, err = _run(["audit", str(tmp_path / "few.parquet"), "--across", "agent", "-b", "0", "--seed", "1",
+                           "--min-tail", "10"], capsys)
+    assert code == 0 and "not tested (fewer than two groups" in err and "share one law" not in out
+    code, _, err = _run(["audit", str(tmp_path / "few.parquet"), "--across", "agent", "--permutations", "0"], capsys)
+    assert code == 2 and "--permutations" in err and "seed:" not in err  # refused before any reading

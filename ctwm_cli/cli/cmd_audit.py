@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError, UsageError
+from ..inert import visible
 from ..plots import check_plot_path
 from ..vocabulary import VERDICTS
 from .aliases import aliased
@@ -166,6 +167,8 @@ def audit(
     if across is not None and group_by is not None:
         raise UsageError("--across tests the groups of the pooled trace; it cannot be combined with --group-by "
                          "(which audits each group on its own)")
+    if permutations < 1:
+        raise UsageError(f"--permutations must be >= 1, got {permutations}")
     if value_col is not None and event:
         raise UsageError("--event selects events to count; --value-col reads numbers, not events")
     check_plot_path(plot)
@@ -228,7 +231,11 @@ def _across(results, traces, read, column, value_col, event, labels, permutation
             groups = (read_values([trace], read, column=value_col, group_by=column, labels=one)
                       if value_col is not None else read_counts([trace], read, group_by=column, events=event,
                                                                 labels=one))
-            out.append(across_groups(r, groups, permutations=permutations, level=level))
+            done = across_groups(r, groups, permutations=permutations, level=level)
+            if done.heterogeneity is None:  # said, not left out silently
+                why = "no power-law cutoff" if r.power_law is None else "fewer than two groups leave 10 tail points"
+                message(f"warning: {visible(r.label or trace)}: --across {column}: not tested ({why})")
+            out.append(done)
             progress(k + 1, len(results))
     return out
 
@@ -367,9 +374,9 @@ def _table(r) -> Group:
     v = r.verdict
     t.add_row("verdict", Text.assemble((v.verdict, VERDICT_STYLE[v.verdict]), f"  ({v.rule} rule)"))
     t.add_row("reason", v.reason)
-    if (h := r.heterogeneity) is not None:
-        t.add_row("groups share one law?", h.summary() + (f"; left out (< 10 tail points): {', '.join(h.excluded)}"
-                                                          if h.excluded else ""))
+    if (h := r.heterogeneity) is not None:  # group names come from the trace: plain text, control characters shown
+        left = f"; left out (< 10 tail points): {', '.join(h.excluded)}" if h.excluded else ""
+        t.add_row("groups share one law?", Text(visible(h.summary() + left)))
     t.add_row("Assumption 3.3", "holds" if v.assumption_3_3 else "fails")
     t.add_row("pure power law passes", fmt_num(r.power_law_pass))
     if r.calibration is not None:
