@@ -109,11 +109,8 @@ def _mle_discrete(xmin: float, n: float, logsum: float) -> float:
 
 
 @kernel
-def scan_cutoffs(values, counts, min_tail, discrete, first, last):
-    """Fit every admissible candidate (or only index ``fixed`` when >= 0).
-
-    Returns (best index, alpha, D, number of candidates); best index -1 if none admissible.
-    """
+def _suffix_sums(values, counts):
+    """n_tail and Σ ln x of the points at or above each distinct value (one pass from the top)."""
     m = values.size
     ntail = np.empty(m)
     logsum = np.empty(m)
@@ -124,6 +121,27 @@ def scan_cutoffs(values, counts, min_tail, discrete, first, last):
         acc_l += counts[j] * math.log(values[j])
         ntail[j] = acc_n
         logsum[j] = acc_l
+    return ntail, logsum
+
+
+@kernel
+def _alpha_at(xmin, n, logsum, discrete):
+    """α̂ of the n tail points above ``xmin`` with Σ ln x = logsum: the exact discrete MLE, or the
+    continuous closed form; NaN when it has no root."""
+    if discrete:
+        return _mle_discrete(xmin, n, logsum)
+    s = logsum - n * math.log(xmin)
+    return 1.0 + n / s if s > 0 else math.nan
+
+
+@kernel
+def scan_cutoffs(values, counts, min_tail, discrete, first, last):
+    """Fit every admissible candidate (or only index ``fixed`` when >= 0).
+
+    Returns (best index, alpha, D, number of candidates); best index -1 if none admissible.
+    """
+    m = values.size
+    ntail, logsum = _suffix_sums(values, counts)
     idx = np.empty(m, dtype=np.int64)
     alphas = np.empty(m)
     ncand = 0
@@ -132,11 +150,7 @@ def scan_cutoffs(values, counts, min_tail, discrete, first, last):
         if ntail[i] < min_tail or i == m - 1:
             continue
         xmin = values[i]
-        if discrete:
-            a = _mle_discrete(xmin, ntail[i], logsum[i])
-        else:
-            s = logsum[i] - ntail[i] * math.log(xmin)
-            a = 1.0 + ntail[i] / s if s > 0 else math.nan
+        a = _alpha_at(xmin, ntail[i], logsum[i], discrete)
         if not math.isfinite(a):
             continue
         idx[ncand], alphas[ncand] = i, a
@@ -154,15 +168,7 @@ def accepted_cutoffs(values, counts, min_tail, discrete, first, last, crit):
     (x_min, α, se(α)) of those cutoffs. Each KS pass stops as soon as D reaches the critical distance,
     so a rejected cutoff costs only the values up to its first large gap."""
     m = values.size
-    ntail = np.empty(m)
-    logsum = np.empty(m)
-    acc_n = 0.0
-    acc_l = 0.0
-    for j in range(m - 1, -1, -1):
-        acc_n += counts[j]
-        acc_l += counts[j] * math.log(values[j])
-        ntail[j] = acc_n
-        logsum[j] = acc_l
+    ntail, logsum = _suffix_sums(values, counts)
     xs = np.empty(m)
     alphas = np.empty(m)
     ses = np.empty(m)
@@ -171,11 +177,7 @@ def accepted_cutoffs(values, counts, min_tail, discrete, first, last, crit):
         if ntail[i] < min_tail:
             break  # n_tail only falls with the cutoff
         xmin = values[i]
-        if discrete:
-            a = _mle_discrete(xmin, ntail[i], logsum[i])
-        else:
-            s = logsum[i] - ntail[i] * math.log(xmin)
-            a = 1.0 + ntail[i] / s if s > 0 else math.nan
+        a = _alpha_at(xmin, ntail[i], logsum[i], discrete)
         if not math.isfinite(a):
             continue
         cap = crit / math.sqrt(ntail[i])
