@@ -9,7 +9,6 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -20,7 +19,7 @@ from ..vocabulary import GRAPH_FAMILIES as FAMILIES
 from ..vocabulary import PREDICTORS, REPLAY_AGENTS, TOKENIZERS
 from .aliases import CONFIDENCE, aliased
 from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON, WORLD_PRESETS, WORLD_WALKS
-from .option_groups import opt, option_group, param
+from .option_groups import choice, opt, option_group, param
 from .options import TAU_SPEC_HELP, PlotOpt, SeedOpt, at_most
 from .output import message
 
@@ -28,19 +27,19 @@ if TYPE_CHECKING:
     from ..replay import ReplayConfig
 
 AGENTS = REPLAY_AGENTS
-Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
-Agent = Enum("Agent", {a: a for a in AGENTS}, type=str)  # type: ignore[misc]
-Memory = Enum("Memory", {m: m for m in MEMORY_POLICIES}, type=str)  # type: ignore[misc]
-EncodingName = Enum("EncodingName", {e: e for e in ENCODINGS}, type=str)  # type: ignore[misc]
-Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]
-PredictorName = Enum("PredictorName", {p: p for p in PREDICTORS}, type=str)  # type: ignore[misc]
-Resample = Enum("Resample", {r: r for r in ("auto", "steps", "episodes")}, type=str)  # type: ignore[misc]
-TailOn = Enum("TailOn", {c: c for c in TAIL_ON}, type=str)  # type: ignore[misc]
-FlatRetrieval = Enum("FlatRetrieval", {c: c for c in FLAT_RETRIEVALS}, type=str)  # type: ignore[misc]
-GraphRetrieval = Enum("GraphRetrieval", {c: c for c in GRAPH_RETRIEVALS}, type=str)  # type: ignore[misc]
-CtwmStore = Enum("CtwmStore", {c: c for c in CTWM_STORES}, type=str)  # type: ignore[misc]
-ReplayWalk = Enum("ReplayWalk", {c: c for c in WORLD_WALKS}, type=str)  # type: ignore[misc]
-ReplayPreset = Enum("ReplayPreset", {c: c for c in WORLD_PRESETS}, type=str)  # type: ignore[misc]
+Family = choice("Family", FAMILIES)
+Agent = choice("Agent", AGENTS)
+Memory = choice("Memory", MEMORY_POLICIES)
+EncodingName = choice("EncodingName", ENCODINGS)
+Tokenizer = choice("Tokenizer", TOKENIZERS)
+PredictorName = choice("PredictorName", PREDICTORS)
+Resample = choice("Resample", ("auto", "steps", "episodes"))
+TailOn = choice("TailOn", TAIL_ON)
+FlatRetrieval = choice("FlatRetrieval", FLAT_RETRIEVALS)
+GraphRetrieval = choice("GraphRetrieval", GRAPH_RETRIEVALS)
+CtwmStore = choice("CtwmStore", CTWM_STORES)
+ReplayWalk = choice("ReplayWalk", WORLD_WALKS)
+ReplayPreset = choice("ReplayPreset", WORLD_PRESETS)
 OPEN_LOOP_EPISODES = 3
 CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
 

@@ -6,7 +6,6 @@ the library's :class:`~ctwm_cli.world.WorldConfig` (:meth:`WorldOptions.config`)
 from __future__ import annotations
 
 import dataclasses
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,18 +14,18 @@ from ..errors import UsageError
 from ..vocabulary import ALL_RETRIEVERS, EVICTION_RULES, WORLD_ORDERS, WORLD_PRESETS, WORLD_WALKS
 from ..vocabulary import GRAPH_FAMILIES as FAMILIES
 from ..vocabulary import WORLD_POLICIES as POLICIES
-from .option_groups import option_group, param
+from .option_groups import choice, option_group, param
 
 if TYPE_CHECKING:
     from ..world import WorldConfig
 
-Family = Enum("Family", {f: f for f in FAMILIES}, type=str)  # type: ignore[misc]
-PolicyName = Enum("PolicyName", {p: p for p in POLICIES}, type=str)  # type: ignore[misc]
-RetrieverName = Enum("RetrieverName", {r: r for r in ALL_RETRIEVERS}, type=str)  # type: ignore[misc]
-Walk = Enum("Walk", {r: r for r in WORLD_WALKS}, type=str)  # type: ignore[misc]
-Order = Enum("Order", {r: r for r in WORLD_ORDERS}, type=str)  # type: ignore[misc]
-Store = Enum("Store", {r: r for r in EVICTION_RULES}, type=str)  # type: ignore[misc]
-Preset = Enum("Preset", {r: r for r in WORLD_PRESETS}, type=str)  # type: ignore[misc]
+Family = choice("Family", FAMILIES)
+PolicyName = choice("PolicyName", POLICIES)
+RetrieverName = choice("RetrieverName", ALL_RETRIEVERS)
+Walk = choice("Walk", WORLD_WALKS)
+Order = choice("Order", WORLD_ORDERS)
+Store = choice("Store", EVICTION_RULES)
+Preset = choice("Preset", WORLD_PRESETS)
 
 WalkOpt = Annotated[Walk | None, typer.Option(  # type: ignore[valid-type]
     "--walk", help="Random-walk step. typed [default]: a uniform action, then its Dirichlet outcome distribution "
