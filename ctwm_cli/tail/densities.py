@@ -14,6 +14,7 @@ Continuous forms are the usual densities truncated to x >= x_min.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -91,6 +92,16 @@ def _tpl_log_remainder(alpha: float, lam: float, a: float) -> float:
     return float(np.logaddexp(log_int, loga + math.log(corr)))
 
 
+@functools.lru_cache(maxsize=64)
+def _direct_grid(xmin: float) -> tuple[np.ndarray, np.ndarray]:
+    """The directly summed support x_min, ..., x_min + DIRECT_TERMS - 1 and its logs (read-only): every
+    evaluation of one fit's normaliser sums over the same grid."""
+    x = xmin + np.arange(DIRECT_TERMS, dtype=np.float64)
+    lx = np.log(x)
+    x.flags.writeable = lx.flags.writeable = False
+    return x, lx
+
+
 def tpl_logz_grad(alpha: float, lam: float, xmin: float, discrete: bool) -> tuple[float, float, float]:
     """(ln Z, ∂ln Z/∂α, ∂ln Z/∂λ). The directly summed part is differentiated exactly, the
     closed-form remainder (a smooth scalar) by central differences."""
@@ -106,8 +117,7 @@ def tpl_logz_grad(alpha: float, lam: float, xmin: float, discrete: bool) -> tupl
         if lam <= 0:
             return fd(lambda a_, l_: (1 - a_) * math.log(xmin) - math.log(a_ - 1) if a_ > 1 else math.inf)
         return fd(lambda a_, l_: (a_ - 1.0) * math.log(l_) + _log_upper_gamma(1.0 - a_, l_ * xmin))
-    x = xmin + np.arange(DIRECT_TERMS, dtype=np.float64)
-    lx = np.log(x)
+    x, lx = _direct_grid(xmin)
     logf = -alpha * lx - lam * x
     shift = float(logf.max())  # the peak (α < 0 puts it inside the range): exp never overflows
     w = np.exp(logf - shift)

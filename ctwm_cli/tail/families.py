@@ -22,10 +22,10 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-from scipy import optimize
 
 from ..errors import UsageError
 from ..results import ToDict, result
+from . import lbfgsb
 from . import densities as dens
 from .mixture import ALPHA_MIN, MixtureOptimum, em_start, mixture_logpmf, mixture_nll_grad
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, power_law_sf, sample_power_law
@@ -89,16 +89,15 @@ class Optimum:
 
 def minimise(nll: Callable, starts: list[list[float]], box: list[tuple[float, float]], *, jac: bool = False,
              warm: bool = False) -> Optimum:
-    """The one optimiser of the package: L-BFGS-B from each start, the best finite optimum kept.
+    """The one optimiser of the package: L-BFGS-B (:mod:`.lbfgsb`) from each start, the best finite optimum kept.
     ``warm``: the first start is a warm start (a calibration replicate near the observed fit); when
     it converges the other starts are skipped. A non-finite objective value counts as 1e300."""
 
-    def safe(theta):
-        with np.errstate(all="ignore"):
-            try:
-                v = nll(theta)
-            except (OverflowError, ValueError, ZeroDivisionError):
-                v = (math.inf, np.zeros(len(theta))) if jac else math.inf
+    def safe(theta):  # called inside minimise's np.errstate(all="ignore")
+        try:
+            v = nll(theta)
+        except (OverflowError, ValueError, ZeroDivisionError):
+            v = (math.inf, np.zeros(len(theta))) if jac else math.inf
         f = v[0] if jac else v
         if not np.isfinite(f):
             return (1e300, np.zeros(len(theta))) if jac else 1e300
@@ -109,9 +108,9 @@ def minimise(nll: Callable, starts: list[list[float]], box: list[tuple[float, fl
         if i == 1 and warm and best.success:
             break
         with np.errstate(all="ignore"):
-            res = optimize.minimize(safe, np.asarray(x0, dtype=float), jac=jac, method="L-BFGS-B", bounds=box)
-        if np.isfinite(res.fun) and res.fun < 1e300 and res.fun < best.fun:
-            best = Optimum(x=res.x, fun=float(res.fun), success=bool(res.success))
+            x, fun, success = lbfgsb.minimize(safe, x0, box, jac=jac)
+        if np.isfinite(fun) and fun < 1e300 and fun < best.fun:
+            best = Optimum(x=x, fun=float(fun), success=success)
     return best
 
 
@@ -151,9 +150,11 @@ class Family(ABC):
     nests: ClassVar[str | None] = None  # the family it contains as a boundary case (nested LR test)
 
     @abstractmethod
-    def fit(self, tail: Tail, *, reference: PowerLawFit | None = None, start: dict[str, float] | None = None):
+    def fit(self, tail: Tail, *, reference: PowerLawFit | None = None, start: dict[str, float] | None = None,
+            errors: bool = True):
         """Maximum-likelihood fit on ``tail``. ``reference``: the power law on the same tail (starts,
-        nesting); ``start``: a warm start (e.g. the observed fit, in a simulation replicate)."""
+        nesting); ``start``: a warm start (e.g. the observed fit, in a simulation replicate);
+        ``errors=False``: no standard errors (NaN), for re-fits that read only the parameters and the likelihood."""
 
     @abstractmethod
     def logpmf(self, x: np.ndarray, params: dict[str, float], xmin: float, discrete: bool) -> np.ndarray:
@@ -178,7 +179,7 @@ class PowerLaw(Family):
     parameters = ("alpha",)
     compare_with = ("lognormal", "exponential", "stretched_exponential")
 
-    def fit(self, tail, *, reference=None, start=None) -> PowerLawFit | None:
+    def fit(self, tail, *, reference=None, start=None, errors=True) -> PowerLawFit | None:
         return fit_power_law(Histogram(values=tail.values, counts=tail.counts.astype(np.int64)),
                              discrete=tail.discrete, xmin=tail.xmin)
 
@@ -208,7 +209,7 @@ class TruncatedPowerLaw(Family):
         hi = max(TPL_ALPHA_HIGH, 2.0 * reference.alpha) if reference is not None else TPL_ALPHA_HIGH
         return {"alpha": (TPL_ALPHA_LOW, hi), "lambda": (math.exp(_LOG_LAMBDA[0]), math.exp(_LOG_LAMBDA[1]))}
 
-    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+    def fit(self, tail, *, reference=None, start=None, errors=True) -> TailFit:
         pl = reference if reference is not None else PowerLaw().fit(tail)
         n, xmin, d = tail.n, tail.xmin, tail.discrete
         slog = float(np.dot(tail.counts, np.log(tail.values)))
@@ -235,7 +236,7 @@ class TruncatedPowerLaw(Family):
         if "lambda" in at:
             at["lambda"] = math.exp(at["lambda"])
         se = {"alpha": math.nan, "lambda": math.nan}
-        if not at and opt.success:
+        if not at and opt.success and errors:
             s = hessian_se(lambda t: nll(t)[1], opt.x)
             se = {"alpha": float(s[0]), "lambda": float(s[1] * params["lambda"])}
         return self._fit(tail, params, ll, at, None, se, ok=opt.success and tail.identifies)
@@ -268,7 +269,7 @@ class LogNormal(Family):
     def bounds(self, tail, reference=None):
         return {"mu": (math.log(tail.xmin) - 200.0, math.log(tail.values[-1]) + 10.0), "sigma": (0.01, 100.0)}
 
-    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+    def fit(self, tail, *, reference=None, start=None, errors=True) -> TailFit:
         v, c, xmin, d = tail.values, tail.counts, tail.xmin, tail.discrete
         n = tail.n
         logs = np.log(v - 0.5 if d else v)
@@ -288,7 +289,7 @@ class LogNormal(Family):
         edge = edges(opt.x, box)
         at = {p: float(b[p][0 if e < 0 else 1]) for p, e in zip(("mu", "sigma"), edge, strict=True) if e}
         se = {"mu": math.nan, "sigma": math.nan}
-        if not at and opt.success:
+        if not at and opt.success and errors:
             sd = hessian_se(lambda t: nll(t)[1], opt.x)
             se = {"mu": float(sd[0]), "sigma": float(sd[1] * params["sigma"])}
         ll = -opt.fun
@@ -317,7 +318,7 @@ class Exponential(Family):
     def bounds(self, tail, reference=None):
         return {"lambda": (0.0, math.inf)}
 
-    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+    def fit(self, tail, *, reference=None, start=None, errors=True) -> TailFit:
         n = tail.n
         excess = float(np.dot(tail.counts, tail.values - tail.xmin) / n)
         if excess <= 0:  # every tail value equals x_min: the degenerate limit λ = ∞
@@ -351,7 +352,7 @@ class StretchedExponential(Family):
     def bounds(self, tail, reference=None):
         return {"kappa": (math.exp(self._BOX[0][0]), math.exp(self._BOX[0][1])), "beta": self._BOX[1]}
 
-    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+    def fit(self, tail, *, reference=None, start=None, errors=True) -> TailFit:
         v, c, xmin, d = tail.values, tail.counts, tail.xmin, tail.discrete
 
         def nll(theta):
@@ -396,7 +397,7 @@ class PowerLawMixture(Family):
     def bounds(self, tail, reference=None):
         return {"alpha1": (1.0, math.inf), "alpha2": (1.0, math.inf), "weight": (0.0, 1.0)}
 
-    def fit(self, tail, *, reference=None, start=None) -> TailFit:
+    def fit(self, tail, *, reference=None, start=None, errors=True) -> TailFit:
         pl = reference if reference is not None else PowerLaw().fit(tail)
         box = [(ALPHA_MIN, max(60.0, 2.0 * pl.alpha)), (ALPHA_MIN, max(60.0, 2.0 * pl.alpha)), (-30.0, 30.0)]
         best = None
@@ -487,7 +488,8 @@ def ks_distance(fit: TailFit | PowerLawFit, tail: Tail) -> float:
 
 
 def fit_all(tail: Tail, reference: PowerLawFit, *, starts: dict[str, dict[str, float]] | None = None,
-            names: tuple[str, ...] = ALTERNATIVES) -> dict[str, TailFit]:
-    """Fit the named families on ``tail`` (warm ``starts`` by family name, when given)."""
+            names: tuple[str, ...] = ALTERNATIVES, errors: bool = True) -> dict[str, TailFit]:
+    """Fit the named families on ``tail`` (warm ``starts`` by family name, when given; ``errors``: as
+    :meth:`Family.fit`)."""
     starts = starts or {}
-    return {n: REGISTRY[n].fit(tail, reference=reference, start=starts.get(n)) for n in names}
+    return {n: REGISTRY[n].fit(tail, reference=reference, start=starts.get(n), errors=errors) for n in names}

@@ -72,7 +72,7 @@ def replicate_family_ks(task: FitCheckTask) -> np.ndarray:
         if values.size < 2:
             continue
         refit = fam.fit(tail, reference=fit_power_law(Histogram(values=values, counts=counts), discrete=t.discrete,
-                                                      xmin=t.xmin), start=t.params)
+                                                      xmin=t.xmin), start=t.params, errors=False)
         if math.isfinite(refit.loglik):
             out[k, 0] = ks_distance(refit, tail)
     return out
