@@ -122,7 +122,8 @@ def replicate_ks(task: GofTask) -> np.ndarray:
         if t.tpl_start is not None:
             pl = finish_fit(values, counts, best, alpha, d, t.discrete, nc)
             tail = Tail(values=values[best:], counts=counts[best:], xmin=pl.xmin, discrete=t.discrete)
-            out[k, 1] = max(2.0 * (tpl.fit(tail, reference=pl, start=t.tpl_start, errors=False).loglik - pl.loglik), 0.0)
+            refit = tpl.fit(tail, reference=pl, start=t.tpl_start, errors=False)
+            out[k, 1] = max(2.0 * (refit.loglik - pl.loglik), 0.0)
     return out
 
 
