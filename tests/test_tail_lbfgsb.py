@@ -105,3 +105,4 @@ def test_the_audit_does_not_import_scipy_optimize():
             "print('scipy.optimize' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
