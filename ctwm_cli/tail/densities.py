@@ -70,22 +70,57 @@ def _log_upper_gamma(s: float, z: float) -> float:
     if z > max(1.0, s + 1.0) or s < -50.0:
         return _log_gamma_cf(s, z)
     if s > 0:
-        q = cs.gammaincc(s, z)
-        return math.log(q) + cs.gammaln(s) if q > 0 else -math.inf
+        return _log_upper_gamma_from(s, z, False, cs.gammaincc(s, z), 0, 0.0, cs.gammaln(s))
     m = math.ceil(-s)
     c = s + m
-    g0 = cs.exp1(z) if c == 0.0 else cs.gammaincc(c, z) * cs.gamma(c)
-    h = g0 * math.exp(z - c * math.log(z))
+    return _log_upper_gamma_from(s, z, False, cs.exp1(z) if c == 0.0 else cs.gammaincc(c, z) * cs.gamma(c), m, c,
+                                 0.0)
+
+
+def _log_upper_gammas(s: float, z: np.ndarray) -> np.ndarray:
+    """:func:`_log_upper_gamma` (s, z) at every z, the same bits: scipy's functions called once on the array
+    (a ufunc computes each element as its scalar call does), the rest compiled."""
+    cf = (z > max(1.0, s + 1.0)) | (s < -50.0)
+    g, m, c, gl = np.zeros(z.size), 0, 0.0, 0.0
+    rest = ~cf
+    if rest.any():
+        if s > 0:
+            g[rest], gl = special.gammaincc(s, z[rest]), cs.gammaln(s)
+        else:
+            m = math.ceil(-s)
+            c = s + m
+            g[rest] = special.exp1(z[rest]) if c == 0.0 else special.gammaincc(c, z[rest]) * cs.gamma(c)
+    return _log_upper_gammas_from(s, z, cf, g, m, c, gl)
+
+
+@kernel
+def _log_upper_gamma_from(s, z, cf, g, m, c, gl):
+    """ln Γ(s, z) from what scipy supplies (:func:`_log_upper_gamma`): ``cf``: by the continued fraction;
+    else s > 0: g = Q(s, z), gl = ln Γ(s); s <= 0: g = Γ(c, z), c = s + m in (0, 1]."""
+    if cf:
+        return _log_gamma_cf(s, z)
+    if s > 0:
+        return math.log(g) + gl if g > 0 else -math.inf
+    h = g * math.exp(z - c * math.log(z))
     for _ in range(m):
         h = (z * h - 1.0) / (c - 1.0)
         c -= 1.0
     return math.log(h) + s * math.log(z) - z if h > 0 else -math.inf
 
 
+@kernel
+def _log_upper_gammas_from(s, z, cf, g, m, c, gl):
+    out = np.empty(z.size)
+    for i in range(z.size):
+        out[i] = _log_upper_gamma_from(s, z[i], cf[i], g[i], m, c, gl)
+    return out
+
+
 _LOG2 = math.log(2.0)
 
 
-def logaddexp(x: float, y: float) -> float:
+@kernel
+def logaddexp(x, y):
     """``float(np.logaddexp(x, y))`` for two floats, the same bits (numpy's npy_logaddexp, step for step,
     on the same libm exp and log1p), at a fifth of a ufunc call's cost: the TPL's normaliser and survival
     function call it per value and per evaluation."""
@@ -101,15 +136,44 @@ def logaddexp(x: float, y: float) -> float:
 
 def _tpl_log_remainder(alpha: float, lam: float, a: float) -> float:
     """ln of the Euler–Maclaurin remainder Σ_{x>=a} x^-α e^{-λx} ≈ ∫_a^∞ f + f(a)/2 - f'(a)/12."""
-    loga = -alpha * math.log(a) - lam * a
     if lam > 0:
         log_int = (alpha - 1.0) * math.log(lam) + _log_upper_gamma(1.0 - alpha, lam * a)
     elif alpha > 1:
         log_int = (1.0 - alpha) * math.log(a) - math.log(alpha - 1.0)
     else:
         return math.inf
+    return _remainder_from(alpha, lam, a, log_int)
+
+
+@kernel
+def _remainder_from(alpha, lam, a, log_int):
+    """The remainder of :func:`_tpl_log_remainder` given its integral's log ``log_int``."""
+    loga = -alpha * math.log(a) - lam * a
     corr = 0.5 + (alpha / a + lam) / 12.0  # f(a)/2 - f'(a)/12, relative to f(a)
     return logaddexp(log_int, loga + math.log(corr))
+
+
+@kernel
+def _far_sf(alpha, lam, a, lug, lz0):
+    """P(X >= a) = min(exp(ln remainder(a) - ln Z), 1) of the discrete TPL beyond its directly summed
+    part, at every a (λ > 0), from lug = ln Γ(1 - α, λa)."""
+    out = np.empty(a.size)
+    t = (alpha - 1.0) * math.log(lam)
+    for i in range(a.size):
+        v = _remainder_from(alpha, lam, a[i], t + lug[i]) - lz0
+        if v > 0.0:  # min(v, 0.0), NaN kept
+            v = 0.0
+        out[i] = math.exp(v)
+    return out
+
+
+@kernel
+def _continuous_sf(lug, t, lz0):
+    """exp(lug + t - lz0) at every lug: the continuous TPL's λ^{α-1} Γ(1-α, λx)/Z, t = (α - 1) ln λ."""
+    out = np.empty(lug.size)
+    for i in range(lug.size):
+        out[i] = math.exp(lug[i] + t - lz0)
+    return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -283,14 +347,14 @@ def tpl_sf(x: np.ndarray, alpha: float, lam: float, xmin: float, discrete: bool)
     x = np.asarray(x, dtype=np.float64)
     lz0 = tpl_logz(alpha, lam, xmin, discrete)
     if not discrete:
-        return np.array([math.exp(_log_upper_gamma(1.0 - alpha, lam * v) + (alpha - 1.0) * math.log(lam) - lz0)
-                         for v in x])
+        return _continuous_sf(_log_upper_gammas(1.0 - alpha, lam * x), (alpha - 1.0) * math.log(lam), lz0)
     out = np.empty(x.size)
     near = x < xmin + DIRECT_TERMS
     grid = xmin + np.arange(DIRECT_TERMS, dtype=np.float64)
     below = np.concatenate([[0.0], np.cumsum(np.exp(-alpha * np.log(grid) - lam * grid - lz0))])
     out[near] = np.maximum(1.0 - below[(x[near] - xmin).astype(np.int64)], 0.0)
-    out[~near] = [math.exp(min(_tpl_log_remainder(alpha, lam, v) - lz0, 0.0)) for v in x[~near]]
+    far = x[~near]
+    out[~near] = _far_sf(alpha, lam, far, _log_upper_gammas(1.0 - alpha, lam * far), lz0)
     return out
 
 
