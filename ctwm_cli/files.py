@@ -15,10 +15,8 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ def _parent(p: Path) -> Path:
 
 def _probe(directory: Path, param: str, path: str | Path) -> None:
     """Create and delete a file in ``directory``: the one reliable test that we can write there."""
-    probe = directory / f".ctwm-probe.{os.getpid()}.{secrets.token_hex(4)}"
+    probe = directory / f".ctwm-probe.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         probe.touch(exist_ok=False)
         probe.unlink()
@@ -196,7 +194,7 @@ def atomic_write(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; when the block succeeds, flush it to disk and rename
     it to ``path``; when it fails (or a signal interrupts it), delete it."""
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         try:
             yield tmp
@@ -253,6 +251,8 @@ def write_parquet(table, path: str | Path) -> str:
 
 
 def sha256(path: str | Path) -> str:
+    import hashlib  # here: OpenSSL's bindings cost every command's start ~4 ms, and few commands hash
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
