@@ -155,7 +155,7 @@ class _Counted:
 
     def __init__(self, reader: TraceReader, group_by: str | None = None, by: Sequence[str] = (), *,
                  table: bool = True):
-        self.reader, self.group_by, self.by = reader, group_by, tuple(by)
+        self.reader, self.group_by, self.by, self.wanted = reader, group_by, tuple(by), table
         self.engine = reader.open_engine()
         try:
             self.rows_sql, self.checks = reader.canonical_sql(self.engine, strict_item=False)
@@ -209,7 +209,7 @@ class _Counted:
         return self.reader.fetch(self.engine, f"SELECT {', '.join(parts)} FROM ({self.rows_sql})", self.checks)[0]
 
     def table(self) -> pa.Table | None:
-        return None if self.agg is None else self.agg.select([*self.keys, "n"])
+        return self.agg.select([*self.keys, "n"]) if self.wanted else None
 
     def distinct_items(self) -> int:
         """Distinct memory items: rows of the kinds that carry no memory item (a ``search`` row's item is
