@@ -9,6 +9,7 @@ or any command module is loaded, and everything else builds the application firs
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import traceback
@@ -124,7 +125,14 @@ def _one_line_warnings():
 
 
 def _exit(code: int, argv: Sequence[str] | None) -> int:
-    """As a script (argv None): exit with ``code``; called from Python: return it."""
+    """As a script (argv None): exit with ``code``; called from Python: return it.
+
+    Before a script exits, every object is moved to the collector's permanent generation
+    (``gc.freeze``): interpreter shutdown runs full collections over every object still alive, and
+    with numpy, pyarrow, DuckDB, Typer and pydantic loaded those took 0.05-0.1 s of each command's
+    exit (``benchmarks/bench_inspect.py``). Objects are still released, files flushed and ``atexit``
+    handlers run; only cycles among them are left for the process's end to reclaim."""
     if argv is None:
+        gc.freeze()
         sys.exit(code)
     return code

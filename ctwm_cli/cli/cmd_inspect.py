@@ -36,7 +36,7 @@ def inspect(
 
     read = opts.read_options()
     with progress_bar("reading traces") as progress:
-        scans = paths.scan_paths(traces, read, progress=progress, labels=trace_labels(label, traces))
+        scans = paths.scan_paths(traces, read, progress=progress, labels=trace_labels(label, traces), table=False)
     rows = [s.to_dict() for s in scans]
     emit("inspect", {"results": rows}, rows, fmt, tables=[_table(s) for s in scans])
 

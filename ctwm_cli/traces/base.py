@@ -16,7 +16,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
 from .engine import Engine, EngineOptions, quote_ident, quote_literal
@@ -215,6 +214,12 @@ class TraceReader(ABC):
         """(files, directories) DuckDB may read for this trace; nothing for a trace already in memory."""
         return (), ()
 
+    @property
+    def column_statistics(self) -> bool:
+        """Whether DuckDB answers ``min``/``max`` of the canonical rows from the files' own column
+        statistics (Parquet footers) without reading the values: False unless a reader says so."""
+        return False
+
     def open_engine(self, *, preserve_order: bool = False) -> Engine:
         """A sandboxed :class:`Engine` that can read this trace's inputs and nothing else."""
         files, dirs = self.inputs()
@@ -385,7 +390,7 @@ class ArrowReader(TraceReader):
     def __init__(self, table: pa.Table, source: str, fmt: str, columns: ColumnMap, keep: Sequence[str] = (),
                  optional: Sequence[str] = (), *, where: str | None = None, engine: EngineOptions | None = None):
         super().__init__(source, fmt, columns, keep, optional, where=where, engine=engine)
-        decoded = [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
+        decoded = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
         self.table = pa.table(decoded, names=table.column_names)
         self.columns_found = list(table.column_names)
         self.check_required(self.columns_found)

@@ -29,17 +29,13 @@ from typing import Any
 
 from ..errors import InputError
 from .guard import load_json_documents, read_document
+from .sources import is_sqlite
 
 MEM0_EVENTS = {"ADD": "write", "UPDATE": "update", "DELETE": "archive"}
 MEM0_EVENT_NAMES = frozenset({*MEM0_EVENTS, "NONE"})
 #: Fields of a Mem0 history row besides ``memory_id`` and ``event`` (one of them must be present).
 HISTORY_FIELDS = ("old_memory", "new_memory", "created_at", "updated_at", "is_deleted", "actor_id", "role")
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
-SQLITE_MAGIC = b"SQLite format 3\x00"
-#: A Mem0 history export records the store's writes only.
-MEM0_NOTE = ("a Mem0 history export holds writes, updates and deletes but no retrievals: `ctwm health` reads it; "
-             "audit, concentration and psd need retrieve or inject events (Mem0 records no searches: "
-             "ctwm_cli.integrations.mem0 logs them)")
 _MEMORIES_HINT = ("it holds memories, not history events: pass it as --objects to ctwm health, or as --owners to "
                   "ctwm import mem0; the history is Mem0's history.db or Memory.history() output")
 
@@ -101,14 +97,6 @@ def parse_time(value: Any) -> float | None:
 
 # --------------------------------------------------------------------------------------------
 # Recognising what a file is
-
-
-def is_sqlite(path: str | Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
 
 
 def is_history_row(row: Any) -> bool:

@@ -41,8 +41,11 @@ def open_path(
 def scan_paths(
     paths: Sequence[str | Path], read: ReadOptions | ColumnMap | None = None, *, group_by: str | None = None,
     progress: ProgressCallback | None = None, stats: bool = True, labels: Sequence[str | None] | None = None,
+    table: bool = True,
 ) -> list[TraceScan]:
-    """One :class:`TraceScan` per path (what ``ctwm inspect`` reports); ``labels`` as in :func:`read_counts`."""
+    """One :class:`TraceScan` per path (what ``ctwm inspect`` reports); ``labels`` as in :func:`read_counts`;
+    ``stats`` and ``table`` as in :func:`~ctwm_cli.traces.aggregate.scan_trace` (the Dask engine always
+    returns the table)."""
     read = as_read_options(read)
     named = path_labels(paths, labels)
     if read.engine.engine == "dask":
@@ -51,7 +54,7 @@ def scan_paths(
         return [relabelled(dask_scan(open_path(p, read, group_by=group_by), group_by=group_by), name)
                 for p, name in zip(paths, named, strict=True)]
     return [relabelled(scan_trace(open_path(p, read, group_by=group_by), group_by=group_by, progress=progress,
-                              stats=stats), name)
+                              stats=stats, table=table), name)
             for p, name in zip(paths, named, strict=True)]
 
 

@@ -9,26 +9,36 @@ CSV) or row (Parquet, Arrow) at fault.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import tempfile
 import warnings
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from ..checks import check_choice
 from ..errors import CtwmWarning, InputError, UsageError
-from . import jsonl
 from .base import Check, TraceReader, engine_message
 from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_ident, quote_literal
 from .guard import MAX_LINE_BYTES
 from .predicate import check_where
 from .schema import ColumnMap
-from .mem0 import is_sqlite
-from .sources import JSONL_SUFFIXES, Layout, remove_file, resolve, spool_stdin
-from .telemetry import TelemetryReader, sniff_format
+from .sources import JSONL_SUFFIXES, Layout, is_sqlite, remove_file, resolve, spool_stdin
 
 _JSON_SAMPLE_ROWS = 20480
+#: The modules of the inputs that need more than DuckDB's own reader, each imported the first time a
+#: trace needs it: ``jsonl`` (JSONL's line-by-line hardening pass and error locator) and ``telemetry``
+#: (recognising and reading OTLP spans, OpenInference and Mem0 history, with the Arrow writer behind
+#: them). A Parquet, CSV or Arrow IPC trace loads neither: ``ctwm inspect`` of a Parquet file starts
+#: ~30 ms sooner without bytecode caches (``benchmarks/bench_inspect.py``).
+FORMAT_MODULES = {"jsonl": "jsonl", "telemetry": "telemetry"}
+
+
+def format_module(kind: str) -> ModuleType:
+    """The module of ``kind`` (a key of :data:`FORMAT_MODULES`), imported on first use."""
+    return importlib.import_module(f"{__package__}.{FORMAT_MODULES[kind]}")
 
 
 class TornLineWarning(CtwmWarning):
@@ -49,7 +59,7 @@ class FileReader(TraceReader):
         self.layout = layout
         self._keys: list[str] = []  # wanted JSONL keys found anywhere in the file (not only in DuckDB's sample)
         if layout.format == "jsonl":
-            found = jsonl.harden(layout, self._counted_keys())
+            found = format_module("jsonl").harden(layout, self._counted_keys())
             if not found.content:
                 raise InputError(f"{self.source}: trace is empty (no rows)")
             self._keys = found.keys
@@ -62,7 +72,7 @@ class FileReader(TraceReader):
         if layout.format == "parquet" and len(layout.files) > 1 and self.columns.count in self._sampled:
             self._check_kinds(self._parquet_files_with(self.columns.count))
         if layout.format == "jsonl" and self.columns.item not in self._sampled:
-            err = jsonl.locate(layout, self.columns, self.keep, self._required_keep)
+            err = format_module("jsonl").locate(layout, self.columns, self.keep, self._required_keep)
             if err is not None:
                 raise err
         self.check_required(self.columns_found)
@@ -105,7 +115,7 @@ class FileReader(TraceReader):
             fd, name = tempfile.mkstemp(prefix="ctwm-torn-", suffix=".jsonl")
             weakref.finalize(self, remove_file, name)
             with os.fdopen(fd, "wb") as out:
-                jsonl.without_torn_line(layout, path, line_no, out)
+                format_module("jsonl").without_torn_line(layout, path, line_no, out)
             where = f"{layout.source}: {layout.relative(path)}" if layout.dataset else layout.source
             warnings.warn(f"{where}: line {line_no}: incomplete final line (the writer stopped mid-line); "
                           f"read the {line_no - 1:,} complete lines before it", TornLineWarning, stacklevel=4)
@@ -119,6 +129,10 @@ class FileReader(TraceReader):
 
     def inputs(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return tuple(self.layout.files), (() if self.layout.root is None else (self.layout.root,))
+
+    @property
+    def column_statistics(self) -> bool:
+        return self.layout.format == "parquet" and self.where is None  # a row filter needs the values
 
     def _register(self, engine: Engine) -> None:
         if self.layout.fs is not None:
@@ -214,7 +228,7 @@ class FileReader(TraceReader):
 
     def _open_error(self, exc: Exception) -> InputError:
         if self.layout.format == "jsonl":
-            err = jsonl.locate(self.layout, self.columns, self.keep, self._required_keep)
+            err = format_module("jsonl").locate(self.layout, self.columns, self.keep, self._required_keep)
             if err is not None:
                 return err
         kind = {"parquet": "Parquet", "ipc": "Arrow IPC/Feather", "csv": "CSV", "jsonl": "JSONL"}[self.layout.format]
@@ -232,7 +246,7 @@ class FileReader(TraceReader):
         import duckdb
 
         if self.layout.format == "jsonl":
-            err = jsonl.locate(self.layout, self.columns, self.keep, self._required_keep)
+            err = format_module("jsonl").locate(self.layout, self.columns, self.keep, self._required_keep)
             return err or InputError(f"{self.source}: {engine_message(exc)}")
         try:
             hit = self._first_bad_row(checks)
@@ -306,16 +320,17 @@ def open_trace(
         return reader
     if input_format in ("auto", "mem0") and Path(text).is_file() and is_sqlite(text):
         # Mem0's history.db (a foreign SQLite database gets one line saying so)
-        return TelemetryReader(text, "mem0", keep, optional, where=where, engine=engine)
+        return format_module("telemetry").TelemetryReader(text, "mem0", keep, optional, where=where, engine=engine)
     layout = resolve(text)
     single_json = len(layout.files) == 1 and layout.root is None and layout.format == "jsonl"
     if input_format == "auto" and single_json and layout.fs is None and text.lower().endswith(JSONL_SUFFIXES):
-        input_format = sniff_format(layout.files[0], columns) or "auto"
+        input_format = format_module("telemetry").sniff_format(layout.files[0], columns) or "auto"
     if input_format != "auto":
         if Path(text).is_dir():
             raise InputError(f"{text}: input_format {input_format} reads a file, not a directory",
                              params=("input_format",))
-        return TelemetryReader(text, input_format, keep, optional, where=where, engine=engine)
+        return format_module("telemetry").TelemetryReader(text, input_format, keep, optional, where=where,
+                                                          engine=engine)
     return FileReader(layout, columns, keep, optional, where=where, engine=engine)
 
 

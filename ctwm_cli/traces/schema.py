@@ -34,6 +34,10 @@ CONTEXT_EVENT_KINDS = ("search", "context", "task_outcome")
 #: task's outcome, and (on ``supersede`` rows) the item that supersedes ``item``.
 HEALTH_COLUMNS = ("task", "outcome", "by")
 DEFAULT_EVENT = "retrieve"
+#: A Mem0 history export records the store's writes only.
+MEM0_NOTE = ("a Mem0 history export holds writes, updates and deletes but no retrievals: `ctwm health` reads it; "
+             "audit, concentration and psd need retrieve or inject events (Mem0 records no searches: "
+             "ctwm_cli.integrations.mem0 logs them)")
 #: Column names that hold who or what a row belongs to, never the memory item itself.
 _OWNER_IDS = frozenset({"run_id", "session_id", "user_id", "agent_id", "trace_id", "span_id", "task_id", "thread_id"})
 INTEGER_COLUMNS = frozenset({"step", "rank", "tokens", "count"})

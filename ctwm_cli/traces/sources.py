@@ -37,6 +37,18 @@ def format_of_name(name: str) -> str | None:
     return None
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite(path: str | Path) -> bool:
+    """Whether ``path`` is an SQLite database (Mem0's history.db), by its header."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
 def _format_by_magic(head: bytes) -> str | None:
     if head.startswith(b"PAR1"):
         return "parquet"

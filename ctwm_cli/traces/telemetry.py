@@ -60,11 +60,12 @@ from .base import ArrowReader
 from .engine import EngineOptions
 from .guard import read_document
 from .mem0 import (
-    MEM0_EVENTS, MEM0_NOTE, is_sqlite, looks_like_history, looks_like_memories, mem0_history, mem0_rows, read_owners,
+    MEM0_EVENTS, looks_like_history, looks_like_memories, mem0_history, mem0_rows, read_owners,
 )
 from .openinference import looks_like_openinference, openinference_trace_rows
 from .otel import INFERENCE_OPS, SEARCH_OPS, WRITE_OPS, any_value, otel_rows
-from .schema import ColumnMap
+from .schema import MEM0_NOTE, ColumnMap
+from .sources import is_sqlite
 
 __all__ = [
     "INFERENCE_OPS", "MEM0_EVENTS", "ROW_COLUMNS", "SEARCH_OPS", "TELEMETRY_FORMATS", "WRITE_OPS", "ImportResult",
