@@ -11,8 +11,8 @@ turn (A B A B ...) so drift hits both, after one warm-up pair. Printed: the medi
 per-round ratios report/audit. Target: <= 2.
 
 The report does the audit's work (the same ``audit_many`` call), then reads the trace again for the PSD and the
-allocation and draws five figures; the bootstrap dominates both. Cross-check with an external timer:
-``farm-bench -n 3 --timeout 900 --vs 'ctwm audit T --seed 1' -- ctwm report T -o /tmp/r.html --seed 1``.
+allocation and draws five figures; the bootstrap dominates both. Cross-check with an external timer,
+e.g. ``/usr/bin/time -v`` around ``ctwm audit T --seed 1`` and ``ctwm report T -o /tmp/r.html --seed 1`` in turn.
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ plotting (matplotlib) loads only for the commands that draw. scipy 1.17's ``scip
 array-API layer, which touches every lazy attribute of numpy and so imports ``numpy.f2py`` (with
 ``charset_normalizer``) and ``numpy.testing``: about 0.15 s of its cost.
 
-Cross-check with an external timer: ``farm-bench -n 15 --vs 'python -c "import typer, rich"' -- ctwm --version``.
+Cross-check with an external timer, e.g. ``/usr/bin/time -v ctwm --version`` against
+``/usr/bin/time -v python -c "import typer, rich"``, run in turn.
 """
 
 from __future__ import annotations
