@@ -94,6 +94,11 @@ def forward_gradient(fun: Callable[[np.ndarray], float], x: np.ndarray, f0: floa
     return g
 
 
+def _scalar(fx):
+    """The objective's value as minimize's ScalarFunction passes it on (a 0-d or 1-element array unwrapped)."""
+    return fx if np.isscalar(fx) else np.asarray(fx).item()
+
+
 def minimize(fun: Callable, x0, box: list[tuple[float, float]], *, jac: bool = False
              ) -> tuple[np.ndarray, float, bool]:
     """(x, f, success) of ``scipy.optimize.minimize(fun, x0, jac=jac, method="L-BFGS-B", bounds=box)``.
@@ -117,8 +122,7 @@ def minimize(fun: Callable, x0, box: list[tuple[float, float]], *, jac: bool = F
         nbd[i] = {(False, False): 0, (True, False): 1, (True, True): 2, (False, True): 3}[lo_finite, up_finite]
 
     def value(at: np.ndarray) -> float:
-        fx = fun(at.copy())
-        return fx if np.isscalar(fx) else np.asarray(fx).item()
+        return _scalar(fun(at.copy()))
 
     state = {"nfev": 0}
 
@@ -126,8 +130,7 @@ def minimize(fun: Callable, x0, box: list[tuple[float, float]], *, jac: bool = F
         state["nfev"] += 1
         if jac:
             fx, gx = fun(at.copy())
-            fx = fx if np.isscalar(fx) else np.asarray(fx).item()
-            return fx, np.atleast_1d(gx)
+            return _scalar(fx), np.atleast_1d(gx)
         fx = value(at)
         state["nfev"] += n
         return fx, forward_gradient(value, at.copy(), fx, lb, ub)

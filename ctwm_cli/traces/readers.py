@@ -33,12 +33,14 @@ _JSON_SAMPLE_ROWS = 20480
 #: (recognising and reading OTLP spans, OpenInference and Mem0 history, with the Arrow writer behind
 #: them). A Parquet, CSV or Arrow IPC trace loads neither: ``ctwm inspect`` of a Parquet file starts
 #: ~30 ms sooner without bytecode caches (``benchmarks/bench_inspect.py``).
-FORMAT_MODULES = {"jsonl": "jsonl", "telemetry": "telemetry"}
+FORMAT_MODULES = ("jsonl", "telemetry")
 
 
-def format_module(kind: str) -> ModuleType:
-    """The module of ``kind`` (a key of :data:`FORMAT_MODULES`), imported on first use."""
-    return importlib.import_module(f"{__package__}.{FORMAT_MODULES[kind]}")
+def format_module(name: str) -> ModuleType:
+    """The module ``name`` of :data:`FORMAT_MODULES`, imported on first use."""
+    if name not in FORMAT_MODULES:
+        raise KeyError(name)
+    return importlib.import_module(f"{__package__}.{name}")
 
 
 class TornLineWarning(CtwmWarning):
