@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from .._version import __version__
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from . import families as fam
+from . import special
 from .bootstrap import GofResult, gof_result, gof_tasks
 from .calibrate import Calibration
 from .calibrate import calibrate as run_calibration

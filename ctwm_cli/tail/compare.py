@@ -18,9 +18,9 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy import special
 
 from ..results import ToDict, result
+from . import special
 
 
 @result

@@ -18,12 +18,12 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+
+from . import special
+from .kernels import kernel
 # scalar calls: the same C functions as the ufuncs (the same bits, tests/test_tail_scalar_math.py) at an
 # eighth of a ufunc call's overhead, which the fits pay per evaluation (issue 29)
-from scipy.special import cython_special as cs
-
-from .kernels import kernel
+from .special import cython_special as cs
 
 DIRECT_TERMS = 2048
 

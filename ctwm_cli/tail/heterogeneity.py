@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import chdtrc
 
 from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
 from .powerlaw import power_law_mle
+from .special import chdtrc
 from .zeta import log_hurwitz_zeta
 
 MIN_GROUP_TAIL = 10

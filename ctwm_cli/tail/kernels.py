@@ -30,6 +30,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..deferred import submodule
+
 OPTIONS = {"cache": True, "nogil": True}  # numba.njit options of every kernel (fastmath stays off)
 #: a histogram with at most this many distinct values is audited without numba when nothing is
 #: replicated: measured 0.02-0.2 s interpreted up to 1,500 distinct values against numba's ~0.45 s set-up
@@ -82,6 +84,9 @@ def compile_all() -> None:
     with _LOCK:
         if _STATE["compiled"]:
             return
+        # numba checks for BLAS by importing scipy.linalg.cython_blas, which would run scipy.linalg's
+        # __init__ and its array-API layer (~0.1 s, 15 MiB) for kernels that call no BLAS
+        submodule("scipy.linalg.cython_blas")
         import numba  # the one place numba loads (see the module doc)
 
         for k in KERNELS:

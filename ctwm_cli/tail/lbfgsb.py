@@ -15,21 +15,20 @@ a bound). The engine sees the same sequence of (x, f, g), so the optimum is the 
 compare both on fits of every family and on textbook problems (tests/test_tail_lbfgsb.py), and
 tests/test_audit_golden.py pins whole audits' JSON from before.
 
-The extension is loaded from its file inside scipy's package, so ``scipy.optimize/__init__`` does not
-run; on a scipy whose engine has another interface (before 1.15, the Fortran one) or lives elsewhere,
-the module falls back to ``scipy.optimize.minimize`` itself.
+The extension is imported without running ``scipy.optimize``'s ``__init__`` (:mod:`ctwm_cli.deferred`);
+on a scipy whose engine has another interface (before 1.15, the Fortran one) or lives elsewhere, the
+module falls back to ``scipy.optimize.minimize`` itself.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import math
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
 import numpy as np
+
+from ..deferred import submodule
 
 M = 10  # maxcor
 FTOL = 2.2204460492503131e-09
@@ -53,21 +52,13 @@ def _setulb() -> Callable | None:
         return None
     if (major, minor) < (1, 15):
         return None
-    name = "scipy.optimize._lbfgsb"
-    for path in sorted((Path(scipy.__file__).parent / "optimize").glob("_lbfgsb.*")):
-        if not any(path.name.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES):
-            continue
-        try:
-            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-            spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-        except (ImportError, OSError):
-            return None
-        setulb = getattr(module, "setulb", None)
-        doc = (getattr(setulb, "__doc__", "") or "").splitlines()
-        return setulb if doc and doc[0].strip() == _SIGNATURE else None
-    return None
+    try:
+        engine = submodule("scipy.optimize._lbfgsb")
+    except ImportError:
+        return None
+    setulb = getattr(engine, "setulb", None)
+    doc = (getattr(setulb, "__doc__", "") or "").splitlines()
+    return setulb if doc and doc[0].strip() == _SIGNATURE else None
 
 
 def forward_gradient(fun: Callable[[np.ndarray], float], x: np.ndarray, f0: float, lb: np.ndarray,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
+from . import special
 from .powerlaw import sample_power_law
 
 

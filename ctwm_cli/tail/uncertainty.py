@@ -23,10 +23,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import kolmogi, ndtri
 
 from ..results import ToDict, jsonable, result
 from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
+from .special import kolmogi, ndtri
 
 QUANTITIES = ("xmin", "alpha", "n_tail")
 CHUNK = 50
