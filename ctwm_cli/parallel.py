@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 from threadpoolctl import threadpool_limits
@@ -115,6 +113,10 @@ def _run_processes(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int, de
     if jobs <= 1:
         _run_inline(fn, tasks, deliver)
         return
+    # here, not at module level: a run on one job never pays for multiprocessing (~0.03 s, issue 29)
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker)
     try:
