@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 import threading
 from dataclasses import dataclass
@@ -95,3 +97,24 @@ def local_model():
         pytest.skip(str(exc))
     with LocalModelServer(port=0, threads=1) as info:  # 2 threads on a busy 2-core machine: ~30x slower
         yield info
+
+
+@pytest.fixture
+def cli_in_child():
+    """``cli_in_child(["audit", path, "--json"], watched)`` -> (the JSON it printed, which of the module
+    names ``watched`` it loaded): ``python -m ctwm_cli ...`` as a script (its exit path included) in a
+    fresh interpreter, so the modules a command imports can be seen (issue 29)."""
+
+    def _run(argv: list[str], watched: tuple[str, ...]) -> tuple[dict, list[str]]:
+        probe = (
+            "import json, runpy, sys\n"
+            f"sys.argv = ['ctwm', *{list(argv)!r}]\n"
+            "try:\n    runpy.run_module('ctwm_cli', run_name='__main__')\n"
+            "except SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
+            f"print(json.dumps([m for m in {tuple(watched)!r} if m in sys.modules]), file=sys.stderr)\n"
+        )
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+        return json.loads(out.stdout), json.loads(out.stderr.strip().splitlines()[-1])
+
+    return _run

@@ -5,9 +5,6 @@ JSONL or telemetry reader, no ``pyarrow.compute``, no pandas; a scan without its
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,31 +20,17 @@ NOT_FOR_PARQUET = ("ctwm_cli.traces.jsonl", "ctwm_cli.traces.telemetry", "ctwm_c
                    "pyarrow.compute", "pandas", "sqlite3")
 
 
-def _inspect_in_child(path) -> tuple[list[dict], list[str]]:
-    """``python -m ctwm_cli inspect PATH --json`` as a script (its exit path included), in a fresh
-    interpreter: the JSON it printed and which of :data:`NOT_FOR_PARQUET` it loaded."""
-    probe = (
-        "import json, runpy, sys\n"
-        f"sys.argv = ['ctwm', 'inspect', {str(path)!r}, '--json']\n"
-        "try:\n    runpy.run_module('ctwm_cli', run_name='__main__')\n"
-        "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
-        f"print(json.dumps([m for m in {NOT_FOR_PARQUET!r} if m in sys.modules]), file=sys.stderr)\n"
-    )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout)["results"], json.loads(out.stderr.strip().splitlines()[-1])
-
-
 def _events(n: int = 3000) -> pa.Table:
     items = [f"m{(i * 7919) % 97 if i % 3 else i % 5}" for i in range(n)]
     return pa.table({"item": items, "step": [1000 + i // 4 for i in range(n)], "run": [f"r{i % 6}" for i in range(n)]})
 
 
-def test_parquet_inspect_loads_no_other_format_reader(tmp_path):
+def test_parquet_inspect_loads_no_other_format_reader(tmp_path, cli_in_child):
     t = _events()
     path = tmp_path / "t.parquet"
     pq.write_table(t, path)
-    (doc,), loaded = _inspect_in_child(path)
+    out, loaded = cli_in_child(["inspect", str(path), "--json"], NOT_FOR_PARQUET)
+    (doc,) = out["results"]
     assert loaded == []
     assert doc["n_rows"] == t.num_rows
     assert doc["n_items"] == len(set(t.column("item").to_pylist()))
@@ -55,10 +38,11 @@ def test_parquet_inspect_loads_no_other_format_reader(tmp_path):
     assert doc["runs"] == 6 and doc["events"] == {"retrieve": t.num_rows}
 
 
-def test_jsonl_inspect_loads_its_readers(tmp_path):  # the probe itself can fail
+def test_jsonl_inspect_loads_its_readers(tmp_path, cli_in_child):  # the probe itself can fail
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in _events(50).to_pylist()))
-    (doc,), loaded = _inspect_in_child(path)
+    out, loaded = cli_in_child(["inspect", str(path), "--json"], NOT_FOR_PARQUET)
+    (doc,) = out["results"]
     assert doc["n_rows"] == 50
     assert {"ctwm_cli.traces.jsonl", "ctwm_cli.traces.telemetry"} <= set(loaded)
 

@@ -50,24 +50,11 @@ def test_nested_pvalue_is_scipy_stats_chi2(lr):
     assert c.pvalue == float(0.5 * stats.chi2.sf(lr, 1))
 
 
-#: what ``ctwm audit COUNTS.parquet --bootstrap 0`` has no use for: Typer's pydantic coercion (Typer >= 0.29),
+#: what ``ctwm audit COUNTS.parquet --bootstrap 0`` has no use for (watched by the ``cli_in_child`` fixture): Typer's pydantic coercion (Typer >= 0.29),
 #: the packages' __init__ of scipy.special (its array-API layer) and scipy.optimize, Arrow compute
 #: kernels, process pools and numba (a histogram this small runs its kernels as Python)
 NOT_AT_B0 = ("pydantic", "scipy.special._basic", "scipy._lib._array_api", "numpy.f2py", "scipy.optimize._minimize",
              "pyarrow.compute", "multiprocessing", "numba", "scipy.stats", "matplotlib", "polars", "pandas")
-
-
-def _cli_in_child(argv: list[str]) -> tuple[dict, list[str]]:
-    probe = (
-        "import json, runpy, sys\n"
-        f"sys.argv = ['ctwm', *{argv!r}]\n"
-        "try:\n    runpy.run_module('ctwm_cli', run_name='__main__')\n"
-        "except SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
-        f"print(json.dumps([m for m in {NOT_AT_B0!r} if m in sys.modules]), file=sys.stderr)\n"
-    )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout), json.loads(out.stderr.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +68,9 @@ def counts_file(tmp_path_factory):
     return path, counts
 
 
-def test_cli_audit_at_b0_loads_only_what_it_runs(counts_file):
+def test_cli_audit_at_b0_loads_only_what_it_runs(counts_file, cli_in_child):
     path, counts = counts_file
-    doc, loaded = _cli_in_child(["audit", str(path), "--bootstrap", "0", "--seed", "3", "--json"])
+    doc, loaded = cli_in_child(["audit", str(path), "--bootstrap", "0", "--seed", "3", "--json"], NOT_AT_B0)
     assert loaded == []
     from ctwm_cli import audit
 
@@ -93,7 +80,8 @@ def test_cli_audit_at_b0_loads_only_what_it_runs(counts_file):
     assert row["verdict"]["verdict"] == mine.verdict.verdict
 
 
-def test_cli_audit_with_replicates_loads_numba_and_a_pool(counts_file):  # the probe above can fail
+def test_cli_audit_with_replicates_loads_numba_and_a_pool(counts_file, cli_in_child):  # the probe above can fail
     path, _ = counts_file
-    _, loaded = _cli_in_child(["audit", str(path), "--bootstrap", "4", "--jobs", "2", "--seed", "3", "--json"])
+    argv = ["audit", str(path), "--bootstrap", "4", "--jobs", "2", "--seed", "3", "--json"]
+    _, loaded = cli_in_child(argv, NOT_AT_B0)
     assert "numba" in loaded and "multiprocessing" in loaded
