@@ -50,9 +50,10 @@ def test_nested_pvalue_is_scipy_stats_chi2(lr):
     assert c.pvalue == float(0.5 * stats.chi2.sf(lr, 1))
 
 
-#: what ``ctwm audit COUNTS.parquet --bootstrap 0`` has no use for (watched by the ``cli_in_child`` fixture): Typer's pydantic coercion (Typer >= 0.29),
-#: the packages' __init__ of scipy.special (its array-API layer) and scipy.optimize, Arrow compute
-#: kernels, process pools and numba (a histogram this small runs its kernels as Python)
+#: what ``ctwm audit COUNTS.parquet --bootstrap 0`` has no use for (watched by the ``cli_in_child``
+#: fixture): Typer's pydantic coercion (Typer >= 0.29), the packages' __init__ of scipy.special (its
+#: array-API layer) and scipy.optimize, Arrow compute kernels, process pools and numba (a histogram
+#: this small runs its kernels as Python)
 NOT_AT_B0 = ("pydantic", "scipy.special._basic", "scipy._lib._array_api", "numpy.f2py", "scipy.optimize._minimize",
              "pyarrow.compute", "multiprocessing", "numba", "scipy.stats", "matplotlib", "polars", "pandas")
 
