@@ -1,6 +1,6 @@
 """Whole audits give the JSON they gave before issue 29's faster fits, character for character, and the
 same null distributions bit for bit (tests/data/audit_golden.json, written by
-tests/data/make_audit_golden.py from commit 4f7bdf5)."""
+tests/data/make_audit_golden.py from commit 4f7bdf5, written again once after the discrete MLE's fix)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The pruned x_min scan (tail/scan.py) gives the fits and bootstrap null distributions of the plain
 scan it replaced, bit for bit: tests/data/scan_golden.json was written by
-tests/data/make_scan_golden.py from the code before the pruning (commit c024add)."""
+tests/data/make_scan_golden.py from the code before the pruning (commit c024add), and written again once after
+the discrete MLE's fix (see make_scan_golden.py)."""
 
 from __future__ import annotations
 

@@ -100,6 +100,10 @@ def _mle_discrete(xmin: float, n: float, logsum: float) -> float:
         d = z2 / z0 - psi * psi
         step = h / d if d > 0 else math.nan
         nxt = a - step
+        # converged: tested before the bracket, because a step below rounding leaves nxt == a == lo,
+        # which the bracket test would take for a step out of it (and restart by bisection from 2a)
+        if math.isfinite(nxt) and abs(nxt - a) <= 1e-13 * a:
+            return nxt
         if not math.isfinite(nxt) or nxt <= lo or (not math.isnan(hi) and nxt >= hi):
             nxt = 0.5 * (lo + hi) if not math.isnan(hi) else max(2.0 * a, lo + 1.0)
         if abs(nxt - a) <= 1e-13 * a:
