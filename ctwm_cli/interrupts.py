@@ -51,7 +51,17 @@ def interrupt_cause(exc: BaseException) -> KeyboardInterrupt | None:
 RAISED: list[Interrupted] = []
 
 
+_OWNER = {"pid": os.getpid()}  # the process whose signals_raise installed _raise
+
+
 def _raise(signum: int, frame) -> None:
+    if os.getpid() != _OWNER["pid"]:
+        # a forked child that received the signal before _after_fork_in_child reset the handler (the
+        # parent's terminate() can reach a worker that early): the default action, without a traceback
+        if signum == signal.SIGTERM:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        raise KeyboardInterrupt
     exc = Interrupted(signum)
     RAISED.append(exc)
     raise exc
@@ -71,6 +81,7 @@ def signals_raise() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _OWNER["pid"] = os.getpid()
     previous = {s: signal.signal(s, _raise) for s in HANDLED}
     try:
         yield
