@@ -27,7 +27,7 @@ from .errors import InputError, UsageError
 ROOT_ENV = "CTWM_CONFINE_ROOT"
 REMOTE_ENV = "CTWM_CONFINE_ALLOW_REMOTE"
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-RULE = "a config's entry reads only files inside its repository"
+RULE = "a config's entries read and write only files inside its repository"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
