@@ -59,12 +59,18 @@ def is_remote(name: str) -> bool:
 
 def admit_name(name: str, rules: Confinement | None = None) -> None:
     """Refuse a URL, protocol or ``-`` in a confined process (unless the operator allowed remote traces)."""
+    _no_nul(name)
     rules = rules or active()
     if rules is None or not is_remote(name) or (rules.allow_remote and name != "-"):
         return
     what = "standard input" if name == "-" else "a URL or fsspec protocol"
     hint = "" if name == "-" else "; a CI operator may allow remote traces with ctwm check --allow-remote"
     raise UsageError(f"{name!r}: {what} is never read from a config ({RULE}{hint})")
+
+
+def _no_nul(name: str) -> None:
+    if "\x00" in name:  # no file name can hold one (the OS raises ValueError instead of answering)
+        raise UsageError(f"{name!r}: a file name cannot hold a NUL character")
 
 
 def admit_files(source: str, files: Sequence[str], rules: Confinement | None = None) -> list[str]:
@@ -74,6 +80,7 @@ def admit_files(source: str, files: Sequence[str], rules: Confinement | None = N
     and Arrow take UTF-8 names only). In a confined process: see the module docstring."""
     rules = rules or active()
     for f in files:
+        _no_nul(f)
         try:
             f.encode("utf-8")
         except UnicodeEncodeError:

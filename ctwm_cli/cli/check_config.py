@@ -41,6 +41,9 @@ ALLOWED_OPTIONS: dict[str, frozenset[str]] = {
     "health": frozenset({*_READING, "run", "budget", "task_col", "outcome_col", "by_col", "input_format"}),
     "inspect": frozenset(_READING),
 }
+#: The longest value a config may give an option (the longest typed --where, below the kernel's 128 KiB
+#: bound on one argument).
+MAX_VALUE = 65_536
 #: Options whose value is a file the entry reads: admitted like its traces.
 PATH_OPTIONS = frozenset({"objects"})
 ALLOWED_OPTIONS["health"] |= PATH_OPTIONS
@@ -67,6 +70,8 @@ def read_config(path: str | None) -> tuple[Path, dict[str, Any]]:
             doc = tomllib.loads(p.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{p}: {exc}") from None
+        except RecursionError:
+            raise InputError(f"{p}: arrays or tables nested too deeply") from None
         table = doc.get("tool", {}).get("ctwm") if p.name == "pyproject.toml" else doc
         if table is None:
             if path:
@@ -134,6 +139,11 @@ def _flags(options: dict[str, Any], where: str, command: str, confine: Confine) 
         for v in values:
             if isinstance(v, bool) and not isinstance(value, list):
                 out.append(flag if v else f"--no-{key.replace('_', '-')}")
+            elif isinstance(v, str) and "\x00" in v:  # no argument of a process can hold one
+                raise UsageError(f"{where}: option {key!r} holds a NUL character")
+            elif isinstance(v, str) and len(v) > MAX_VALUE:  # nor be longer than the kernel's 128 KiB
+                raise UsageError(f"{where}: option {key!r} is {len(v):,} characters long; a config's value may be "
+                                 f"at most {MAX_VALUE:,}")
             elif isinstance(v, (int, float, str)) and not isinstance(v, bool):
                 text = confine.path(str(v), f"{where}: option {key!r}") if key in PATH_OPTIONS else str(v)
                 out.append(f"{flag}={text}")
@@ -148,6 +158,8 @@ def _traces(entry: dict[str, Any], where: str, confine: Confine) -> list[str]:
         raise UsageError(f"{where}: traces must be a list of paths or globs")
     traces: list[str] = []
     for pattern in patterns:
+        if "\x00" in pattern:
+            raise UsageError(f"{where}: a trace name holds a NUL character")
         if glob.has_magic(pattern) and not is_remote(pattern):
             hits = sorted(glob.glob(pattern, root_dir=confine.base))
             if not hits:
@@ -182,8 +194,10 @@ def entry_argv(entry: Any, index: int, confine: Confine) -> Entry:
     if "expect" in entry:
         argv.append(f"--expect={entry['expect']}")
     gates = entry.get("fail_on", [])
-    if not isinstance(gates, list):
+    if not isinstance(gates, list) or not all(isinstance(g, str) and "\x00" not in g for g in gates):
         raise UsageError(f"{where}: fail_on must be a list of conditions")
+    if "\x00" in str(entry.get("expect", "")):
+        raise UsageError(f"{where}: expect holds a NUL character")
     argv += [f"--fail-on={gate}" for gate in gates]
     argv += ["--format=json"]
     if command == "simulate":

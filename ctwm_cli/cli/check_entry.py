@@ -135,10 +135,13 @@ def _limit_memory(memory: int | None):
 def run_entry(argv: list[str], cwd: str, bounds: Bounds, env: dict[str, str]) -> EntryEnd:
     """Run ``ctwm ARGV`` under ``bounds`` with ``env`` added to this process's environment."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "ctwm_cli", *argv], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-                            start_new_session=True, env={**os.environ, **env},
-                            preexec_fn=_limit_memory(bounds.memory))
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "ctwm_cli", *argv], cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                                start_new_session=True, env={**os.environ, **env},
+                                preexec_fn=_limit_memory(bounds.memory))
+    except OSError as exc:  # E2BIG: a config with more traces than one command line holds
+        return EntryEnd(code=EXIT_INPUT, doc=None, last=f"cannot start the entry ({exc.strerror})", seconds=0.0)
     timed_out = False
     try:
         out, err_text = proc.communicate(timeout=bounds.seconds)
