@@ -65,12 +65,12 @@ def admit_name(name: str, rules: Confinement | None = None) -> None:
         return
     what = "standard input" if name == "-" else "a URL or fsspec protocol"
     hint = "" if name == "-" else "; a CI operator may allow remote traces with ctwm check --allow-remote"
-    raise UsageError(f"{name!r}: {what} is never read from a config ({RULE}{hint})")
+    raise UsageError(f"{name!r}: {what} is never read from a config ({RULE}{hint})", params=())
 
 
 def _no_nul(name: str) -> None:
     if "\x00" in name:  # no file name can hold one (the OS raises ValueError instead of answering)
-        raise UsageError(f"{name!r}: a file name cannot hold a NUL character")
+        raise UsageError(f"{name!r}: a file name cannot hold a NUL character", params=())
 
 
 def admit_files(source: str, files: Sequence[str], rules: Confinement | None = None) -> list[str]:
@@ -100,9 +100,9 @@ def _admit(source: str, path: str, rules: Confinement) -> None:
     rel = os.path.relpath(real, rules.root)
     named = path if path == source else f"{source}: {path}"
     if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
-        raise UsageError(f"{named}: resolves outside the repository {rules.root!r} ({RULE})")
+        raise UsageError(f"{named}: resolves outside the repository {rules.root!r} ({RULE})", params=())
     parts = set(rel.split(os.sep)) | set(os.path.normpath(path).split(os.sep))
     vcs = sorted(parts & VCS_DIRS)
     if vcs:
         raise UsageError(f"{named}: {vcs[0]}/ is version-control metadata, never read ({RULE}, never "
-                         ".git/, .hg/ or .svn/)")
+                         ".git/, .hg/ or .svn/)", params=())
