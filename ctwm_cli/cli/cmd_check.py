@@ -46,8 +46,8 @@ RemoteOpt = Annotated[bool, typer.Option(
     "--allow-remote", help="Let the config's traces be URLs (s3://, https://, ...): an operator's decision, "
     "never the config's. Local paths stay confined.")]
 MemoryOpt = Annotated[str | None, typer.Option(
-    "--entry-memory", metavar="SIZE", help="Address space each entry may use (RLIMIT_AS), e.g. 4GB [default: the "
-    "memory available when ctwm check starts, at least 2GiB].")]
+    "--entry-memory", metavar="SIZE", help="Address space each entry may use (RLIMIT_AS), e.g. 8GB [default: 4GiB, "
+    "or the memory available when ctwm check starts if less, at least 2GiB].")]
 TimeoutOpt = Annotated[float, typer.Option(
     "--entry-timeout", metavar="SECONDS", min=1.0, help="Wall time each entry may take before it is stopped.")]
 
