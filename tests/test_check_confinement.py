@@ -211,3 +211,22 @@ def test_g3_an_entry_killed_by_a_signal_fails_the_run(tmp_path):
     assert proc.returncode == 3, err
     (entry,) = json.loads(out)["entries"]
     assert entry["status"] == "error (signal SIGKILL)" and "out-of-memory" in entry["error"]
+
+
+def test_c1_an_objects_file_through_a_link_is_refused(tmp_path):
+    """C1: health's --objects from a config is admitted like a trace, link resolved."""
+    repo = _repo(tmp_path, 'junit_xml = "j.xml"\n[[check]]\nname = "e1"\ncommand = "health"\ntraces = ["t.jsonl"]\n'
+                 'options = { objects = "objs.jsonl" }\n')
+    (repo / "objs.jsonl").symlink_to(tmp_path / "credentials")
+    proc = _check(repo)
+    assert proc.returncode == 2 and "objs.jsonl" in proc.stderr and "outside the repository" in proc.stderr
+    _no_secret(repo, proc)
+
+
+@pytest.mark.parametrize(("args", "message"), [(["--entry-memory", "lots"], "must be a size such as 4GB"),
+                                               (["--entry-memory", "1GB"], "at least 2GiB"),
+                                               (["--entry-timeout", "0"], "--entry-timeout")])
+def test_bounds_flags_are_checked(tmp_path, args, message):
+    repo = _repo(tmp_path, _entry('["t.jsonl"]'))
+    proc = _check(repo, *args)
+    assert proc.returncode == 2 and message in proc.stderr

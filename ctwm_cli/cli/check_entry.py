@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -28,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from ..errors import EXIT_CHECK_FAILED, EXIT_INPUT, EXIT_UNEXPECTED
+from ..errors import EXIT_CHECK_FAILED, EXIT_INPUT, EXIT_UNEXPECTED, UsageError
 
 #: The exit code ``ctwm check`` gives for an entry stopped by a signal, its memory or its time bound:
 #: an input/data error (the entry's data or predicate could not be processed within the bounds).
@@ -199,10 +200,6 @@ _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "k
 
 def parse_size(text: str, param: str) -> int:
     """``"4GB"``, ``"512MiB"``, ``"2e9"`` -> bytes; a usage error naming ``param`` otherwise."""
-    import re
-
-    from ..errors import UsageError
-
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", text)
     unit = m.group(2).lower() if m else ""
     if not m or unit not in _UNITS:

@@ -22,6 +22,7 @@ when every entry ran and passed: 1 if a gate failed, else the worst code of an e
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Annotated, Any
 
@@ -125,8 +126,6 @@ def _outcomes(end: EntryEnd) -> list[Any]:
 
 
 def _named(outcome: Any, entry: str) -> Any:
-    import dataclasses
-
     return dataclasses.replace(outcome, subject=f"{entry} / {outcome.subject}")
 
 
