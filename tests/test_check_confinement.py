@@ -230,3 +230,13 @@ def test_bounds_flags_are_checked(tmp_path, args, message):
     repo = _repo(tmp_path, _entry('["t.jsonl"]'))
     proc = _check(repo, *args)
     assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_c1_only_what_is_read_is_judged(tmp_path):
+    """A link the entry would not read (no trace suffix, a hidden file) does not refuse its directory."""
+    repo = _repo(tmp_path, _entry('["d2"]', "concentration", item_col="[default]"))
+    (repo / "d2" / "NOTES").symlink_to(tmp_path / "credentials")
+    (repo / "d2" / ".cache.csv").symlink_to(tmp_path / "credentials")
+    proc = _check(repo)
+    assert proc.returncode == 0, proc.stderr
+    _no_secret(repo, proc)

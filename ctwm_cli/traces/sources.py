@@ -120,7 +120,8 @@ def resolve(text: str) -> Layout:
 
 def local_files(text: str) -> tuple[list[str], str | None]:
     """(the files reading the local ``text`` opens, the dataset root when ``text`` is a directory): a
-    glob's matches, a directory's files (hidden ``.``/``_`` entries skipped), or the file itself."""
+    glob's matches, a directory's trace files (named with a trace suffix; hidden ``.``/``_`` entries
+    skipped), or the file itself."""
     if _has_glob(text) and not Path(text).exists():
         files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
         if not files:
@@ -134,7 +135,8 @@ def local_files(text: str) -> tuple[list[str], str | None]:
     if p.is_dir():
         files = sorted(
             str(f) for f in p.rglob("*")
-            if f.is_file() and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+            if format_of_name(f.name) is not None and f.is_file()
+            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
         )
         return files, text
     return [text], None
