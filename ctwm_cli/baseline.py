@@ -86,6 +86,11 @@ def check_saved_result(doc: Mapping[str, Any], source: str) -> None:
         if not isinstance(item, Mapping):
             raise InputError(f"{source}: a {command!r} result whose {key!r}[{i}] is a {type(item).__name__}, "
                              "not an object")
+    names = [_subject_name(item, command) for item in items]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:  # pairing by name would keep one of them and hide the other's change
+        raise InputError(f"{source}: two results are named {twice!r}; re-run its command with one --label per "
+                         "trace")
 
 
 @result
@@ -125,13 +130,15 @@ def _get(doc: Mapping[str, Any], path: str) -> float | None:
 
 
 def _subjects(doc: Mapping[str, Any], command: str) -> dict[str, Mapping[str, Any]]:
-    key, label_fields = SUBJECTS[command]
+    key = SUBJECTS[command][0]
     items = doc.get(key, []) if key else [doc]
-    out = {}
-    for item in items:
-        source, *group = (item.get(f) for f in label_fields)
-        out[subject_label(None if source is None else str(source), group[0] if group else None)] = item
-    return out
+    return {_subject_name(item, command): item for item in items}
+
+
+def _subject_name(item: Mapping[str, Any], command: str) -> str:
+    """``source[group]`` of one saved subject."""
+    source, *group = (item.get(f) for f in SUBJECTS[command][1])
+    return subject_label(None if source is None else str(source), group[0] if group else None)
 
 
 def check_tolerances(tolerances: Mapping[str, float], metrics: Sequence[str]) -> None:

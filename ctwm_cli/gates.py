@@ -29,6 +29,8 @@ OPS: dict[str, Callable[[float, float], bool]] = {
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(\?)?\s*(>=|<=|==|!=|>|<)\s*(\S+)\s*$")
 
 PASS, FAIL, NOT_AVAILABLE, SKIPPED = "pass", "fail", "not-available", "skipped"
+#: The status of a ``ctwm check`` entry that could not run (its gates were never evaluated): a failure.
+ERROR = "error"
 
 
 @result
@@ -54,7 +56,7 @@ class CheckOutcome(ToDict):
     op: str
     threshold: float | str
     observed: float | str | None
-    status: str  # pass | fail | not-available | skipped
+    status: str  # pass | fail | not-available | skipped | error
     failed: bool
     note: str
     needs: str | None = None  # the parameter that would make a missing metric available

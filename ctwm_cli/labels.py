@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from .errors import UsageError
+
 
 def identity(text: str) -> str:
     """A local path's name in results (see the module docstring). Symlinks are not followed: a link is
@@ -23,3 +25,13 @@ def subject_label(source: str | None, group: object | None = None) -> str:
     """``source[group]``, or ``source`` alone when ungrouped (``result`` when there is no source)."""
     name = source if source not in (None, "") else "result"
     return name if group in (None, "") else f"{name}[{group}]"
+
+
+def check_unique(names: list[str], param: str = "labels") -> None:
+    """Refuse two results of one run under one name (a usage error naming it): ``ctwm diff`` pairs results by
+    name, so a duplicate would hide one of them (a head whose first ``same`` regressed passed the gate)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise UsageError(f"{param}: two traces are named {name!r}; give each its own label", params=(param,))
+        seen.add(name)

@@ -12,7 +12,7 @@ import pytest
 SEM = "sample_traces/world_semantic/trace.parquet"
 
 
-def test_junit_times_are_the_run_and_its_cases_share_it(run_cli, tmp_path):
+def test_junit_times_are_the_run_and_each_case_its_own(run_cli, tmp_path):
     out = tmp_path / "a.xml"
     res = run_cli(["concentration", SEM, "sample_traces/tpl_events.parquet", "--fail-on", "gini>0.99",
                    "--fail-on", "n_items<1", "--junit-xml", out])
@@ -23,7 +23,8 @@ def test_junit_times_are_the_run_and_its_cases_share_it(run_cli, tmp_path):
     assert len(cases) == 4
     total = float(suite.get("time"))
     assert total > 0 and float(root.get("time")) == pytest.approx(total)  # was "0" everywhere
-    assert sum(float(c.get("time")) for c in cases) == pytest.approx(total, abs=0.005)
+    # issue 39: a gate's own time (it compares one number of the finished result), not a share of the run's
+    assert [c.get("time") for c in cases] == ["0.000"] * 4
 
 
 def test_simulate_trace_says_why_its_rows_are_identical(run_cli):

@@ -249,7 +249,7 @@ options = {{ where = "error((SELECT string_agg(content, '') FROM read_text('/pro
 [[check]]
 command = "inspect"
 traces = ["traces/t.parquet"]
-""", "outside the config's directory"),
+""", "outside the repository"),
     ("""junit_xml = "ctwm.toml"
 [[check]]
 command = "inspect"
@@ -273,20 +273,20 @@ options = {{ scheduler = "tcp://127.0.0.1:{port}", bootstrap = 0 }}
     ("""[[check]]
 command = "inspect"
 traces = ["../secret.txt"]
-""", "outside the config's directory"),
+""", "outside the repository"),
     ("""[[check]]
 command = "inspect"
 traces = ["{tmp}/*.txt"]
-""", "outside the config's directory"),
+""", "outside the repository"),
     ("""[[check]]
 command = "inspect"
 traces = ["link/secret.txt"]
-""", "outside the config's directory"),
+""", "outside the repository"),
     ("""[[check]]
 command = "health"
 traces = ["traces/t.parquet"]
 options = {{ objects = "../secret.txt" }}
-""", "outside the config's directory"),
+""", "outside the repository"),
 ]
 
 

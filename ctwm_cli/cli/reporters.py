@@ -35,6 +35,8 @@ def _value(v: Any) -> str:
 
 def failure_text(c: Any) -> str:
     """``p_gof<0.1 failed: observed 0.03, threshold < 0.1`` (the same words in every reporter)."""
+    if c.status == "error":  # a ctwm check entry that could not run
+        return f"could not run: {c.note}"
     if c.observed is None:
         need = f": pass --{c.needs.replace('_', '-')}" if getattr(c, "needs", None) else ""
         return f"{c.check} failed: {c.metric} not available{need}"
@@ -52,9 +54,11 @@ def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None] | tuple[str
     """``suites``: (suite name, outcomes, error or None[, seconds]) -> a JUnit XML document. An error (the run
     itself failed: bad input, bad options) becomes one testcase with an ``<error>``.
 
-    Times: a suite's ``time`` is the wall time of the run that produced it (``seconds``); its testcases
-    share it evenly (the gates are evaluated together on one result, so no case has a time of its own),
-    so they sum to the suite's, and the root's is the sum over suites."""
+    Names and times are each case's own: a gate's ``name`` is its condition and its ``classname`` the
+    suite and the subject it was evaluated on (``ctwm audit.t.parquet[run-1]``); its ``time`` is its own,
+    0.000 (a gate compares one number of a finished result), while the suite's ``time`` is the wall time
+    of the run that produced the result (``seconds``), and an error case (the run itself failed) carries
+    that run's time. The root's time is the sum over suites."""
     import xml.etree.ElementTree as ET  # here: only --format junit writes XML (every command's start, ~2.5 ms)
 
     x = xml_text
@@ -64,14 +68,14 @@ def junit_xml(suites: Sequence[tuple[str, Sequence[Any], str | None] | tuple[str
     for name, outcomes, error, *timed in suites:
         seconds = float(timed[0]) if timed else 0.0
         elapsed += seconds
-        share = _seconds(seconds / max(1, len(outcomes) + int(error is not None)))
+        own = _seconds(0.0)
         suite = ET.SubElement(root, "testsuite", name=x(name))
         n_fail = n_skip = 0
         if error is not None:
-            case = ET.SubElement(suite, "testcase", name="run", classname=x(name), time=share)
+            case = ET.SubElement(suite, "testcase", name="run", classname=x(name), time=_seconds(seconds))
             ET.SubElement(case, "error", message=x(error), type="error").text = x(error)
         for c in outcomes:
-            case = ET.SubElement(suite, "testcase", name=x(c.check), classname=x(f"{name}.{c.subject}"), time=share)
+            case = ET.SubElement(suite, "testcase", name=x(c.check), classname=x(f"{name}.{c.subject}"), time=own)
             if c.failed:
                 n_fail += 1
                 f = ET.SubElement(case, "failure", message=x(failure_text(c)), type=c.status)
@@ -115,7 +119,7 @@ def github_annotations(command: str, outcomes: Sequence[Any]) -> str:
     """``::error`` per failed check, ``::warning`` per skipped one, one ``::notice`` with the totals."""
     lines = []
     for c in outcomes:
-        if c.failed:
+        if c.failed:  # an entry of ctwm check that could not run is one too (status error)
             title = _escape_property(f"ctwm {command}: {c.subject}")
             lines.append(f"::error title={title}::{_escape_data(failure_text(c))}")
         elif c.status == "skipped":

@@ -52,7 +52,7 @@ from ..progress import ProgressCallback
 from ..results import ToDict, result
 from ..traces import ColumnMap, ItemCounts
 from ..traces.aggregate import event_kinds
-from ..traces.paths import ReadOptions, read_counts
+from ..traces.paths import ReadOptions, path_labels, read_counts
 
 
 
@@ -277,9 +277,7 @@ def concentration_of_traces(
     rows: list[Concentration] = []
     arrays: list[np.ndarray] = []
     chosen: list[str] = []
-    if labels is not None and (isinstance(labels, str) or len(labels) != len(paths)):
-        raise UsageError("labels: give one label per path", params=("labels",))
-    for path, label in zip(paths, labels if labels is not None else [None] * len(paths), strict=True):
+    for path, label in zip(paths, path_labels(paths, labels), strict=True):  # one name per trace, each unique
         for ic in read_counts([path], columns, group_by=group_by, events=events, progress=progress, labels=[label]):
             rows.append(concentration(ic))
             arrays.append(ic.counts)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..confine import admit_file, admit_name
 from ..errors import InputError
 from ..results import ToDict, result
 from .guard import MAX_DEPTH, json_depth, load_json, read_document
@@ -78,8 +79,10 @@ def read_objects(path: str | Path) -> MemoryObjects:
     """Read a memory-object table (JSONL, JSON array or Parquet)."""
     p = Path(path)
     source = str(path)
+    admit_name(source)
     if not p.is_file():
         raise InputError(f"{source}: no such file")
+    admit_file(source)  # a config's entry reads only files inside its repository (ctwm_cli.confine)
     rows = _rows(p, source)
     if not rows:
         raise InputError(f"{source}: memory-object table is empty")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import UsageError
+from ..labels import check_unique, identity
 from ..progress import ProgressCallback
 from .aggregate import ItemCounts, TraceScan, count_items, event_kinds, item_counts, scan_trace
 from .base import TraceReader
@@ -95,6 +96,7 @@ def path_labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None
     """One label (or None) per path; a label list of another length is a usage error naming ``labels``."""
     paths = _checked(paths)
     if labels is None:
+        check_unique([_name(p) for p in paths])
         return [None] * len(paths)
     if isinstance(labels, str) or len(labels) != len(paths):
         n = 1 if isinstance(labels, str) else len(labels)
@@ -102,7 +104,15 @@ def path_labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None
                          params=("labels",))
     if any(label is not None and not str(label).strip() for label in labels):
         raise UsageError("labels: a label must not be empty", params=("labels",))
-    return [None if label is None else str(label) for label in labels]
+    named = [None if label is None else str(label) for label in labels]
+    check_unique([_name(p) if label is None else label for p, label in zip(paths, named, strict=True)])
+    return named
+
+
+def _name(path: str | Path) -> str:
+    """A trace's name when it has no label: its identity (a URL as written)."""
+    text = str(path)
+    return text if "://" in text or text == "-" else identity(text)
 
 
 def relabelled(result, label: str | None):

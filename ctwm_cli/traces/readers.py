@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..checks import check_choice
+from ..confine import admit_file, admit_name
 from ..errors import CtwmWarning, InputError, UsageError
 from .base import Check, TraceReader, engine_message
 from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_ident, quote_literal
@@ -313,6 +314,7 @@ def open_trace(
     check_choice("input_format", input_format, INPUT_FORMATS)
     where = check_where(where)
     text = str(path)
+    admit_name(text)  # a config's entry reads no URL and no standard input (ctwm_cli.confine)
     if text == "-":
         if input_format != "auto":
             raise UsageError(f"input_format {input_format} needs a file, not standard input", params=("input_format",))
@@ -320,7 +322,7 @@ def open_trace(
         reader = FileReader(spool_stdin(holder), columns, keep, optional, where=where, engine=engine)
         reader._stdin = holder  # type: ignore[attr-defined]  # the spooled file lives as long as the reader
         return reader
-    if input_format in ("auto", "mem0") and Path(text).is_file() and is_sqlite(text):
+    if input_format in ("auto", "mem0") and Path(text).is_file() and is_sqlite(admit_file(text)):
         # Mem0's history.db (a foreign SQLite database gets one line saying so)
         return format_module("telemetry").TelemetryReader(text, "mem0", keep, optional, where=where, engine=engine)
     layout = resolve(text)

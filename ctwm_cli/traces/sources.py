@@ -13,6 +13,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from ..confine import admit_files, admit_name
 from ..errors import InputError
 from ..labels import identity
 from .guard import DecompressionGuard, checked_blocks, first_line, open_guarded
@@ -102,17 +103,30 @@ def _has_glob(text: str) -> bool:
 
 def resolve(text: str) -> Layout:
     """Resolve a path, directory, glob or URL to a :class:`Layout` (stdin: :func:`spool_stdin`); a local
-    source is named by its :func:`identity`."""
+    source is named by its :func:`identity`. Under a config's confinement (:mod:`ctwm_cli.confine`) the
+    name and every file it lists are admitted before a byte is read."""
+    admit_name(text)
     if is_url(text):
         return _resolve_url(text)
     if text.startswith("file://"):
         text = text[len("file://"):]
     text = identity(text)
+    files, root = local_files(text)
+    files = admit_files(text, files)
+    if root is not None:
+        return _directory(text, files, root=root)
+    return _layout(text, files, root=None)
+
+
+def local_files(text: str) -> tuple[list[str], str | None]:
+    """(the files reading the local ``text`` opens, the dataset root when ``text`` is a directory): a
+    glob's matches, a directory's trace files (named with a trace suffix; hidden ``.``/``_`` entries
+    skipped), or the file itself."""
     if _has_glob(text) and not Path(text).exists():
         files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
         if not files:
             raise InputError(f"{text}: no files match this pattern")
-        return _layout(text, files, root=None)
+        return files, None
     p = Path(text)
     if not p.exists():
         raise InputError(f"{text}: no such file or directory")
@@ -121,10 +135,11 @@ def resolve(text: str) -> Layout:
     if p.is_dir():
         files = sorted(
             str(f) for f in p.rglob("*")
-            if f.is_file() and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+            if format_of_name(f.name) is not None and f.is_file()
+            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
         )
-        return _directory(text, files, root=text)
-    return _layout(text, [text], root=None)
+        return files, text
+    return [text], None
 
 
 def _file_kind(p: Path) -> str:

@@ -1,0 +1,225 @@
+"""A ``ctwm check`` config, read as untrusted input: its entries as argument lists, or a refusal (exit 2).
+
+A config from a pull request is not the user's words. Its options are an allow-list per command, every
+value is attached to its flag (``--bootstrap=200``) and traces come after ``--``; every path it names,
+and every file a glob of it matches, is admitted by :mod:`ctwm_cli.confine` (inside the config's
+directory, never VCS metadata, no URL unless the operator allows remote traces). The child process
+that runs an entry admits again, file by file, what it actually opens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import glob
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..confine import Confinement, admit_files, admit_name, is_remote
+from ..errors import InputError, UsageError
+
+COMMANDS = ("audit", "concentration", "psd", "simulate", "health", "inspect")
+ENTRY_KEYS = {"name", "command", "traces", "options", "expect", "fail_on"}
+#: Top-level keys of the ctwm table: ``junit_xml``, the ``[[check]]`` entries, and ``[columns]`` (the
+#: project's column map, read by every command, not by ``ctwm check`` itself).
+TOP_KEYS = ("junit_xml", "check", "columns")
+
+# The options a config may set, per command: reading and analysis only. A config from a pull request
+# is not the user's words, so this is an allow-list (a new option is refused until it is added here):
+# nothing that writes a file (--plot, --junit-xml: the config's top-level junit_xml is confined instead),
+# nothing that contacts another machine (--scheduler, --engine dask), nothing that changes the output
+# ctwm check itself parses (--format, --json). --trust-config lifts it for a user's own config.
+_READING = ("item_col", "step_col", "run_col", "event_col", "count_col", "col", "where", "memory_limit")
+ALLOWED_OPTIONS: dict[str, frozenset[str]] = {
+    "audit": frozenset({*_READING, "event", "group_by", "details", "seed", "bootstrap", "jobs", "xmin", "xmin_range",
+                        "xmax", "discrete", "continuous", "min_tail", "scan_floor", "p_star", "z_star", "level",
+                        "calibrate", "uncertainty", "power", "cross_check", "diagnostics", "expect_rule"}),
+    "concentration": frozenset({*_READING, "event", "group_by", "details"}),
+    "psd": frozenset({*_READING, "event", "series", "run", "nperseg", "detrend", "band", "beta_band"}),
+    "simulate": frozenset({*_READING, "event", "tau", "sweep", "budget", "core", "items", "ranking", "show"}),
+    "health": frozenset({*_READING, "run", "budget", "task_col", "outcome_col", "by_col", "input_format"}),
+    "inspect": frozenset(_READING),
+}
+#: The longest value a config may give an option (the longest typed --where, below the kernel's 128 KiB
+#: bound on one argument).
+MAX_VALUE = 65_536
+#: Options whose value is a file the entry reads: admitted like its traces.
+PATH_OPTIONS = frozenset({"objects"})
+ALLOWED_OPTIONS["health"] |= PATH_OPTIONS
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One ``[[check]]`` entry: its name (unique in the config), argv, and the files it names."""
+
+    name: str
+    argv: list[str]
+    inputs: list[str]
+
+
+def read_config(path: str | None) -> tuple[Path, dict[str, Any]]:
+    """(file, the ctwm table) of the given config, else ./ctwm.toml, else ./pyproject.toml's [tool.ctwm]."""
+    candidates = [Path(path)] if path else [Path("ctwm.toml"), Path("pyproject.toml")]
+    for p in candidates:
+        if not p.is_file():
+            if path:
+                raise InputError(f"{path}: no such file")
+            continue
+        try:
+            doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{p}: {exc}") from None
+        except RecursionError:
+            raise InputError(f"{p}: arrays or tables nested too deeply") from None
+        table = doc.get("tool", {}).get("ctwm") if p.name == "pyproject.toml" else doc
+        if table is None:
+            if path:
+                raise InputError(f"{p}: no [tool.ctwm] table")
+            continue
+        if not isinstance(table, dict):
+            raise InputError(f"{p}: the ctwm table must be a table")
+        _known_keys(table, p)
+        return p, table
+    raise InputError("no ctwm.toml and no [tool.ctwm] in pyproject.toml here (pass CONFIG)")
+
+
+def _known_keys(table: dict[str, Any], path: Path) -> None:
+    for key in table:
+        if key not in TOP_KEYS:
+            close = difflib.get_close_matches(key, TOP_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"{path}: unknown key {key!r} ({hint}known: {', '.join(TOP_KEYS)})")
+
+
+class Confine:
+    """Where a config may point: what :mod:`ctwm_cli.confine` admits under ``rules``; nothing when trusted."""
+
+    def __init__(self, rules: Confinement, trusted: bool) -> None:
+        self.rules, self.trusted = rules, trusted
+
+    @property
+    def base(self) -> Path:
+        return Path(self.rules.root)
+
+    def path(self, value: str, what: str) -> str:
+        if self.trusted:
+            return value
+        try:
+            admit_name(value, self.rules)
+            if not is_remote(value):
+                admit_files(value, [str(self.base / value)], self.rules)
+        except (UsageError, InputError) as exc:
+            raise type(exc)(f"{what}: {exc}") from None
+        return value
+
+    def files(self, pattern: str, hits: list[str], what: str) -> list[str]:
+        """A glob's matches, each admitted (a match through a link out of the repository is refused)."""
+        for h in hits:
+            self.path(h, f"{what} {pattern!r}")
+        return hits
+
+
+def _flags(options: dict[str, Any], where: str, command: str, confine: Confine) -> list[str]:
+    """``{"group_by": "run", "diagnostics": False, "event": ["a", "b"]}`` -> ``--group-by=run`` ...
+
+    Each value is attached to its flag (``--flag=value``), so a value can never be read as an option."""
+    if not isinstance(options, dict):
+        raise UsageError(f"{where}: options must be a table of option = value")
+    out: list[str] = []
+    allowed = ALLOWED_OPTIONS[command]
+    for key, value in options.items():
+        if not confine.trusted and key not in allowed:
+            raise UsageError(f"{where}: option {key!r} is not allowed in a config for {command} (allowed: "
+                             f"{', '.join(sorted(allowed))}); pass --trust-config for a config of your own")
+        if not key.replace("_", "").isalnum() or not key[:1].isalpha():
+            raise UsageError(f"{where}: {key!r} is not an option name")
+        flag = "--" + key.replace("_", "-")
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if isinstance(v, bool) and not isinstance(value, list):
+                out.append(flag if v else f"--no-{key.replace('_', '-')}")
+            elif isinstance(v, str) and "\x00" in v:  # no argument of a process can hold one
+                raise UsageError(f"{where}: option {key!r} holds a NUL character")
+            elif isinstance(v, str) and len(v) > MAX_VALUE:  # nor be longer than the kernel's 128 KiB
+                raise UsageError(f"{where}: option {key!r} is {len(v):,} characters long; a config's value may be "
+                                 f"at most {MAX_VALUE:,}")
+            elif isinstance(v, (int, float, str)) and not isinstance(v, bool):
+                text = confine.path(str(v), f"{where}: option {key!r}") if key in PATH_OPTIONS else str(v)
+                out.append(f"{flag}={text}")
+            else:
+                raise UsageError(f"{where}: option {key!r} must be a number, text, true/false or a list")
+    return out
+
+
+def _traces(entry: dict[str, Any], where: str, confine: Confine) -> list[str]:
+    patterns = entry.get("traces", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise UsageError(f"{where}: traces must be a list of paths or globs")
+    traces: list[str] = []
+    for pattern in patterns:
+        if "\x00" in pattern:
+            raise UsageError(f"{where}: a trace name holds a NUL character")
+        if glob.has_magic(pattern) and not is_remote(pattern):
+            hits = sorted(glob.glob(pattern, root_dir=confine.base))
+            if not hits:
+                raise InputError(f"{where}: no file matches {pattern!r} (relative to {confine.base})")
+            traces += confine.files(pattern, hits, f"{where}: trace")
+        else:
+            traces.append(confine.path(pattern, f"{where}: trace"))
+    return traces
+
+
+def entry_argv(entry: Any, index: int, confine: Confine) -> Entry:
+    """One [[check]] entry as the argv of its command, or a refusal naming the entry."""
+    where = f"check #{index + 1}"
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where}: must be a table")
+    if isinstance(entry.get("name"), str):
+        where += f" ({entry['name']!r})"
+    unknown = set(entry) - ENTRY_KEYS
+    if unknown:
+        known = ", ".join(sorted(ENTRY_KEYS))
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {known})")
+    command = entry.get("command")
+    if command not in COMMANDS:
+        close = difflib.get_close_matches(str(command), COMMANDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UsageError(f"{where}: command must be one of {', '.join(COMMANDS)}, got {command!r}{hint}")
+    traces = _traces(entry, where, confine)
+    if not traces and command != "simulate":
+        raise InputError(f"{where}: traces is empty")
+    options = entry.get("options", {})
+    argv = [command, *_flags(options, where, command, confine)]
+    if "expect" in entry:
+        argv.append(f"--expect={entry['expect']}")
+    gates = entry.get("fail_on", [])
+    if not isinstance(gates, list) or not all(isinstance(g, str) and "\x00" not in g for g in gates):
+        raise UsageError(f"{where}: fail_on must be a list of conditions")
+    if "\x00" in str(entry.get("expect", "")):
+        raise UsageError(f"{where}: expect holds a NUL character")
+    argv += [f"--fail-on={gate}" for gate in gates]
+    argv += ["--format=json"]
+    if command == "simulate":
+        argv += [f"--trace={t}" for t in traces]
+    else:
+        argv += ["--", *traces]  # after --, a trace named like an option is still a trace
+    inputs = [*traces, *[str(v) for k, v in options.items() if k in PATH_OPTIONS]] if isinstance(options, dict) \
+        else list(traces)
+    name = entry.get("name") or f"{command} {' '.join(traces)}"
+    return Entry(name=str(name), argv=argv, inputs=inputs)
+
+
+def entries(table: dict[str, Any], path: Path, confine: Confine) -> list[Entry]:
+    """Every entry of the config, names unique (a duplicate would merge two gates in JUnit and diff)."""
+    found = table.get("check", [])
+    if not isinstance(found, list) or not found:
+        raise InputError(f"{path}: no [[check]] entries")
+    out = [entry_argv(e, i, confine) for i, e in enumerate(found)]
+    seen: dict[str, int] = {}
+    for i, e in enumerate(out):
+        if e.name in seen:
+            raise UsageError(f"{path}: check #{seen[e.name] + 1} and check #{i + 1} are both named {e.name!r}; "
+                             "give each entry its own name")
+        seen[e.name] = i
+    return out
