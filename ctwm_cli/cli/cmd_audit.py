@@ -22,7 +22,7 @@ from .options import (
     SeedOpt, at_most, read_flags, output_flags, trace_labels,
 )
 from .output import (
-    announce_seed, check_output_path, check_outputs, conclude, count_line, emit, fmt_num, message, progress_bar,
+    announce_seed, check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar,
 )
 
 Verdict = choice("Verdict", VERDICTS)
@@ -200,12 +200,19 @@ def audit(
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
     checks = _checks(results, rows, gates, expect, expect_rule)
-    payload = {"results": [r.to_dict() for r in results]}
+    lead, leads = _leads(results, "groups" if group_by else "traces", value_col is not None)
+    payload = {"summary": lead, "results": [{**r.to_dict(), "summary": s} for r, s in zip(results, leads, strict=True)]}
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details,
-         headline=count_line("groups" if group_by else "traces", [r.get("verdict") for r in rows]) if len(rows) > 1
-         else None)
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details, headline=lead)
     conclude("audit", checks, junit)
+
+
+def _leads(results, noun: str, values: bool) -> tuple[str, list[str]]:
+    """The document's lead paragraph (JSON ``summary``, the table's first lines) and each result's own."""
+    from ..reporting.summary import ACCESSES, VALUES, audit_summary, audits_summary
+
+    words = VALUES if values else ACCESSES
+    return audits_summary(results, noun=noun, words=words), [audit_summary(r, words=words) for r in results]
 
 
 def _integers_only(counts, column: str) -> None:
