@@ -14,7 +14,7 @@ from rich.text import Text
 from ..errors import InputError, UsageError
 from ..inert import visible
 from ..plots import check_plot_path
-from ..vocabulary import VERDICTS
+from ..vocabulary import SUMMARY_KEY, VERDICTS
 from .aliases import aliased
 from .option_groups import choice
 from .options import (
@@ -200,19 +200,12 @@ def audit(
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
     checks = _checks(results, rows, gates, expect, expect_rule)
-    lead, leads = _leads(results, "groups" if group_by else "traces", value_col is not None)
-    payload = {"summary": lead, "results": [{**r.to_dict(), "summary": s} for r, s in zip(results, leads, strict=True)]}
+    from ..reporting.summary import VALUES, ACCESSES, audit_summaries  # the lead paragraph, JSON summary
+
+    payload = audit_summaries(results, noun="groups" if group_by else "traces", words=VALUES if value_col else ACCESSES)
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details, headline=lead)
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details, headline=payload[SUMMARY_KEY])
     conclude("audit", checks, junit)
-
-
-def _leads(results, noun: str, values: bool) -> tuple[str, list[str]]:
-    """The document's lead paragraph (JSON ``summary``, the table's first lines) and each result's own."""
-    from ..reporting.summary import ACCESSES, VALUES, audit_summary, audits_summary
-
-    words = VALUES if values else ACCESSES
-    return audits_summary(results, noun=noun, words=words), [audit_summary(r, words=words) for r in results]
 
 
 def _integers_only(counts, column: str) -> None:

@@ -170,9 +170,10 @@ def health(
     if report.groups:
         tables.append(_scope_table(report))
     from ..reporting.summary import health_summaries
+    from ..vocabulary import SUMMARY_KEY
 
     payload = health_summaries(report)  # the lead paragraph: JSON summary, and the table format's first lines
-    emit("health", payload, rows, fmt, tables=tables, checks=report.checks, headline=payload["summary"])
+    emit("health", payload, rows, fmt, tables=tables, checks=report.checks, headline=payload[SUMMARY_KEY])
     conclude("health", report.checks, junit)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from ..inert import visible
 from ..labels import subject_label
 from ..results import result
-from ..vocabulary import INCONCLUSIVE
+from ..vocabulary import INCONCLUSIVE, SUMMARY_KEY
 from .reasons import KIND_WORDS, explain
 
 
@@ -128,6 +128,13 @@ def audits_summary(audits: Sequence[Any], *, concentrations: Sequence[Any] | Non
     return " ".join(parts)
 
 
+def audit_summaries(audits: Sequence[Any], *, noun: str = "traces", words: Words = ACCESSES) -> dict[str, Any]:
+    """``ctwm audit``'s JSON body: the lead of them all as ``summary``, and each audit's ``to_dict()`` with its own
+    lead (``results[i].summary``)."""
+    return {SUMMARY_KEY: audits_summary(audits, noun=noun, words=words),
+            "results": [{**a.to_dict(), SUMMARY_KEY: audit_summary(a, words=words)} for a in audits]}
+
+
 def dead_weight_sentence(d: Any) -> str:
     """Live memories nobody read, with the window and the tokens they hold when known."""
     span = "in the whole trace" if d.window is None else f"in the last {d.window:,g} {d.time_unit}s"
@@ -204,7 +211,7 @@ def health_summaries(h: Any) -> dict[str, Any]:
     """``h.to_dict()`` with its lead as ``summary`` and each scope's report with its own
     (``groups[i].report.summary``; ``groups[i].summary`` is that scope's row of the per-scope table)."""
     d = h.to_dict()
-    d = {"summary": health_summary(h), **d}
+    d = {SUMMARY_KEY: health_summary(h), **d}
     for g, gd in zip(h.groups, d.get("groups", []), strict=True):
-        gd["report"] = {"summary": health_summary(g.report, scope=f"{h.group_by}={g.group}"), **gd["report"]}
+        gd["report"] = {SUMMARY_KEY: health_summary(g.report, scope=f"{h.group_by}={g.group}"), **gd["report"]}
     return d
