@@ -176,11 +176,11 @@ def _failure_sentence(f: Any) -> str | None:
             "association, which cannot show that an entry caused a failure.")
 
 
-def health_summary(h: Any, *, scope: str | None = None) -> str:
+def health_summary(h: Any, *, scope: str | None = None, heading: str | None = None) -> str:
     """The lead of a :class:`ctwm_cli.health.HealthReport` (``scope``: the report of one ``group_by`` scope,
     named as its gates are, ``source[user=alice]``): dead weight, stale reads, prompt use, failures against
     revoked entries, the store's growth, and the scope with the most dead weight."""
-    name = visible(subject_label(h.source, scope))
+    name = heading or visible(subject_label(h.source, scope))  # heading: beside an audit of the same source
     parts = [f"{name}: {_count(h.n_rows, 'row')}" + (f" of run {visible(h.run)}" if h.run else "") + ".",
              dead_weight_sentence(h.dead_weight)]
     c = h.context
