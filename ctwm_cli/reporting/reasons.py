@@ -48,14 +48,14 @@ PATTERNS: tuple[tuple[str, str, Callable[[dict[str, str]], str]], ...] = (
      lambda g: f"the tail above x_min holds {g['n']} points, fewer than the {g['min']} the test needs "
                "(Assumption 3.3)"),
     ("few-values", r"the tail has (?P<d>\d+) distinct values: fewer than 3 cannot tell the families apart",
-     lambda g: f"the tail holds only {g['d']} distinct values, too few to tell the families apart"),
+     lambda g: f"the tail holds only {g['d']} distinct values, and fewer than 3 cannot tell the families apart"),
     ("fit-failed", r"the (?P<name>\w+) fit failed on the tail \(no finite likelihood\)",
      lambda g: f"the {g['name']} fit failed on the tail (no finite likelihood)"),
     ("fit-at-bound", r"the (?P<name>\w+) fit stops at its bound (?P<where>.+): Λ does not compare two maxima",
      lambda g: f"the {g['name']} fit stops at its bound ({g['where']}), so the likelihood ratio does not compare "
                "two best fits"),
     ("no-sigma", r"Assumption 3\.3 fails: sigma_LR is not in \(0, inf\)",
-     lambda g: "the spread σ of the likelihood-ratio test is not finite and positive (Assumption 3.3)"),
+     lambda g: "the spread σ of the likelihood-ratio test is not in (0, inf), so Assumption 3.3 fails"),
     ("no-preference", r"no significant preference between TPL and log-normal \(\|z\| = (?P<z>\S+) < (?P<zs>\S+)\)",
      lambda g: f"the likelihood-ratio test prefers neither a truncated power law nor a log-normal "
                f"(|z| = {g['z']} < {g['zs']})"),
