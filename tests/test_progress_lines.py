@@ -116,3 +116,24 @@ def test_a_stage_name_from_a_trace_reaches_the_log_inert(capsys, monkeypatch):
         update(1, 2)
     err = capsys.readouterr().err
     assert "\x1b" not in err and "evil.parquet" in err
+
+
+def test_quiet_draws_no_bar_on_a_terminal(monkeypatch):
+    import io
+
+    from ctwm_cli.cli import output
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(output.sys, "stderr", tty := Tty())
+    monkeypatch.setattr(progress_display.time, "monotonic", itertools.count(0.0, 5.0).__next__)
+    progress_display.begin(quiet=True)
+    try:
+        with progress_display.progress_bar("bootstrap replicates", total=10) as update:
+            update(5, 10)
+            assert progress_display.LIVE["progress"] is None
+    finally:
+        progress_display.begin()
+    assert tty.getvalue() == ""
