@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import re
 
+import pytest
+
 from ctwm_cli.cli import progress_display
 from ctwm_cli.progress import LineProgress
 
@@ -137,3 +139,12 @@ def test_quiet_draws_no_bar_on_a_terminal(monkeypatch):
     finally:
         progress_display.begin()
     assert tty.getvalue() == ""
+
+
+def test_a_stage_that_raises_is_not_done(capsys, monkeypatch):
+    monkeypatch.setattr(progress_display, "CLOCK", Clock(20.0))
+    progress_display.begin()
+    with pytest.raises(KeyboardInterrupt), progress_display.progress_bar("bootstrap replicates", total=4) as update:
+        update(1, 4)
+        raise KeyboardInterrupt
+    assert capsys.readouterr().err == "ctwm: bootstrap replicates 1/4, 20 s\n"

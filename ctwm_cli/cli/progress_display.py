@@ -76,10 +76,8 @@ def progress_bar(description: str, total: int | None = None) -> Iterator[Progres
         if RUN["lines"] is None:  # the library driven without a command (a test, a notebook): the run starts now
             begin()
         stage = RUN["lines"].stage(description, total)
-        try:
-            yield stage.update
-        finally:
-            stage.close()
+        yield stage.update
+        stage.close()  # only when the work finished: a stage that raised is not "done"
         return
     with _bar(description, total) as update:
         yield update
