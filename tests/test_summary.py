@@ -202,7 +202,7 @@ def test_a_grouped_lead_names_the_most_common_reason():
             self.verdict, self.concentration = v, None
 
     lead = audits_summary([A(BRANCHES["short-tail"]), A(_paper(n_tail=50)), A(BRANCHES["gof-rejected"])])
-    assert lead.startswith("3 groups: 3 inconclusive.") and "Inconclusive (2 of 3) because the tail is shorter" in lead
+    assert lead.startswith("3 groups: 3 inconclusive.") and "Inconclusive: 2 of 3 because the tail is shorter" in lead
 
 
 @pytest.mark.parametrize("share, text", [(0.0, "0%"), (1.0, "100%"), (0.7, "70%"), (0.996, "99.6%"),

@@ -118,8 +118,8 @@ def audits_summary(audits: Sequence[Any], *, concentrations: Sequence[Any] | Non
     for v in order:
         kinds = tally[v]
         top = max(sorted(set(kinds)), key=kinds.count)
-        most = "all" if kinds.count(top) == len(kinds) else f"{kinds.count(top):,} of {len(kinds):,}"
-        parts.append(f"{v.capitalize()} ({most}) because {KIND_WORDS[top]}.")
+        most = f"all {len(kinds):,}" if kinds.count(top) == len(kinds) else f"{kinds.count(top):,} of {len(kinds):,}"
+        parts.append(f"{v.capitalize()}: {most} because {KIND_WORDS[top]}.")
     ks = [k for k in (concentrations or [getattr(a, "concentration", None) for a in audits]) if k is not None]
     shares = [k.top10_share for k in ks if math.isfinite(k.top10_share)]
     if shares:
