@@ -71,7 +71,7 @@ def trace_section(
     notes: list[str] = []
     measures = tuple(concentration(c) for c in counts)  # as ctwm concentration measures each trace or group
     blocks = [audit_block(audits, counts, key), concentration_block(counts, key, group_by, rows=measures)]
-    lead = [audits_summary(audits, concentrations=measures, noun=f"groups by {group_by}")]
+    lead = [audits_summary(audits, concentrations=measures, noun="groups")]
     if "step" in scan.mapping and scan.kind == "events":
         stage(f"{path}: PSD")
         blocks.append(_psd_block(path, read, events, scan, psd_run, key, notes))
