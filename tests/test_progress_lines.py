@@ -145,6 +145,7 @@ def test_a_stage_that_raises_is_not_done(capsys, monkeypatch):
     monkeypatch.setattr(progress_display, "CLOCK", Clock(20.0))
     progress_display.begin()
     with pytest.raises(KeyboardInterrupt), progress_display.progress_bar("bootstrap replicates", total=4) as update:
-        update(1, 4)
+        update(1, 4)  # printed: the first report after 10 s
+        update(2, 4)  # 20 s later: not yet a line; the old code's finally printed "2/4 done" as it unwound
         raise KeyboardInterrupt
     assert capsys.readouterr().err == "ctwm: bootstrap replicates 1/4, 20 s\n"
