@@ -13,6 +13,11 @@ LOGNORMAL = "lognormal-compatible"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (TPL, LOGNORMAL, INCONCLUSIVE)
 
+# --- machine output
+#: the JSON key of the lead paragraph (``ctwm_cli.reporting.summary``): one plain-language string per document,
+#: and per result where a document holds several (``ctwm audit``'s results, ``ctwm health``'s scope reports)
+SUMMARY_KEY = "summary"
+
 # --- Synthetic Graph World
 GRAPH_FAMILIES = ("uniform", "exponential", "scale-free", "modular", "mixed", "baseline-symmetric")
 PAPER_SIZES = (100, 500, 1000)

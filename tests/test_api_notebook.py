@@ -42,7 +42,10 @@ def events(tmp_path):
 def _cli_audits(run_cli, *args) -> list[dict]:
     res = run_cli(["audit", *args, "--seed", SEED, "--bootstrap", B, "--json"])
     assert res.code == 0, res.err
-    return json.loads(res.out)["results"]
+    results = json.loads(res.out)["results"]
+    for r in results:  # the CLI adds each result's lead paragraph beside the result's own fields
+        assert r.pop("summary").startswith(f"{r['label']}: ")
+    return results
 
 
 def _same(api: dict, cli: dict) -> None:

@@ -96,14 +96,14 @@ def test_progress_lines_share_one_display(monkeypatch):
 
     from rich.console import Console
 
-    from ctwm_cli.cli import output
+    from ctwm_cli.cli import output, progress_display
 
     class Tty(io.StringIO):
         def isatty(self):
             return True
 
     monkeypatch.setattr(output.sys, "stderr", Tty())
-    monkeypatch.setattr(output, "stderr_console", lambda: Console(file=io.StringIO(), force_terminal=True))
+    monkeypatch.setattr(progress_display, "stderr_console", lambda: Console(file=io.StringIO(), force_terminal=True))
     clock = iter(range(0, 1000, 2))
     monkeypatch.setattr(output.time, "monotonic", lambda: float(next(clock)))
     with output.progress_bar("bootstrap", total=10) as a, output.progress_bar("calibration", total=4) as b:

@@ -21,6 +21,11 @@ FORBIDDEN = {
     "total": "n_events",
     "ci_low": "confidence_interval: {low, high, level}",
     "ci_high": "confidence_interval: {low, high, level}",
+    "lead": "summary (the lead paragraph)",
+    "lede": "summary (the lead paragraph)",
+    "narrative": "summary (the lead paragraph)",
+    "plain_summary": "summary (the lead paragraph)",
+    "summary_text": "summary (the lead paragraph)",
 }
 #: intervals written as flat <metric>_ci_low/_ci_high pairs: the vocabulary's shape is {low, high, level}
 FORBIDDEN_SUFFIXES = ("_ci_low", "_ci_high", "_ci")
@@ -65,3 +70,40 @@ def test_the_walk_sees_nested_keys(key):
     schema = {"properties": {"a": {"type": "array", "items": {"properties": {"b": {"anyOf": [
         {"properties": {key: {}}}]}}}}}}
     assert key in set(_keys(schema))
+
+
+def _paths(schema: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted path, its schema) of every key, ``[]`` marking an array's items."""
+    if isinstance(schema, dict):
+        for key, sub in schema.get("properties", {}).items():
+            yield f"{path}.{key}".lstrip("."), sub
+            yield from _paths(sub, f"{path}.{key}".lstrip("."))
+        if "items" in schema:
+            yield from _paths(schema["items"], path + "[]")
+        for sub in schema.get("anyOf", []):
+            yield from _paths(sub, path)
+
+
+#: ``summary`` is the lead paragraph, a string (ctwm_cli.vocabulary.SUMMARY_KEY). Keys of that name that hold
+#: something else, written before the lead existed, by name: the list may only shrink (rename, then remove).
+SUMMARY_NOT_A_LEAD = {("bench longmemeval", "summary")}
+
+
+def _summaries_not_strings() -> set[tuple[str, str]]:
+    return {(command, path) for command in COMMANDS for path, sub in _paths(command_schema(command))
+            if path.rpartition(".")[2].removesuffix("[]") == "summary" and sub.get("type") != "string"}
+
+
+def test_summary_is_the_lead_paragraph_wherever_it_appears():
+    bad = sorted(_summaries_not_strings() - SUMMARY_NOT_A_LEAD)
+    assert not bad, f"'summary' is the lead paragraph (a string); name these otherwise: {bad}"
+    assert not SUMMARY_NOT_A_LEAD - _summaries_not_strings(), "renamed, so remove from SUMMARY_NOT_A_LEAD"
+
+
+@pytest.mark.parametrize("command, where", [("audit", "summary"), ("audit", "results[].summary"),
+                                            ("health", "summary"), ("health", "groups[].report.summary")])
+def test_the_lead_is_published_where_the_cli_writes_it(command, where):
+    from ctwm_cli.vocabulary import SUMMARY_KEY
+
+    found = dict(_paths(command_schema(command)))
+    assert where.endswith(SUMMARY_KEY) and found[where]["type"] == "string"

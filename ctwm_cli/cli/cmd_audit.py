@@ -14,7 +14,7 @@ from rich.text import Text
 from ..errors import InputError, UsageError
 from ..inert import visible
 from ..plots import check_plot_path
-from ..vocabulary import VERDICTS
+from ..vocabulary import SUMMARY_KEY, VERDICTS
 from .aliases import aliased
 from .option_groups import choice
 from .options import (
@@ -22,7 +22,7 @@ from .options import (
     SeedOpt, at_most, read_flags, output_flags, trace_labels,
 )
 from .output import (
-    announce_seed, check_output_path, check_outputs, conclude, count_line, emit, fmt_num, message, progress_bar,
+    announce_seed, check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar,
 )
 
 Verdict = choice("Verdict", VERDICTS)
@@ -200,11 +200,11 @@ def audit(
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
     checks = _checks(results, rows, gates, expect, expect_rule)
-    payload = {"results": [r.to_dict() for r in results]}
+    from ..reporting.summary import VALUES, ACCESSES, audit_summaries  # the lead paragraph, JSON summary
+
+    payload = audit_summaries(results, noun="groups" if group_by else "traces", words=VALUES if value_col else ACCESSES)
     emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details,
-         headline=count_line("groups" if group_by else "traces", [r.get("verdict") for r in rows]) if len(rows) > 1
-         else None)
+         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details, headline=payload[SUMMARY_KEY])
     conclude("audit", checks, junit)
 
 

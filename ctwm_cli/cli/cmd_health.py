@@ -169,7 +169,11 @@ def health(
     tables = _tables(report)
     if report.groups:
         tables.append(_scope_table(report))
-    emit("health", report.to_dict(), rows, fmt, tables=tables, checks=report.checks)
+    from ..reporting.summary import health_summaries
+    from ..vocabulary import SUMMARY_KEY
+
+    payload = health_summaries(report)  # the lead paragraph: JSON summary, and the table format's first lines
+    emit("health", payload, rows, fmt, tables=tables, checks=report.checks, headline=payload[SUMMARY_KEY])
     conclude("health", report.checks, junit)
 
 

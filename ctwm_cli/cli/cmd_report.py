@@ -11,6 +11,7 @@ from rich.text import Text
 from ..errors import UsageError
 from .options import Format, JobsOpt, ReadFlags, SeedOpt, at_most, read_flags, output_flags
 from .output import check_output_path, check_outputs, emit, message, write_atomic
+from .progress_display import note
 
 
 @output_flags
@@ -72,7 +73,7 @@ def report(
     check_outputs(sources, out=out)
     res = build(sources, read=opts.read_options(), group_by=group_by, events=event, objects=objects, budget=budget,
                 bootstrap=bootstrap, seed=seed, jobs=jobs, sweep=None if sweep.strip().lower() == "none" else sweep,
-                core=core, slots=slots, psd_run=psd_run, title=title, stage=message)
+                core=core, slots=slots, psd_run=psd_run, title=title, stage=_stage)
     write_atomic(out, res.html)
     message(f"wrote {out} ({len(res.html.encode('utf-8')):,} bytes, {len(res.figures())} figures)")
     t = Table(title=Text(f"Report {out}"), title_justify="left")
@@ -84,6 +85,11 @@ def report(
     rows = [{"section": s.title, "kind": s.kind, "headline": s.card.headline if s.card else None}
             for s in res.sections]
     emit("report", {**res.to_dict(), "output": str(out)}, rows, fmt, seed=res.seed, tables=[t])
+
+
+def _stage(text: str) -> None:
+    """The report's stages are progress (--quiet drops them); its seed is printed always."""
+    (message if text.startswith("seed: ") else note)(text)
 
 
 def register(app: typer.Typer) -> None:

@@ -104,16 +104,24 @@ def at_most(name: str):
     return check
 
 
-def resolved_format(*, output_format: Format = Format.table, output_json: bool = False) -> Format:
-    """The one place --json and --format meet: --json is --format json."""
+def resolved_format(*, output_format: Format = Format.table, output_json: bool = False, quiet: bool = False) -> Format:
+    """The one place --json and --format meet: --json is --format json. Resolved as the command starts, so it
+    also starts the command's progress (:func:`.progress_display.begin`: --quiet, and the clock of its lines)."""
+    from .progress_display import begin
+
+    begin(quiet=quiet)
     return Format.json if output_json else Format(output_format)
 
 
-#: --format/-f and --json, declared once. A command decorated with :data:`output_flags` declares a placeholder
-#: ``fmt: Format = Format.table`` where the options go in its help, and receives the resolved :class:`Format`.
+QUIET_HELP = ("No progress on stderr: neither the bars drawn on a terminal nor the lines written to a log (when "
+              "stderr is not a terminal, work past 10 s prints a line per stage, then one every 30 s). Results, "
+              "the seed, warnings and errors are printed as always.")
+#: --format/-f, --json and --quiet/-q, declared once. A command decorated with :data:`output_flags` declares a
+#: placeholder ``fmt: Format = Format.table`` where the options go in its help, and receives the resolved Format.
 OUTPUT_FLAGS = [
     opt("output_format", Format, ("--format", "-f"), FORMAT_HELP, Format.table),
     opt("output_json", bool, ("--json",), "Shortcut for --format json.", False),
+    opt("quiet", bool, ("--quiet", "-q"), QUIET_HELP, False),
 ]
 output_flags = option_group(OUTPUT_FLAGS, resolved_format, name="fmt")
 

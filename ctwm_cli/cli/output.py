@@ -11,13 +11,12 @@ Gate outcomes (:mod:`ctwm_cli.gates`) travel with the result into every format a
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +28,9 @@ from .._version import __version__
 from ..errors import CheckFailed, UsageError
 from ..files import check_output_file, write_text
 from ..inert import spreadsheet_safe, visible
-from ..progress import ProgressCallback
+from .consoles import InertConsole, stderr_console
 from .options import Format
+from .progress_display import LIVE, progress_bar  # noqa: F401 - the commands' import
 from .reporters import check_status, failure_text, github_annotations, junit_xml, markdown_report
 
 if TYPE_CHECKING:
@@ -42,27 +42,6 @@ STARTED = time.perf_counter()
 #: Console width when stdout is not a terminal and ``COLUMNS`` is unset (Rich's own default): piped
 #: tables stay readable in a log (issue 24 found 210-column lines), and :func:`fit` keeps every number whole.
 PIPE_WIDTH = 80
-
-
-class InertConsole(Console):
-    """A Rich console that never writes a control character it was given as text.
-
-    Text reaching a table or a message may quote a trace (item ids, group labels, check names); an
-    ESC in it would start an ANSI/OSC sequence in the terminal or the CI log. Rich's own styling and
-    cursor control are separate segments and pass; every text segment is made :func:`visible`."""
-
-    def _render_buffer(self, buffer) -> str:
-        from rich.segment import Segment
-
-        return super()._render_buffer(
-            seg if seg.control or not seg.text else Segment(_visible_lines(seg.text), seg.style, seg.control)
-            for seg in buffer
-        )
-
-
-def _visible_lines(text: str) -> str:
-    """Rich's layout newlines stay; everything else unsafe in a segment is made visible."""
-    return "\n".join(visible(line) for line in text.split("\n"))
 
 
 def stdout_console() -> Console:
@@ -78,10 +57,6 @@ def _width() -> int | None:
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     return None if sys.stdout.isatty() else PIPE_WIDTH
-
-
-def stderr_console() -> Console:
-    return InertConsole(file=sys.stderr, soft_wrap=True, markup=False, highlight=False)
 
 
 def message(text: str) -> None:
@@ -420,59 +395,3 @@ def check_outputs(inputs: Sequence[str | Path], **outputs: str | Path | None) ->
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` under a temporary name, then rename: a reader never sees half a file."""
     write_text(path, text)
-
-
-# ------------------------------------------------------------------------------------ progress
-#
-# One live display on stderr for the whole run: progress bars opened while another is active (a
-# bootstrap and a calibration, a reader and an audit) become extra lines of the same display, each
-# with its own ETA, instead of fighting for one line.
-
-LIVE: dict[str, Any] = {"progress": None, "users": 0}
-
-
-def _live_progress() -> Any:
-    from rich.progress import (  # Rich's progress machinery loads only when a bar is drawn
-        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
-    )
-
-    if LIVE["progress"] is None:
-        bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), console=stderr_console(), transient=True,
-        )
-        bar.start()
-        LIVE["progress"] = bar
-    return LIVE["progress"]
-
-
-@contextlib.contextmanager
-def progress_bar(description: str, total: int | None = None) -> Iterator[ProgressCallback]:
-    """A progress callback drawing a line of the shared display once work has run for a second.
-
-    Off when stderr is not a terminal, so logs and CI output stay clean.
-    """
-    if not sys.stderr.isatty():
-        yield lambda done, total=None: None
-        return
-    started = time.monotonic()
-    state: dict[str, Any] = {"task": None}
-    LIVE["users"] += 1
-
-    def update(done: int, tot: int | None = total) -> None:
-        if state["task"] is None:
-            if time.monotonic() - started < 1.0:
-                return
-            state["task"] = _live_progress().add_task(description, total=tot)
-        LIVE["progress"].update(state["task"], completed=done, total=tot)
-
-    try:
-        yield update
-    finally:
-        LIVE["users"] -= 1
-        bar = LIVE["progress"]
-        if bar is not None and state["task"] is not None:
-            bar.remove_task(state["task"])
-        if bar is not None and LIVE["users"] == 0:
-            bar.stop()
-            LIVE["progress"] = None

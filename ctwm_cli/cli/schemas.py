@@ -16,6 +16,7 @@ import types
 import typing
 from typing import Any
 
+from ..vocabulary import SUMMARY_KEY
 from .output import schema_version
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -60,6 +61,11 @@ OTHER: dict[str, dict[str, Any]] = {
     },
 }
 COMMANDS = tuple(sorted({*RESULTS, *OTHER}))
+#: the lead paragraph (:mod:`ctwm_cli.reporting.summary`): command -> the objects the CLI adds ``summary`` to,
+#: beside the result's own fields ("" the document; "results[]" each result; "groups[].report" each scope's report)
+SUMMARY = {"audit": ("", "results[]"), "health": ("", "groups[].report")}
+SUMMARY_SCHEMA = {"type": "string", "description": "the lead paragraph: the result in plain words, the numbers "
+                  "as the result holds them (ctwm_cli.reporting.summary)"}
 
 
 def _type_schema(tp: Any, seen: set[type]) -> dict[str, Any]:
@@ -145,6 +151,18 @@ def envelope_schema(command: str) -> dict[str, Any]:
     }
 
 
+def _add_summary(doc: dict[str, Any], where: str) -> None:
+    """:data:`SUMMARY_KEY` as a required string of the object at ``where`` (dotted keys, ``key[]`` an array's items)."""
+    node = doc
+    for key in [k for k in where.split(".") if k]:
+        name, many = key.removesuffix("[]"), key.endswith("[]")
+        node = node.setdefault("properties", {}).setdefault(
+            name, {"type": "array", "items": {"type": "object"}} if many else {"type": "object"})
+        node = node["items"] if many else node
+    node.setdefault("properties", {})[SUMMARY_KEY] = SUMMARY_SCHEMA
+    node["required"] = [*node.get("required", []), SUMMARY_KEY]
+
+
 def command_schema(command: str) -> dict[str, Any]:
     """The JSON Schema of ``ctwm COMMAND --format json``."""
     doc = envelope_schema(command)
@@ -161,6 +179,8 @@ def command_schema(command: str) -> dict[str, Any]:
         extra = OTHER[command]
         doc["properties"].update(extra["properties"])
         doc["required"] += extra["required"]
+    for where in SUMMARY.get(command, ()):
+        _add_summary(doc, where)
     name = command.replace(" ", "-")
     return {"$schema": DRAFT, "$id": f"https://ctwm.invalid/schema/v{schema_version()}/{name}.json",
             "title": f"ctwm {command} --format json", **doc}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics import finite_size_of_traces
+from ..diagnostics.measures import concentration
 from ..errors import InputError
 from ..plots.finite_size import plot_finite_size
 from ..tail import audit_many
@@ -21,6 +22,7 @@ from ..traces.paths import scan_paths
 from ..world.trace import GRID_MANIFEST_FILE
 from .model import Block, Card, Figure, Section, Table
 from .svg import draw_svg
+from .summary import audits_summary
 from .trace import audit_block, concentration_block, shown
 
 
@@ -68,6 +70,7 @@ def grid_section(path: str, read: ReadOptions, manifest: dict[str, Any], *, key:
     counts = item_counts(scan_paths([path], read, group_by="run")[0], None)
     stage(f"{path}: tail audit of {len(counts)} runs (B = {bootstrap})")
     audits = audit_many(counts, bootstrap=bootstrap, seed=seed, jobs=jobs)
+    measures = tuple(concentration(c) for c in counts)  # as ctwm concentration measures each run
     rising = [f.family for f in fs.families if math.isfinite(f.slope) and f.slope > 0]
     alt = (f"σ_top10 rises with size in {len(rising)} of {len(fs.families)} families"
            + (f" ({', '.join(rising)})" if rising else "") + "; slopes "
@@ -91,5 +94,6 @@ def grid_section(path: str, read: ReadOptions, manifest: dict[str, Any], *, key:
     ))
     return Section(kind="grid", source=path, title=f"World grid {Path(path).name or path}", card=card,
                    blocks=(finite, audit_block(audits, counts, f"{key}-a", ccdf_figures=0),
-                           concentration_block(counts, f"{key}-c", "run")),
-                   notes=("paper Fig. 3 (the retriever ladder) comes from `ctwm world ladder`, not from a grid",))
+                           concentration_block(counts, f"{key}-c", "run", rows=measures)),
+                   notes=("paper Fig. 3 (the retriever ladder) comes from `ctwm world ladder`, not from a grid",),
+                   summary=audits_summary(audits, concentrations=measures, noun="runs"))

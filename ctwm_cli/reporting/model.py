@@ -74,6 +74,7 @@ class Section(ToDict):
     card: Card | None
     blocks: tuple[Block, ...]
     notes: tuple[str, ...] = ()
+    summary: str | None = None  # the lead paragraph (.summary), read first; None: a replay (no lead yet)
 
 
 @result

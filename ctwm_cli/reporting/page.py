@@ -27,6 +27,7 @@ background:var(--bg);margin:0 auto;max-width:1100px;padding:1.5rem}
 h1{font-size:1.6rem;margin:.2rem 0 .4rem}h2{font-size:1.3rem;margin:2rem 0 .5rem;border-bottom:2px solid var(--rule)}
 h3{font-size:1.05rem;margin:1.4rem 0 .4rem}
 p.meta,p.note{color:var(--muted);font-size:.9rem;margin:.2rem 0}
+p.lead{font-size:1.05rem;margin:.5rem 0 .7rem;max-width:60rem}
 nav ol{margin:.3rem 0 1rem;padding-left:1.4rem}
 .card{background:var(--card);border-left:6px solid var(--rule);padding:.8rem 1rem;margin:.6rem 0 1rem}
 .card .headline{font-size:1.15rem;font-weight:600;margin:0 0 .4rem}
@@ -116,6 +117,8 @@ def block_html(b: Block) -> str:
 def section_html(s: Section, index: int) -> str:
     parts = [f'<section id="s{index}" data-kind="{text(s.kind)}"><h2>{text(s.title)}</h2>',
              f'<p class="meta">source: <code>{text(s.source)}</code></p>']
+    if s.summary:
+        parts.append(f'<p class="lead">{text(s.summary)}</p>')
     if s.card is not None:
         parts.append(card_html(s.card))
     parts += [block_html(b) for b in s.blocks]

@@ -27,6 +27,7 @@ from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
 from .model import Block, Card, Figure, Section, Table
+from .summary import audits_summary, health_summary
 from .svg import draw_svg
 
 #: event kinds that only memory-health telemetry carries: with any of them the section shows ``health``
@@ -60,15 +61,17 @@ def trace_section(
         if not health:
             raise
         stage(f"{path}: memory health")
-        block = _health_block(path, read, objects, budget, key, None, [], notes := [])
+        block, pooled = _health_block(path, read, objects, budget, key, None, [], notes := [])
         return Section(kind="trace", source=path, title=f"Trace {Path(path).name or path}",
                        card=Card(headline=f"no tail audit: {exc}", verdict=None, fields=(
                            ("rows", scan.n_rows), ("events", ", ".join(f"{k} {v:,}" for k, v in scan.events.items())),
-                       )), blocks=(block,), notes=tuple(notes))
+                       )), blocks=(block,), notes=tuple(notes), summary=health_summary(pooled))
     stage(f"{path}: tail audit of {len(counts)} {'group' if len(counts) == 1 else 'groups'} (B = {bootstrap})")
     audits = audit_many(counts, bootstrap=bootstrap, seed=seed, jobs=jobs)
     notes: list[str] = []
-    blocks = [audit_block(audits, counts, key), concentration_block(counts, key, group_by)]
+    measures = tuple(concentration(c) for c in counts)  # as ctwm concentration measures each trace or group
+    blocks = [audit_block(audits, counts, key), concentration_block(counts, key, group_by, rows=measures)]
+    lead = [audits_summary(audits, concentrations=measures, noun="groups")]
     if "step" in scan.mapping and scan.kind == "events":
         stage(f"{path}: PSD")
         blocks.append(_psd_block(path, read, events, scan, psd_run, key, notes))
@@ -76,7 +79,9 @@ def trace_section(
         notes.append("no step column: no PSD (it needs a per-step series)")
     if health:
         stage(f"{path}: memory health")
-        blocks.append(_health_block(path, read, objects, budget, key, group_by, counts, notes))
+        block, pooled = _health_block(path, read, objects, budget, key, group_by, counts, notes)
+        blocks.append(block)
+        lead.append(health_summary(pooled, heading="Memory health"))
     else:
         notes.append("no memory-health events (write, supersede, context, ...): no memory-health view")
     if taus:
@@ -84,7 +89,7 @@ def trace_section(
         blocks.append(_simulate_block(path, read, events, taus, core, slots, key, notes))
     return Section(kind="trace", source=path, title=f"Trace {Path(path).name or path}",
                    card=_card(audits, counts, scan, seed), blocks=tuple(b for b in blocks if b is not None),
-                   notes=tuple(notes))
+                   notes=tuple(notes), summary=" ".join(lead))
 
 
 def shown(obj: Any, *fields: str) -> Any:
@@ -179,8 +184,10 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
                  figures=tuple(figures), tables=tables)
 
 
-def concentration_block(counts, key: str, group_by: str | None) -> Block:
-    rows = tuple(concentration(c) for c in counts)  # as ctwm concentration measures each trace or group
+def concentration_block(counts, key: str, group_by: str | None, *, rows: tuple | None = None) -> Block:
+    """Rank-frequency and Lorenz curves of ``counts``; ``rows``: their :func:`concentration`, if measured already."""
+    if rows is None:
+        rows = tuple(concentration(c) for c in counts)  # as ctwm concentration measures each trace or group
     report = ConcentrationReport(rows=rows, events=counts[0].events, group_by=group_by,
                                  counts=tuple(c.counts for c in counts))
     labels = [series_label(r.source, r.group) for r in rows]
@@ -240,7 +247,8 @@ def _health_table(h) -> Table:
                  columns=("metric", "value", "definition"), rows=tuple(rows))
 
 
-def _health_block(path, read, objects, budget, key: str, group_by, counts, notes: list[str]) -> Block:
+def _health_block(path, read, objects, budget, key: str, group_by, counts, notes: list[str]) -> tuple[Block, Any]:
+    """The memory-health block, and the pooled report it shows (for the section's lead)."""
     pooled = health_of_trace(path, read, objects=objects, budget=budget)
     notes += [f"health: {w}" for w in pooled.warnings]
     alt = _health_alt(pooled)
@@ -264,7 +272,7 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
     elif group_by is not None:
         notes.append(f"memory health per {group_by}: health splits a trace by run only; the view is pooled")
     return Block(title="Memory health", text="Context usage, stale hits, revoked share and the growth class of the "
-                 "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables))
+                 "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables)), pooled
 
 
 def _simulate_block(path, read, events, taus, core, slots, key: str, notes: list[str]) -> Block | None:

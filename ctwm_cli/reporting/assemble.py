@@ -1,0 +1,103 @@
+"""``ctwm report``'s assembly: which section each source gets, in order, and the rendered page (the package's
+docstring says what the page holds)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..allocation import parse_sweep
+from ..errors import UsageError
+from ..seeds import new_seed
+from ..traces.engine import ReadOptions, as_read_options
+from .grid import grid_manifest, grid_section
+from .model import Report, Section
+from .page import render
+from .replay import find_result, replay_manifest, replay_section
+from .trace import trace_section
+
+#: τ sweep of the allocation view (paper Section 5.6's range, as ``ctwm simulate --sweep 0.25:2:7``)
+DEFAULT_SWEEP = "0.25:2:7"
+
+
+def _kind(source: str) -> str:
+    p = Path(source)
+    if p.is_dir():
+        if grid_manifest(p) is not None:
+            return "grid"
+        if replay_manifest(p) is not None:
+            return "replay-dir"
+        return "trace"
+    if p.suffix.lower() == ".json" and p.is_file() and looks_like_replay_result(p):
+        return "replay"
+    return "trace"  # any format ctwm audit reads (OTLP JSON spans and Mem0 exports among them)
+
+
+def looks_like_replay_result(path: Path) -> bool:
+    """The JSON a replay command printed: its envelope names the command within the first few hundred bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(1024)
+    return re.search(rb'"command"\s*:\s*"replay( |")', head) is not None
+
+
+def report(
+    sources: str | Path | Sequence[str | Path],
+    *,
+    read: ReadOptions | None = None,
+    group_by: str | None = None,
+    events: Sequence[str] | None = None,
+    objects: str | None = None,
+    budget: int | None = None,
+    bootstrap: int = 1000,
+    seed: int | None = None,
+    jobs: int | None = None,
+    sweep: str | Sequence[float] | None = DEFAULT_SWEEP,
+    core: int = 10,
+    slots: int = 512,
+    psd_run: str | None = None,
+    title: str | None = None,
+    stage: Callable[[str], None] | None = None,
+) -> Report:
+    """One page for ``sources`` (traces, ``world grid`` directories, replay results or run directories).
+
+    ``read`` (column map, ``where``, engine), ``group_by``, ``events``, ``objects`` and ``budget`` (prompt tokens,
+    for memory health) are those of ``ctwm audit`` / ``ctwm health``; ``bootstrap`` and ``seed`` those of the audit
+    (``seed=None`` draws one, recorded on the page); ``sweep`` the τ values of the allocation view (``START:STOP:N``
+    or a list; ``None`` leaves the view out) with ``core`` K and ``slots`` B of ``ctwm simulate``. ``stage`` is called
+    with a line of text as each part starts (the CLI prints it on stderr). The page is ``result.html``.
+    """
+    paths = [str(sources)] if isinstance(sources, (str, Path)) else [str(s) for s in sources]
+    if not paths:
+        raise UsageError("give at least one source", params=("sources",))
+    if "-" in paths:
+        raise UsageError("a report reads each trace several times (audit, PSD, health, allocation): give a file, "
+                         "not standard input", params=("sources",))
+    read = as_read_options(read)
+    taus: tuple[float, ...] = ()
+    if sweep is not None:
+        taus = parse_sweep(sweep, "sweep") if isinstance(sweep, str) else tuple(float(t) for t in sweep)
+    seed = new_seed() if seed is None else int(seed)
+    say = stage or (lambda _: None)
+    say(f"seed: {seed}")
+    sections: list[Section] = []
+    for i, path in enumerate(paths):
+        key = f"s{i}"
+        kind = _kind(path)
+        if kind == "grid":
+            sections.append(grid_section(path, read, grid_manifest(path) or {}, key=key, seed=seed,
+                                         bootstrap=bootstrap, jobs=jobs, stage=say))
+        elif kind == "replay-dir":
+            sections.append(replay_section(path, key=key, result_path=find_result(path),
+                                           manifest=replay_manifest(path)))
+        elif kind == "replay":
+            sections.append(replay_section(path, key=key, result_path=path, manifest=None))
+        else:
+            sections.append(trace_section(
+                path, read, key=key, seed=seed, group_by=group_by, events=events, objects=objects, budget=budget,
+                bootstrap=bootstrap, jobs=jobs, taus=taus, core=core, slots=slots, psd_run=psd_run, stage=say))
+    names = ", ".join(Path(p).name or p for p in paths)
+    page = Report(title=title or f"ctwm report: {names}", seed=seed, sections=tuple(sections))
+    say("rendering the page")
+    return dataclasses.replace(page, html=render(page))
