@@ -11,7 +11,8 @@
 The recipes install into the virtual environment the wheel test made (the Action's ``$RUNNER_TEMP/ctwm-venv``, the
 job's ``$CTWM_VENV``), so they rebuild and reinstall ctwm itself but find its dependencies there; a full install
 from nothing is what the wheel test measures. ``actions/setup-python`` is the one step not run: the Python running
-these tests stands in for it. Slow (pip, a build backend from the index): about a minute each on 2 cores.
+these tests stands in for it. pip's record of where it installed ctwm from (direct_url.json) shows which source
+each step installed. Slow: pip, and the build backend from the index.
 """
 
 from __future__ import annotations
@@ -55,9 +56,18 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
 
 
+def _origin(venv: Path) -> dict:
+    """Where pip installed the venv's ctwm from (its PEP 610 direct_url.json)."""
+    code = "import importlib.metadata as m; print(m.distribution('ctwm').read_text('direct_url.json'))"
+    out = _run([str(venv / "bin" / "python"), "-c", code], env=_env(), cwd=venv)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """A fresh venv (``<dir>/ctwm-venv``) with the wheel of this checkout installed; returns ``<dir>``."""
+    """A fresh venv (``<dir>/ctwm-venv``) with the wheel of this checkout installed; returns ``<dir>``, with the
+    wheel's file name in ``<dir>/wheel-origin.json`` (pip's record, before the recipes reinstall ctwm there)."""
     base = tmp_path_factory.mktemp("install")
     dist = base / "dist"
     build = _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], env=_env())
@@ -67,8 +77,9 @@ def installed(tmp_path_factory) -> Path:
     made = _run([sys.executable, "-m", "venv", str(venv)], env=_env())
     assert made.returncode == 0, made.stderr
     pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                str(wheel)], env=_env(), cwd=base)
+                "--no-compile", str(wheel)], env=_env(), cwd=base)
     assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
+    (base / "wheel-origin.json").write_text(json.dumps(_origin(venv)))
     return base
 
 
@@ -80,6 +91,8 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_runs(installed):
     where = _run([str(venv / "bin" / "python"), "-c", "import ctwm_cli; print(ctwm_cli.__file__)"], env=_env(),
                  cwd=installed)
     assert Path(where.stdout.strip()).is_relative_to(venv)  # the wheel's copy, not this checkout's
+    origin = json.loads((installed / "wheel-origin.json").read_text())
+    assert origin["url"].endswith(f"/ctwm-{__version__}-py3-none-any.whl") and "archive_info" in origin
 
 
 def _repository(base: Path, op: str) -> Path:
@@ -156,6 +169,7 @@ def test_the_github_action_installs_ctwm_from_its_repository_and_runs_the_check(
     names = [name for name, _, _ in ran]
     assert names == ["Install ctwm from the action's repository", "ctwm check"], ran
     assert ran[0][1] == 0 and f"ctwm {__version__} installed from {ROOT}" in ran[0][2], ran[0][2][-2000:]
+    assert _origin(installed / "ctwm-venv") == {"dir_info": {}, "url": ROOT.as_uri()}  # built from the action's dir
     _, rc, out = ran[1]
     assert rc == code, out[-2000:]
     report = json.loads(out[out.index("{"):out.rindex("}") + 1])
@@ -165,9 +179,9 @@ def test_the_github_action_installs_ctwm_from_its_repository_and_runs_the_check(
     assert (repo / "ctwm-junit.xml").exists()
 
 
-def test_the_github_action_refuses_a_version_its_ref_does_not_install(installed):
-    repo = _repository(installed, PASSING)
-    ran = run_action(repo, installed, version="9.9.9", config="ctwm.toml")
+def test_the_github_action_refuses_a_version_its_ref_does_not_install(tmp_path):
+    repo = _repository(tmp_path, PASSING)
+    ran = run_action(repo, tmp_path, version="9.9.9", config="ctwm.toml")
     assert [(name, rc) for name, rc, _ in ran] == [("Install ctwm from the action's repository", 2)]
     assert f"version: 9.9.9 was asked for, but this action's ref installs ctwm {__version__}" in ran[0][2]
 
@@ -196,9 +210,11 @@ def _this_commit() -> str:
 @pytest.mark.parametrize(("op", "code"), [(PASSING, 0), (FAILING, 1)], ids=["passing-gate", "failing-gate"])
 def test_the_gitlab_job_installs_ctwm_from_the_repository_and_runs_the_check(installed, op, code):
     repo = _repository(installed, op)
-    out = run_gitlab_job(repo, CTWM_GIT_URL=f"file://{ROOT}", CTWM_REF=_this_commit(),
-                         CTWM_VENV=str(installed / "ctwm-venv"))
+    commit = _this_commit()
+    out = run_gitlab_job(repo, CTWM_GIT_URL=ROOT.as_uri(), CTWM_REF=commit, CTWM_VENV=str(installed / "ctwm-venv"))
     assert out.returncode == code, out.stdout[-2000:] + out.stderr[-2000:]
+    origin = _origin(installed / "ctwm-venv")
+    assert (origin["url"], origin["vcs_info"]["vcs"], origin["vcs_info"]["commit_id"]) == (ROOT.as_uri(), "git", commit)
     assert f"ctwm {__version__}" in out.stdout
     junit = (repo / "ctwm-junit.xml").read_text()
     assert 'name="ctwm check: reads are concentrated"' in junit
