@@ -9,6 +9,14 @@ relative, their standard errors and the fit checks' null distributions by up to 
 the two machines is quoted beside each tolerance below). Bit-for-bit determinism is still tested, within one
 machine (tests/test_audit_golden.py::test_same_seed_gives_the_same_bytes).
 
+.ci/run repeats these tests with ``NPY_DISABLE_CPU_FEATURES`` set to every target in numpy's
+``__cpu_dispatch__`` that ``__cpu_features__`` finds on the CPU. numpy 2.4 takes its dispatch targets' names there
+(X86_V3, X86_V4, AVX512_ICL, AVX512_SPR on x86-64): a target the CPU lacks is accepted and changes nothing; a name
+that is not a dispatch target (numpy 1.x's AVX2, AVX512F) is ignored with an ImportWarning that Python hides by
+default; a baseline feature (X86_V2) makes ``import numpy`` raise RuntimeError. On the AVX2-only EPYC, disabling
+X86_V3 leaves every output of these goldens bit-identical, as expected if float64 exp/log have SIMD kernels only
+for AVX-512 there.
+
 Every tolerance below is derived from the stopping rule of the code that computed the number:
 
 * Decided (EXACT): every non-float (verdicts, reasons, flags, family names, counts, ``preferred``) and the floats
