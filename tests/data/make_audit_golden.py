@@ -9,7 +9,9 @@ the uncertainty re-fits), from the code before the fits were made faster (commit
 once after the discrete MLE's fix: against 4f7bdf5's outputs every x_min, n_tail, bootstrap p-value and verdict
 is the same, α̂ moved by at most 1e-13 relative, and what L-BFGS-B fits from it (TPL, mixture, the LR tests)
 by at most 4e-6 relative, inside the optimiser's own tolerance.
-tests/test_audit_golden.py recomputes every case and compares the JSON text.
+tests/test_audit_golden.py recomputes every case and compares it field by field (tests/data/golden_compare.py):
+decisions exactly, floats to the precision of the method that computed them, so the goldens hold on any CPU.
+Write the file again only on purpose, when a change of results is intended, and say why in the commit.
 """
 
 from __future__ import annotations
