@@ -237,10 +237,14 @@ def test_directives_are_ones_the_runner_knows():
 def test_the_runner_runs_what_it_says(tmp_path_factory, monkeypatch):
     """The collector itself: a failing bash block fails, a python block sees the files a bash block wrote."""
     page = tmp_path_factory.mktemp("page") / "p.md"
-    page.write_text("```bash\necho hi > a.txt\n```\n\n```python\nfrom pathlib import Path\nassert Path('a.txt').read_text() == 'hi\\n'\n"
-                    "x = 1\n```\n\n<!-- write: c.toml -->\n```toml\nk = 1\n```\n\n```python\n"
-                    "assert x == 1 and Path('c.toml').read_text() == 'k = 1\\n'\n```\n\n"
-                    "<!-- skip: never -->\n```bash\nexit 1\n```\n\n```bash\nfalse\necho unreachable\n```\n")
+    page.write_text("\n\n".join([
+        "```bash\necho hi > a.txt\n```",
+        "```python\nfrom pathlib import Path\nassert Path('a.txt').read_text() == 'hi\\n'\nx = 1\n```",
+        "<!-- write: c.toml -->\n```toml\nk = 1\n```",
+        "```python\nassert x == 1 and Path('c.toml').read_text() == 'k = 1\\n'\n```",
+        "<!-- skip: never -->\n```bash\nexit 1\n```",
+        "```bash\nfalse\necho unreachable\n```",
+    ]) + "\n")
     doc = _parse(page)
     DOCUMENTS[page] = doc
     pages = Pages(tmp_path_factory)
