@@ -147,7 +147,7 @@ def test_failure_attribution_with_outcome_rows_and_columns(tmp_path):
 
 
 def test_failure_attribution_is_a_difference_with_an_interval(tmp_path):
-    # the worked example of the README: a is superseded after t1 (failed) and t3 (succeeded) used it;
+    # the worked example of docs/guide/health.md: a is superseded after t1 (failed) and t3 (succeeded) used it;
     # b is archived and c evicted, which are not revocations
     rows = [
         R(0, "write", "a"), R(0, "write", "b"), R(0, "write", "c"),

@@ -104,9 +104,9 @@ def test_core_never_imports_the_cli_or_its_libraries():
 
 
 def _readme_levels() -> dict[str, int]:
-    """README's Layering table: package or module -> level."""
-    text = (ROOT.parent / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Layering", 1)[1].split("\n#", 1)[0]
+    """docs/architecture.md's Layering table: package or module -> level."""
+    text = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## Layering\n", 1)[1].split("\n#", 1)[0]
     levels: dict[str, int] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -123,7 +123,7 @@ def _level(module: str) -> int:
     return LEVELS[_area(module) or PKG]
 
 
-def test_readme_layering_table_is_read():
+def test_docs_layering_table_is_read():
     assert LEVELS["traces"] == 1 and LEVELS["cli"] == LEVELS[PKG] and LEVELS["errors"] == PLUMBING
     assert LEVELS["tail"] < LEVELS["diagnostics"] < LEVELS["auditing"]
 

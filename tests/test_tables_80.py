@@ -1,6 +1,7 @@
-"""Tables for people (issue 24): README's example commands rendered at 80 columns (a pipe, COLUMNS=80) cut no
-number — no ellipsis, no number split across lines: every number of the same command rendered 400 columns
-wide appears whole at 80 — and no line is wider than 80. Piped output with COLUMNS unset is 80 wide."""
+"""Tables for people (issue 24): the documented example commands (README, docs/guide) rendered at 80 columns
+(a pipe, COLUMNS=80) cut no number — no ellipsis, no number split across lines: every number of the same
+command rendered 400 columns wide appears whole at 80 — and no line is wider than 80. Piped output with
+COLUMNS unset is 80 wide."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def groups54(tmp_path_factory):
     return path
 
 
-#: README's examples (Commands, In CI), with smaller bootstrap/steps so the test runs in seconds
+#: the documented examples (README, docs/guide), with smaller bootstrap/steps so the test runs in seconds
 EXAMPLES = [
     ["inspect", "sample_traces/tpl_events.parquet"],
     ["audit", SEM, "--seed", "1", "-b", "30"],
@@ -44,7 +45,7 @@ EXAMPLES = [
     ["psd", SEM, "--series", "core"],
     ["simulate", "--tau", "1.0", "--items", "1000", "--core", "10", "--budget", "512"],
     ["simulate", "--sweep", "0.25:2.0:7"],
-    ["simulate", "--trace", SEM, "--sweep", "0.25:2.0:7", "-K", "10", "-B", "64"],
+    ["simulate", "--trace", "sample_traces/powerlaw_counts.parquet", "--tau", "0.25:2.0:7", "-K", "10", "-B", "64"],
     ["world", "ladder", "--seed", "42", "--steps", "2000", "--size", "100"],
     ["xmin-path", "--seed", "1"],
     ["replay", "--seed", "42", "--steps", "300", "--episodes", "2"],

@@ -98,7 +98,7 @@ def test_percentile_intervals_cover_the_true_alpha():
 
 
 def _short_tail(seed, n=2000, share=0.085, mu=1.3):
-    """A log-normal body below 50 and ~170 points of a power law α = 2.5 above it (README "Short tails")."""
+    """A log-normal body below 50 and ~170 points of a power law α = 2.5 above it (docs/method.md, "Short tails")."""
     rng = np.random.default_rng([26, 4, seed])
     n_tail = int(rng.binomial(n, share))
     body = np.ceil(rng.lognormal(mu, 1.0, 4 * n))

@@ -1,5 +1,5 @@
-"""One vocabulary in every command's JSON (README "Vocabulary"): a walk over every ``ctwm schema`` fails on a
-synonym of a canonical name. ``PENDING`` lists the (command, key) pairs not yet renamed, by name, so the list
+"""One vocabulary in every command's JSON (docs/reference.md, "Vocabulary"): a walk over every ``ctwm schema``
+fails on a synonym of a canonical name. ``PENDING`` lists the (command, key) pairs not yet renamed, by name, so the list
 can only shrink: a pending pair that no longer occurs fails too (remove it from the list)."""
 
 from __future__ import annotations
