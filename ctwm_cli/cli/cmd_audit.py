@@ -361,7 +361,9 @@ def _table(r) -> Group:
             iv = u.interval[q]
             span = ("interval not formed: every replicate agrees" if iv is None and q in u.constant
                     else f"interval not formed: the central {u.level:.0%} of replicates agree" if iv is None
-                    else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
+                    else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]"
+                    + (", excludes the estimate: the replicates lie on one side of it (an unstable cutoff)"
+                       if q in u.excludes_estimate else ""))
             t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
         if (b := u.alpha_band) is not None:
             t.add_row("α over cutoffs", f"[{b.low:.4f}, {b.high:.4f}]  (with α ± se at the {b.cutoffs} cutoffs in "
@@ -421,10 +423,12 @@ def _table(r) -> Group:
         lr = Table(title="Likelihood-ratio tests (Λ > 0 favours the first family)", title_justify="left")
         for name in ("first", "second", "Λ", "σ", "z", "p", "preferred"):
             lr.add_column(name, justify="left" if name in ("first", "second", "preferred") else "right")
+        from ..tail.compare import pvalue_text  # loaded with the audit, not at start-up
+
         for cmp in r.comparisons:
             second = cmp.second + (f" (nested, {cmp.method})" if cmp.nested else "")
             lr.add_row(cmp.first, second, fmt_num(cmp.statistic),
-                       fmt_num(cmp.sigma), fmt_num(cmp.z), fmt_num(cmp.pvalue), cmp.preferred or "none")
+                       fmt_num(cmp.sigma), fmt_num(cmp.z), pvalue_text(cmp.pvalue), cmp.preferred or "none")
         parts.append(lr)
     return Group(*parts)
 
