@@ -108,7 +108,8 @@ def audit(
         "--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,
     expect_rule: Annotated[ExpectRule, typer.Option(  # type: ignore[valid-type]
         "--expect-rule",
-        help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",
+        help="Which verdict --expect checks: paper (the main verdict as printed: Definition 3.4 with the fit check, "
+        "or as published with --no-fit-check) or calibrated (needs --calibrate).")] = "paper",
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
@@ -131,7 +132,7 @@ def audit(
     """Is the per-item access-count distribution heavy-tailed, and of which family?
 
     Fits a power-law tail (x_min by KS minimisation over every distinct value leaving at least
-    --min-tail points, exact discrete MLE of α with no cap), bootstraps p_gof (Clauset et al. 2009
+    --scan-floor points, exact discrete MLE of α with no cap), bootstraps p_gof (Clauset et al. 2009
     §4.1, x_min re-estimated in every replicate), fits truncated power law, log-normal, exponential
     and stretched exponential on the same tail, and runs likelihood-ratio tests. Verdict (paper
     Definition 3.4 under Assumption 3.3): tpl-compatible if p_gof >= p*, Λ_TPL,LN > 0 and
