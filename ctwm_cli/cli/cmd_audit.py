@@ -137,7 +137,10 @@ def audit(
     and stretched exponential on the same tail, and runs likelihood-ratio tests. Verdict (paper
     Definition 3.4 under Assumption 3.3): tpl-compatible if p_gof >= p*, Λ_TPL,LN > 0 and
     |Λ/σ| >= z*; lognormal-compatible if Λ < 0 and |Λ/σ| >= z*; inconclusive otherwise, with the
-    reason. α̂ is confirmatory only: it moves with the selected x_min (paper Appendix D).
+    reason. With the fit check (default) a decisive verdict also needs the preferred family to pass its
+    own bootstrap KS test, to beat every other family of as many or fewer parameters (the stretched
+    exponential included) by z*, and not to lose to the mixture of two power laws. α̂ is confirmatory
+    only: it moves with the selected x_min (paper Appendix D).
 
     \b
     Examples:
