@@ -70,3 +70,5 @@ def test_a_stretched_exponential_at_its_power_law_limit_is_no_rival():
     zs = rival_z(fits, r.comparisons)
     assert "stretched_exponential" not in zs["truncated_power_law"] and "stretched_exponential" not in zs["lognormal"]
     assert "exponential" in zs["lognormal"]  # the exponential is no power law: still a rival of the log-normal
+    # the rule decides between its own pair (the calibrated rule by its simulated thresholds, not by z*)
+    assert "lognormal" not in zs["truncated_power_law"] and "truncated_power_law" not in zs["lognormal"]

@@ -79,7 +79,7 @@ def audit(
     power: Annotated[int, typer.Option(
         "--power", metavar="R", callback=at_most("power"),
         help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, fitted TPL) "
-        "at 1x-16x the observed size and report how often the rule(s) decide right, and the smallest "
+        "at 1x-16x the observed size and report how often the verdict (fit check included) is right, and the smallest "
         "multiple with power >= 0.8 (0: off; e.g. 100).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
@@ -288,7 +288,8 @@ def gate_metrics(r, row: dict) -> dict:
 def _power_table(pw) -> Table:
     needed = "; ".join(f"{rule} rule: " + (f"{m}x the data" if m else f"beyond {pw.multiples[-1]}x")
                        for rule, m in pw.needed.items())
-    t = Table(title=f"How much more data? Power to reach the right verdict (R = {pw.replicates} per cell; "
+    checked = " (fit check included, as in the verdict above)" if pw.fit_check else ""
+    t = Table(title=f"How much more data? Power to reach the right verdict{checked} (R = {pw.replicates} per cell; "
                     f"needed for both families at {pw.target:.0%}: {needed})", title_justify="left")
     t.add_column("data drawn from")
     t.add_column("rule")

@@ -37,14 +37,16 @@ def compare_fits(tail: fam.Tail, pl: PowerLawFit, fits: dict[str, TailFit], *, z
 def rival_z(fits: dict[str, TailFit], comparisons: list[Comparison]) -> dict[str, dict[str, float]]:
     """For each family a verdict can prefer: rival -> Vuong z in its favour (NaN: not compared). A rival
     whose fit stopped at a limit the preferred family contains (the stretched exponential at β = 0 is a
-    power law, which the TPL and the log-normal both contain) is no separate family there and is left out."""
+    power law, which the TPL and the log-normal both contain) is no separate family there and is left out,
+    and so is the other family of the rule's pair: the rule itself decides between those two (the paper's
+    by z*, the calibrated one by its simulated thresholds, which z* must not override)."""
     by_pair = {(c.first, c.second): c for c in comparisons if not c.nested}
     out: dict[str, dict[str, float]] = {}
     for name in fam.RULE_PAIR:
         zs = {}
         for r in fam.rivals(name):
             f = fits.get(r)
-            if f is None or (f.limit is not None and f.limit in fam.REGISTRY[name].contains):
+            if r in fam.RULE_PAIR or f is None or (f.limit is not None and f.limit in fam.REGISTRY[name].contains):
                 continue
             c, sign = (by_pair[(name, r)], 1.0) if (name, r) in by_pair else (by_pair.get((r, name)), -1.0)
             zs[r] = sign * c.z if c is not None and math.isfinite(c.z) else math.nan
