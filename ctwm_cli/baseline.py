@@ -28,7 +28,9 @@ against a nominal 5%), and a zero-width interval (all counts equal) failed every
   tolerance. Its measured coverage, and the measured size and power, are in README "ctwm diff as a test"
   (``benchmarks/diff_calibration.py``).
 - Identical or degenerate inputs: T = 0 and every T_b >= 0, so p = 1: "no change". An interval whose
-  replicates all agree is *not formed* (reported as such, never read as a test, never a failure).
+  replicates all agree is *not formed* (reported as such, never read as a test, never a failure). A metric
+  that neither side has (α of an all-equal trace, p_gof of audits without a bootstrap) is no change
+  either, in both kinds of input; one missing on one side only fails its gate (issue 44).
 """
 
 from __future__ import annotations
@@ -163,6 +165,9 @@ def _outcome(c: Change, level: float | None = None) -> CheckOutcome:
     else:
         check = (f"Δ{c.metric} not shown beyond ±{tol:g}" if tol else f"Δ{c.metric} not shown to differ from 0")
     common = {"subject": c.subject, "check": check, "metric": f"Δ{c.metric}", "op": ">", "threshold": tol}
+    if c.change is None and c.base is None and c.head is None:  # degenerate alike (an all-equal trace has no α)
+        return CheckOutcome(**common, observed=None, status=PASS, failed=False,
+                            note=f"{c.metric} not available in base nor head (both degenerate alike): no change")
     if c.change is None:
         return CheckOutcome(**common, observed=None, status=NOT_AVAILABLE, failed=True,
                             note=f"{c.metric} missing in base or head")
@@ -204,7 +209,7 @@ def diff_results(base: Mapping[str, Any], head: Mapping[str, Any], *, tolerances
             ch = None if bv is None or hv is None else hv - bv
             tol = tolerances.get(metric)
             changes.append(Change(subject=subject, metric=metric, base=bv, head=hv, change=ch, tolerance=tol,
-                                  regression=tol is not None and (ch is None or abs(ch) > tol)))
+                                  regression=tol is not None and _moved(bv, hv, ch, tol)))
     checks = tuple(_outcome(c) for c in changes if c.tolerance is not None)
     return Diff(compared=command, kind="results", changes=tuple(changes), checks=checks,
                 regressions=sum(c.failed for c in checks))
@@ -254,7 +259,8 @@ def diff_counts(
         p = pvalues[m]
         changed = p <= 1 - level  # (k + 1)/(R + 1) <= a: a size-a test
         beyond = tol is not None and (tol == 0 or (lo is not None and (lo > tol or hi < -tol)))
-        regression = tol is not None and (not math.isfinite(ch) or (changed and beyond))
+        regression = tol is not None and (_moved(_num(b0[m]), _num(h0[m]), None, tol) if not math.isfinite(ch)
+                                          else changed and beyond)
         changes.append(Change(subject=subject, metric=m, base=_num(b0[m]), head=_num(h0[m]), change=_num(ch),
                               confidence_interval=None if lo is None else ConfidenceInterval(
                                   low=lo, high=hi, level=level),
@@ -279,6 +285,14 @@ def _permutation_pvalues(base: np.ndarray, head: np.ndarray, b0: dict, h0: dict,
             # a relative tolerance for ties: identical inputs give T = 0 = T_b up to rounding
             exceed[m] += int(not math.isfinite(t) or t >= observed[m] - 1e-12 * max(1.0, observed[m]))
     return {m: (1 + exceed[m]) / (replicates + 1) if math.isfinite(observed[m]) else math.nan for m in TRACE_METRICS}
+
+
+def _moved(base: float | None, head: float | None, change: float | None, tol: float) -> bool:
+    """A gated change: beyond the tolerance, or present on one side only. Missing on both sides (two
+    identical degenerate inputs, e.g. all-equal traces with no α) is no change, as the docstring says."""
+    if change is None:
+        return not (base is None and head is None)
+    return abs(change) > tol
 
 
 def _names(subjects: Mapping[str, Any], shown: int = 3) -> str:

@@ -159,7 +159,10 @@ def test_registry_drives_the_comparisons():
     assert set(pairs) == {("truncated_power_law", "lognormal"), ("power_law", "lognormal"),
                           ("power_law", "exponential"), ("power_law", "stretched_exponential"),
                           ("truncated_power_law", "exponential"), ("power_law_mixture", "lognormal"),
-                          ("power_law_mixture", "truncated_power_law")}
+                          ("power_law_mixture", "truncated_power_law"),
+                          # the rivals a verdict must beat (issue 44)
+                          ("truncated_power_law", "stretched_exponential"), ("lognormal", "exponential"),
+                          ("lognormal", "stretched_exponential")}
     assert F.nested_pairs() == [("truncated_power_law", "power_law")]
     with pytest.raises(ValueError, match="family must be one of"):
         F.family("pareto")

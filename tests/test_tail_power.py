@@ -18,8 +18,9 @@ def _lognormal(n=5000, seed=3):
 
 def test_power_is_reproducible_bounded_and_rises_with_n():
     x = _lognormal()
-    a = audit(x, bootstrap=30, seed=2, jobs=1, power=12, calibrate=20)
-    b = audit(x, bootstrap=30, seed=2, jobs=2, power=12, calibrate=20)
+    # without the fit check: the simulation's own power, which the check can only lower (tested below)
+    a = audit(x, bootstrap=30, seed=2, jobs=1, power=12, calibrate=20, fit_check=False)
+    b = audit(x, bootstrap=30, seed=2, jobs=2, power=12, calibrate=20, fit_check=False)
     assert a.verdict.verdict == INCONCLUSIVE
     assert json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
     pw = a.power
@@ -54,6 +55,27 @@ def test_needed_is_the_multiple_from_which_power_stays_above_target():
     assert _needed({1: 0.9, 2: 0.95}, 0.8) == 1
 
 
-def test_a_curve_falls_only_where_the_intervals_part():
+def test_a_curve_falls_only_where_the_difference_is_beyond_monte_carlo_error():
+    power = {1: 0.1, 2: 0.45, 4: 0.22, 8: 0.02, 16: 0.7}
     iv = {1: (0.0, 0.2), 2: (0.3, 0.6), 4: (0.1, 0.35), 8: (0.0, 0.05), 16: (0.5, 0.9)}
-    assert _falls(iv, (1, 2, 4, 8, 16)) == (8,)  # 4x overlaps 2x; 8x lies wholly below 4x
+    # 2x -> 4x: 0.23 down, MOVER half-width hypot(0.15, 0.13) = 0.198: a fall; 4x -> 8x: 0.20 > hypot(0.12, 0.03)
+    assert _falls(power, iv, (1, 2, 4, 8, 16)) == (4, 8)
+    # the issue's drop: 0.90 [0.70, 0.97] at 8x -> 0.50 [0.35, 0.70] at 16x; the intervals touch, yet the
+    # difference 0.40 is beyond hypot(0.20, 0.20) = 0.28 (non-overlap, the rule before, did not name it)
+    assert _falls({8: 0.9, 16: 0.5}, {8: (0.70, 0.97), 16: (0.35, 0.70)}, (8, 16)) == (16,)
+    assert _falls({8: 0.9, 16: 0.75}, {8: (0.70, 0.97), 16: (0.55, 0.88)}, (8, 16)) == ()
+
+
+def test_power_is_that_of_the_verdict_the_user_gets():
+    """With the fit check (the default) a replicate's right call counts only when it survives the check; with
+    no bootstrap the audit can never give a decisive verdict, so its power is 0 at every size (before issue
+    44 the power ignored the check and said otherwise: checked, fails on the old code)."""
+    x = _lognormal(n=3000, seed=5)
+    unchecked = audit(x, bootstrap=0, seed=3, jobs=1, power=8, calibrate=19, fit_check=False).power
+    checked = audit(x, bootstrap=0, seed=3, jobs=1, power=8, calibrate=19).power
+    assert any(p > 0 for c in unchecked.curves for p in c.power.values())
+    assert all(p == 0 for c in checked.curves for p in c.power.values())
+    with_b = audit(x, bootstrap=20, seed=3, jobs=1, power=8, calibrate=19).power
+    without = audit(x, bootstrap=20, seed=3, jobs=1, power=8, calibrate=19, fit_check=False).power
+    for c, u in zip(with_b.curves, without.curves, strict=True):  # same replicates: the check only removes calls
+        assert all(c.power[m] <= u.power[m] for m in c.power)

@@ -79,7 +79,7 @@ def audit(
     power: Annotated[int, typer.Option(
         "--power", metavar="R", callback=at_most("power"),
         help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, fitted TPL) "
-        "at 1x-16x the observed size and report how often the rule(s) decide right, and the smallest "
+        "at 1x-16x the observed size and report how often the verdict (fit check included) is right, and the smallest "
         "multiple with power >= 0.8 (0: off; e.g. 100).")] = 0,
     p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
     z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
@@ -108,7 +108,8 @@ def audit(
         "--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,
     expect_rule: Annotated[ExpectRule, typer.Option(  # type: ignore[valid-type]
         "--expect-rule",
-        help="Which verdict --expect checks: paper (Definition 3.4) or calibrated (needs --calibrate).")] = "paper",
+        help="Which verdict --expect checks: paper (the main verdict as printed: Definition 3.4 with the fit check, "
+        "or as published with --no-fit-check) or calibrated (needs --calibrate).")] = "paper",
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
@@ -131,12 +132,15 @@ def audit(
     """Is the per-item access-count distribution heavy-tailed, and of which family?
 
     Fits a power-law tail (x_min by KS minimisation over every distinct value leaving at least
-    --min-tail points, exact discrete MLE of α with no cap), bootstraps p_gof (Clauset et al. 2009
+    --scan-floor points, exact discrete MLE of α with no cap), bootstraps p_gof (Clauset et al. 2009
     §4.1, x_min re-estimated in every replicate), fits truncated power law, log-normal, exponential
     and stretched exponential on the same tail, and runs likelihood-ratio tests. Verdict (paper
     Definition 3.4 under Assumption 3.3): tpl-compatible if p_gof >= p*, Λ_TPL,LN > 0 and
     |Λ/σ| >= z*; lognormal-compatible if Λ < 0 and |Λ/σ| >= z*; inconclusive otherwise, with the
-    reason. α̂ is confirmatory only: it moves with the selected x_min (paper Appendix D).
+    reason. With the fit check (default) a decisive verdict also needs the preferred family to pass its
+    own bootstrap KS test, to beat every other family of as many or fewer parameters (the stretched
+    exponential included) by z*, and not to lose to the mixture of two power laws. α̂ is confirmatory
+    only: it moves with the selected x_min (paper Appendix D).
 
     \b
     Examples:
@@ -284,7 +288,8 @@ def gate_metrics(r, row: dict) -> dict:
 def _power_table(pw) -> Table:
     needed = "; ".join(f"{rule} rule: " + (f"{m}x the data" if m else f"beyond {pw.multiples[-1]}x")
                        for rule, m in pw.needed.items())
-    t = Table(title=f"How much more data? Power to reach the right verdict (R = {pw.replicates} per cell; "
+    checked = " (fit check included, as in the verdict above)" if pw.fit_check else ""
+    t = Table(title=f"How much more data? Power to reach the right verdict{checked} (R = {pw.replicates} per cell; "
                     f"needed for both families at {pw.target:.0%}: {needed})", title_justify="left")
     t.add_column("data drawn from")
     t.add_column("rule")
@@ -361,7 +366,9 @@ def _table(r) -> Group:
             iv = u.interval[q]
             span = ("interval not formed: every replicate agrees" if iv is None and q in u.constant
                     else f"interval not formed: the central {u.level:.0%} of replicates agree" if iv is None
-                    else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]")
+                    else f"{u.level:.0%} interval [{fmt_num(iv.low)}, {fmt_num(iv.high)}]"
+                    + (", excludes the estimate: the replicates lie on one side of it (an unstable cutoff)"
+                       if q in u.excludes_estimate else ""))
             t.add_row(f"{q}: bootstrap se", f"{fmt_num(u.se[q])}  ({span}; B = {u.replicates}, {u.failed} failed)")
         if (b := u.alpha_band) is not None:
             t.add_row("α over cutoffs", f"[{b.low:.4f}, {b.high:.4f}]  (with α ± se at the {b.cutoffs} cutoffs in "
@@ -421,10 +428,12 @@ def _table(r) -> Group:
         lr = Table(title="Likelihood-ratio tests (Λ > 0 favours the first family)", title_justify="left")
         for name in ("first", "second", "Λ", "σ", "z", "p", "preferred"):
             lr.add_column(name, justify="left" if name in ("first", "second", "preferred") else "right")
+        from ..tail.compare import pvalue_text  # loaded with the audit, not at start-up
+
         for cmp in r.comparisons:
             second = cmp.second + (f" (nested, {cmp.method})" if cmp.nested else "")
             lr.add_row(cmp.first, second, fmt_num(cmp.statistic),
-                       fmt_num(cmp.sigma), fmt_num(cmp.z), fmt_num(cmp.pvalue), cmp.preferred or "none")
+                       fmt_num(cmp.sigma), fmt_num(cmp.z), pvalue_text(cmp.pvalue), cmp.preferred or "none")
         parts.append(lr)
     return Group(*parts)
 

@@ -23,6 +23,7 @@ from ..plots.psd import plot_psd
 from ..plots.rank_frequency import plot_concentration
 from ..plots.tau_sweep import plot_tau_sweep
 from ..tail import audit_many
+from ..tail.compare import pvalue_text
 from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
@@ -138,7 +139,7 @@ def _fits_table(a) -> Table:
         rows.append((f.family, ", ".join(f"{k} {v:.4g}" for k, v in f.params.items()), f.loglik, None, f.converged))
     for cmp in a.comparisons:
         rows.append((f"LR {cmp.first} vs {cmp.second}", f"Λ {cmp.statistic:.4g}, σ {cmp.sigma:.4g}, z {cmp.z:.4g}, "
-                     f"p {cmp.pvalue:.4g}; preferred: {cmp.preferred or 'none'}", None, None, None))
+                     f"p {pvalue_text(cmp.pvalue)}; preferred: {cmp.preferred or 'none'}", None, None, None))
     return Table(caption=f"Fits on the tail of {a.label} and likelihood-ratio tests (Λ > 0 favours the first family)",
                  columns=("fit or test", "parameters / statistics", "log-likelihood", "KS distance D", "converged"),
                  rows=tuple(rows))

@@ -23,10 +23,11 @@ from .calibrate import Calibration
 from .calibrate import calibrate as run_calibration
 from .crosscheck import CrossCheck
 from .crosscheck import cross_check as run_cross_check
-from .compare import Comparison, calibrated_nested, nested_power_law, vuong
+from .compare import Comparison, calibrated_nested
 from .families import TailFit
 from .fitcheck import check_result, check_tasks, checkable, run_replicates
 from .kernels import INTERPRETED_MAX_DISTINCT, interpreted
+from .matrix import fit_alternatives, rival_z
 from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from ..parallel import run_tasks, single_blas_thread
 from ..seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
@@ -346,15 +347,15 @@ def _checked_calibration(r: AuditResult) -> AuditResult:
     c = r.calibration
     if c is None or not r.settings.fit_check:
         return r
-    v = _apply_fit_check(c.verdict, r.fit_checks, r.settings, c.observed_z, r.comparisons)
+    v = _apply_fit_check(c.verdict, r.fit_checks, r.settings, c.observed_z, r.comparisons, r.alternatives)
     return dataclasses.replace(r, calibration=dataclasses.replace(c, verdict=v))
 
 
 def _apply_fit_check(v: Verdict, checks: dict[str, GofResult] | None, s: AuditSettings, z: float,
-                     comparisons: list[Comparison]) -> Verdict:
+                     comparisons: list[Comparison], fits: dict[str, TailFit]) -> Verdict:
     mixture_z = {c.second: c.z for c in comparisons if c.first == "power_law_mixture"}
     return fit_checked(v, {name: g.pvalue for name, g in (checks or {}).items()}, s.fit_level, z,
-                       mixture_z=mixture_z, z_star=s.z_star)
+                       mixture_z=mixture_z, z_star=s.z_star, rival_z=rival_z(fits, comparisons))
 
 
 def _with_uncertainty(prepared: list[_Prepared], results: list[AuditResult], *, jobs, progress) -> list[AuditResult]:
@@ -439,7 +440,7 @@ def _assemble(p: _Prepared, gof: GofResult | None, checks: dict[str, GofResult] 
     if pl.n_tail < s.min_tail and s.xmin is None:
         verdict = dataclasses.replace(verdict, reason=verdict.reason + _constrained_note(p.constrained, s.min_tail))
     if s.fit_check:
-        verdict = _apply_fit_check(verdict, checks, s, main.z, comparisons)
+        verdict = _apply_fit_check(verdict, checks, s, main.z, comparisons, p.fits)
     pl_pass = None if gof is None else bool(p_gof >= s.p_star and comparisons[k].preferred is None)
     return AuditResult(**common, power_law=pl, gof=gof, alternatives=p.fits, comparisons=comparisons,
                        verdict=verdict, power_law_pass=pl_pass, fit_checks=checks)
@@ -450,23 +451,3 @@ def _constrained_note(c: PowerLawFit | None, min_tail: int) -> str:
         return f"; no x_min leaves {min_tail} observations with two distinct values in the tail"
     return (f"; the KS-optimal cutoff leaves too short a tail — the best cutoff leaving {min_tail} points "
             f"(constrained) is x_min = {c.xmin:g} with n_tail = {c.n_tail}, α = {c.alpha:.3f}, D = {c.ks:.4f}")
-
-
-def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, TailFit], list[Comparison]]:
-    """Fit every alternative family of the registry on the power law's tail and run the likelihood-ratio
-    tests it lists. The first comparison returned is TPL vs log-normal (the rule's Λ, σ)."""
-    with single_blas_thread():  # 2-parameter optimisers: BLAS threads only spin (see ctwm_cli.parallel)
-        tail = fam.Tail.of(hist, pl.xmin, pl.discrete)
-        fits = fam.fit_all(tail, pl)
-        return fits, compare_fits(tail, pl, fits, z_star=z_star)
-
-
-def compare_fits(tail: fam.Tail, pl: PowerLawFit, fits: dict[str, TailFit], *, z_star: float) -> list[Comparison]:
-    """The registry's Vuong tests (rule pair first) and its nested tests, on one tail."""
-    every: dict[str, TailFit | PowerLawFit] = {"power_law": pl, **fits}
-    logs = {name: fam.logpmf(f, tail.values) for name, f in every.items()}
-    comparisons = [vuong(a, b, logs[a] - logs[b], tail.counts, z_star) for a, b in fam.vuong_pairs()]
-    level = float(2 * special.ndtr(-z_star))
-    comparisons += [nested_power_law(every[inner].loglik, every[outer].loglik, level)
-                    for outer, inner in fam.nested_pairs()]
-    return comparisons

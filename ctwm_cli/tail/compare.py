@@ -10,6 +10,12 @@ bootstraps, the null of LR is taken from the same power-law replicates (the TPL 
 replicate's tail) and p = (1 + #{LR_b >= LR})/(B + 1) (``method = "monte-carlo"``); the mixture's
 p = ½·P(χ²_1 >= LR) is kept as ``pvalue_asymptotic`` and is the p-value only when B = 0
 (``method = "chi2-mixture"``).
+
+**p-values below the float range.** 2Φ(−|z|) underflows to 0 at |z| ≈ 38.6 (Zipf(2), n = 10⁶ gives
+z ≈ 41): a printed "0" claims a certainty no test gives. Every asymptotic p-value is also computed as its
+logarithm in log space (``log_ndtr``: ln 2Φ(−|z|) = ln 2 + ln Φ(−|z|); ½P(χ²_1 ≥ LR) = Φ(−√LR)), kept as
+``log_pvalue``; below :data:`P_FLOOR` ``to_dict()`` writes the p-value as the bound ``"< 1e-300"`` and
+:func:`pvalue_text` prints it so (the table, the report).
 """
 
 from __future__ import annotations
@@ -21,6 +27,17 @@ import numpy as np
 
 from ..results import ToDict, result
 from . import special
+
+#: p-values below this are written as the bound "< 1e-300" (a double's normal range ends near 2.2e-308)
+P_FLOOR = 1e-300
+P_BOUND = "< 1e-300"
+
+
+def pvalue_text(p: float, digits: int = 4) -> str:
+    """A p-value for people: ``"< 1e-300"`` below :data:`P_FLOOR`, else ``digits`` significant digits."""
+    if p != p:
+        return "–"
+    return P_BOUND if p < P_FLOOR else f"{p:.{digits}g}"
 
 
 @result
@@ -37,6 +54,15 @@ class Comparison(ToDict):
     preferred: str | None  # family favoured at the audit's level, or None
     method: str = "vuong"  # "vuong", "chi2-mixture" (nested, asymptotic) or "monte-carlo" (nested, simulated)
     pvalue_asymptotic: float = math.nan  # nested test: the ½χ²_0 + ½χ²_1 p-value, whichever decides
+    log_pvalue: float = math.nan  # ln of the asymptotic p-value (finite where the p-value underflows)
+
+    def to_dict(self) -> dict:
+        out = ToDict.to_dict(self)  # (a slotted dataclass: no zero-argument super)
+        for key in ("pvalue", "pvalue_asymptotic"):  # a bound, not 0, below the float range
+            v = getattr(self, key)
+            if v == v and v < P_FLOOR:
+                out[key] = P_BOUND
+        return out
 
 
 def vuong(first: str, second: str, d: np.ndarray, weights: np.ndarray, z_star: float) -> Comparison:
@@ -52,21 +78,24 @@ def vuong(first: str, second: str, d: np.ndarray, weights: np.ndarray, z_star: f
     sigma = math.sqrt(n * var) if var > 0 else 0.0
     z = lam / sigma if sigma > 0 else math.nan
     p = float(2.0 * special.ndtr(-abs(z))) if sigma > 0 else math.nan
+    log_p = math.log(2.0) + float(special.log_ndtr(-abs(z))) if sigma > 0 else math.nan
     preferred = None
     if sigma > 0 and abs(z) >= z_star:
         preferred = first if lam > 0 else second
     return Comparison(first=first, second=second, nested=False, statistic=lam, sigma=sigma, z=z, pvalue=p,
-                      preferred=preferred)
+                      preferred=preferred, log_pvalue=log_p)
 
 
 def nested_power_law(ll_pl: float, ll_tpl: float, level: float) -> Comparison:
     """Power law (null) against the truncated power law that contains it."""
     lr = max(2.0 * (ll_tpl - ll_pl), 0.0)
     p = 1.0 if lr == 0 else float(0.5 * special.chdtrc(1, lr))
+    log_p = 0.0 if lr == 0 else float(special.log_ndtr(-math.sqrt(lr)))  # ½P(χ²_1 >= LR) = Φ(-√LR)
     preferred = "truncated_power_law" if p < level else None
     return Comparison(
         first="truncated_power_law", second="power_law", nested=True, statistic=ll_tpl - ll_pl,
         sigma=math.nan, z=math.nan, pvalue=p, preferred=preferred, method="chi2-mixture", pvalue_asymptotic=p,
+        log_pvalue=log_p,
     )
 
 

@@ -5,7 +5,12 @@ truncated power law at 1x, 2x, 4x, 8x and 16x the observed size (body resampled 
 x_min, tail drawn exactly from the fitted family — the calibration's simulation at other sizes), the
 whole pipeline is re-run on each (x_min re-selected, fits, Vuong's z, the rule), and the power of a
 rule at a multiple is the share of replicates where it reaches the *right* decisive verdict
-(``lognormal-compatible`` on log-normal data, ``tpl-compatible`` on TPL data).
+(``lognormal-compatible`` on log-normal data, ``tpl-compatible`` on TPL data) — the verdict the user
+gets: with the fit check (the default) a replicate's decisive call counts only if it survives
+:func:`~.verdict.fit_checked` on that replicate (its own KS test as a plug-in, its rivals, the mixture;
+:mod:`.replicate_checks`), and the calibrated rule's log-normal call also needs z below the a quantile
+of z under the fitted mixture of two power laws when the audit's calibration has that null (issue 44:
+the power before left both out and overstated what the user would get).
 
 - paper rule: Definition 3.4. Its TPL call needs p_gof >= p*; a replicate's p_gof is read off the
   observed bootstrap null of D scaled by 1/sqrt(multiple) (the KS statistic's n^-1/2 law; an
@@ -16,9 +21,9 @@ rule at a multiple is the share of replicates where it reaches the *right* decis
   slightly upwards at small R.
 
 Each cell carries a Monte Carlo 95% interval (``interval``): Wilson's for the paper rule (a binomial
-share); for the calibrated rule a bootstrap over the cell's replicates of both generators, since its
+share); for the calibrated rule a bootstrap over the cell's replicates of every generator, since its
 thresholds are estimated from the same replicates and add their own noise. ``falls`` names the
-multiples where a curve drops below the previous one by more than both intervals allow. The paper
+multiples where a curve drops below the previous one beyond Monte Carlo error (:func:`_falls`). The paper
 rule's TPL curve can fall for a real reason: its TPL call needs the *pure* power law to pass p_gof,
 and the more data a truncated power law gives, the surer that test rejects it (Definition 3.4 as
 written). The calibrated rule has no such condition; measured at R = 200 its curves rise within
@@ -44,8 +49,10 @@ from ..intervals import wilson_interval
 from ..parallel import run_tasks
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from .calibrate import GENERATORS, replicate_rows, simulation_tasks
+from .calibrate import GENERATORS, MIXTURE, replicate_rows, simulation_tasks
+from .families import RULE_PAIR
 from .powerlaw import Histogram
+from .replicate_checks import CheckSpec
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS
 
 MULTIPLES = (1, 2, 4, 8, 16)
@@ -73,6 +80,7 @@ class PowerAnalysis(ToDict):
     seed: int
     curves: list[PowerCurve]
     needed: dict[str, int | None]  # rule -> smallest multiple where both generators reach the target
+    fit_check: bool = True  # the powers are those of the fit-checked verdict (the audit's), not the bare rule
 
 
 def _needed(power: dict[int, float], target: float) -> int | None:
@@ -91,10 +99,14 @@ def power_analysis(hist: Histogram, audit_result, *, replicates: int = 100, mult
     if (r.verdict.verdict != INCONCLUSIVE or pl is None or pl.n_tail < s.min_tail
             or not all(g in r.alternatives for g in GENERATORS)):
         return None
-    streams = np.random.SeedSequence(s.seed, spawn_key=(STREAM,)).spawn(len(GENERATORS) * len(multiples))
+    mix = r.alternatives.get(MIXTURE)
+    # the calibrated rule's second null of a log-normal call (calibrate.py), simulated when the user's has it
+    gens = (*GENERATORS, MIXTURE) if calibrated and mix is not None and mix.limit is None and math.isfinite(
+        mix.loglik) else GENERATORS
+    streams = np.random.SeedSequence(s.seed, spawn_key=(STREAM,)).spawn(len(gens) * len(multiples))
     tasks, owner = [], []
-    for k, (g, m) in enumerate((g, m) for g in GENERATORS for m in multiples):
-        t = simulation_tasks(hist, r, g, streams[k].spawn(replicates), multiple=m)
+    for k, (g, m) in enumerate((g, m) for g in gens for m in multiples):
+        t = simulation_tasks(hist, r, g, streams[k].spawn(replicates), multiple=m, checks=_check_spec(r, m))
         tasks += t
         owner += [(g, m)] * len(t)
     rows = run_tasks(replicate_rows, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
@@ -102,37 +114,65 @@ def power_analysis(hist: Histogram, audit_result, *, replicates: int = 100, mult
             for key in {o for o in owner}}
     curves = []
     for g in GENERATORS:
-        hits = {m: int(np.sum(cell[(g, m)][:, 2] == VERDICTS.index(RIGHT[g]))) for m in multiples}
+        hits = {m: int(np.sum((cell[(g, m)][:, 2] == VERDICTS.index(RIGHT[g])) & _passes(cell[(g, m)], g)))
+                for m in multiples}
         paper = {m: hits[m] / len(cell[(g, m)]) for m in multiples}
         iv = {m: wilson_interval(hits[m], len(cell[(g, m)])) for m in multiples}
         curves.append(PowerCurve(generator=g, rule="paper", power=paper, needed=_needed(paper, target), interval=iv,
-                                 falls=_falls(iv, multiples)))
+                                 falls=_falls(paper, iv, multiples)))
     if calibrated:
         rng = np.random.default_rng(np.random.SeedSequence(s.seed, spawn_key=(STREAM, 1)))
         for g in GENERATORS:
             cal = {m: _calibrated_power(cell, g, m, level) for m in multiples}
             iv = {m: _calibrated_interval(cell, g, m, level, rng) for m in multiples}
             curves.append(PowerCurve(generator=g, rule="calibrated", power=cal, needed=_needed(cal, target),
-                                     interval=iv, falls=_falls(iv, multiples)))
+                                     interval=iv, falls=_falls(cal, iv, multiples)))
     needed = {}
     for rule in ("paper", "calibrated") if calibrated else ("paper",):
         both = [c for c in curves if c.rule == rule]
         worst = {m: min(c.power[m] for c in both) for m in multiples}
         needed[rule] = _needed(worst, target)
     return PowerAnalysis(replicates=replicates, multiples=tuple(multiples), target=target, seed=s.seed,
-                         curves=curves, needed=needed)
+                         curves=curves, needed=needed, fit_check=r.settings.fit_check)
 
 
-def _falls(interval: dict[int, tuple[float, float]], multiples: tuple[int, ...]) -> tuple[int, ...]:
-    """The multiples whose interval lies wholly below the previous multiple's."""
-    ms = sorted(multiples)
-    return tuple(m for a, m in itertools.pairwise(ms) if interval[m][1] < interval[a][0])
+def _check_spec(r, m: int) -> CheckSpec | None:
+    """The user's fit check at multiple m (None: the audit runs without it, ``fit_check=False``). Without
+    a bootstrap the check has no null: no decisive verdict survives it, at any size, as in the audit."""
+    if not r.settings.fit_check:
+        return None
+    null = {}
+    for name, g in (r.fit_checks or {}).items():
+        d = g.null_distribution[np.isfinite(g.null_distribution)]
+        null[name] = d / math.sqrt(m)
+    return CheckSpec(null_d=null, fit_level=r.settings.fit_level, z_star=r.settings.z_star)
+
+
+def _passes(rows: np.ndarray, generator: str) -> np.ndarray:
+    """Replicates where a decisive verdict for ``generator``'s family survives the user's fit check
+    (every replicate when the audit has none: NaN columns)."""
+    col = rows[:, 3 + RULE_PAIR.index(generator)]
+    return np.ones(len(col), dtype=bool) if np.all(np.isnan(col)) else col == 1.0
+
+
+def _falls(power: dict[int, float], interval: dict[int, tuple[float, float]],
+           multiples: tuple[int, ...]) -> tuple[int, ...]:
+    """The multiples whose power is below the previous multiple's beyond Monte Carlo error: the 95% interval
+    of the difference (MOVER, Zou & Donner 2008: each cell's own interval half-widths on the side they
+    bound, which is Newcombe's interval for two Wilson intervals) lies above 0. Non-overlap of the two cells'
+    intervals, the test before, is a test at about 0.5%: it missed 0.90 [0.70, 0.97] -> 0.50 [0.35, 0.70]."""
+    out = []
+    for a, m in itertools.pairwise(sorted(multiples)):
+        pa, pm, (la, _), (_, hm) = power[a], power[m], interval[a], interval[m]
+        if all(math.isfinite(v) for v in (pa, pm, la, hm)) and pa - pm - math.hypot(pa - la, hm - pm) > 0:
+            out.append(m)
+    return tuple(out)
 
 
 def _calibrated_interval(cell, generator: str, m: int, level: float,
                          rng: np.random.Generator) -> tuple[float, float]:
     """Percentile interval of the calibrated power at m over resamples of both generators' replicates."""
-    keys = [("lognormal", m), ("truncated_power_law", m)]
+    keys = [k for k in cell if k[1] == m]
     draws = []
     for _ in range(MC_RESAMPLES):
         boot = {k: cell[k][rng.integers(0, len(cell[k]), len(cell[k]))] for k in keys}
@@ -154,7 +194,12 @@ def _calibrated_power(cell, generator: str, m: int, level: float) -> float:
     if not (z_ln.size and z_tpl.size):
         return math.nan
     hi, lo = float(np.quantile(z_ln, 1 - level)), float(np.quantile(z_tpl, level))
-    z = cell[(generator, m)][:, 0]  # a failed replicate (NaN z) is never a right call
+    rows = cell[(generator, m)]
+    z = rows[:, 0]  # a failed replicate (NaN z) is never a right call
     tpl, ln = z > hi, z < lo
+    if (MIXTURE, m) in cell:  # a log-normal call also needs z below the mixture null's a quantile
+        z_mix = cell[(MIXTURE, m)][:, 0]
+        z_mix = z_mix[np.isfinite(z_mix)]
+        ln &= z < float(np.quantile(z_mix, level)) if z_mix.size else False
     right = (tpl & ~ln) if generator == "truncated_power_law" else (ln & ~tpl)
-    return float(np.mean(right))
+    return float(np.mean(right & _passes(rows, generator)))

@@ -7,7 +7,17 @@ Appendix D: α̂ moves with x_min). Resampling is a multinomial draw over the hi
 values, which has exactly the law of n draws with replacement from the data at O(distinct) cost.
 
 Reported per quantity: the bootstrap standard error (sd of the replicates, ddof = 1) and the
-percentile interval at ``level``. For α also :class:`CutoffBand`, the interval to quote when x_min is
+percentile interval at ``level``. x_min and n_tail take only values the data hold (a cutoff is an
+observed value, a tail a count), so their ends are the replicates' own order statistics — the
+generalised inverse of the replicates' distribution function (numpy's ``method="inverted_cdf"``,
+Hyndman & Fan type 1), not an interpolation between two of them: "[1, 1.025]" named a cutoff no replicate
+chose and dodged the "not formed" rule for an interval of zero width. Type 1 keeps at least ``level``
+of the replicates inside (F(Q(1-a/2)) - F(Q(a/2)-) >= 1 - a), so the integer interval is never narrower than
+the share it claims. α, a continuous estimate, keeps numpy's interpolating default. An interval that does
+not contain its own estimate is reported (``excludes_estimate``): the scan chose another cutoff in most
+replicates, so the estimate itself is one of the unstable cases (paper Appendix D).
+
+For α also :class:`CutoffBand`, the interval to quote when x_min is
 uncertain: a short tail above a body that mimics a power law pulls the scan's x_min low, and then
 every replicate's α is biased the same way and the percentile interval misses (README "Short tails").
 The band adds, for every cutoff in the range the replicates chose that leaves ``min_tail`` points and
@@ -29,6 +39,8 @@ from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
 from .special import kolmogi, ndtri
 
 QUANTITIES = ("xmin", "alpha", "n_tail")
+#: the quantiles of each quantity's interval: observed values (x_min, n_tail) by the order statistics
+QUANTILE_METHOD = {"xmin": "inverted_cdf", "alpha": "linear", "n_tail": "inverted_cdf"}
 CHUNK = 50
 STREAM = 2  # spawn key of the uncertainty bootstrap (0: p_gof, 1: calibration)
 #: level of the KS test that admits a cutoff into the band. The asymptotic Kolmogorov critical value
@@ -70,9 +82,11 @@ class Uncertainty(ToDict):
     constant: tuple[str, ...]  # the quantities every replicate reproduced exactly (e.g. x_min at the minimum)
     draws: dict[str, np.ndarray]
     alpha_band: CutoffBand | None = None  # None: x_min fixed by the user, or no replicate succeeded
+    excludes_estimate: tuple[str, ...] = ()  # the quantities whose interval does not contain the estimate
 
     def to_dict(self) -> dict:
-        out = {f: getattr(self, f) for f in ("replicates", "level", "seed", "failed", "estimate", "se", "constant")}
+        out = {f: getattr(self, f) for f in ("replicates", "level", "seed", "failed", "estimate", "se", "constant",
+                                             "excludes_estimate")}
         out["interval"] = {k: v.to_dict() if v is not None else None for k, v in self.interval.items()}
         out["alpha_band"] = self.alpha_band.to_dict() if self.alpha_band is not None else None
         return jsonable(out)
@@ -125,7 +139,7 @@ def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed:
     estimate = {"xmin": pl.xmin, "alpha": pl.alpha, "n_tail": float(pl.n_tail)}
     se: dict[str, float] = {}
     interval: dict[str, Interval | None] = {}
-    constant = []
+    constant, excludes = [], []
     q = [(1 - level) / 2, (1 + level) / 2]
     for j, name in enumerate(QUANTITIES):
         col = good[:, j]
@@ -134,15 +148,17 @@ def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed:
             constant.append(name)  # a zero-width "interval" would claim a certainty the bootstrap cannot give
             interval[name] = None
             continue
-        lo, hi = np.quantile(col, q).tolist() if col.size else (math.nan, math.nan)
+        lo, hi = np.quantile(col, q, method=QUANTILE_METHOD[name]).tolist() if col.size else (math.nan, math.nan)
         # the central share of the replicates on one value (x_min = 1 in most of them at n = 100-300,
         # issue 26): a zero-width interval would be printed as a certainty; not formed instead
         interval[name] = Interval(low=float(lo), high=float(hi)) if lo != hi else None
+        if interval[name] is not None and not lo <= estimate[name] <= hi:
+            excludes.append(name)
     band = None
     if hist is not None and not fixed_xmin and good.size:
         band = cutoff_band(hist, pl, good[:, 0], interval["alpha"], level=level, min_tail=min_tail)
     return Uncertainty(replicates=replicates, level=level, seed=seed, failed=int((~ok).sum()), estimate=estimate,
-                       se=se, interval=interval, constant=tuple(constant),
+                       se=se, interval=interval, constant=tuple(constant), excludes_estimate=tuple(excludes),
                        draws={n: draws[:, j] for j, n in enumerate(QUANTITIES)}, alpha_band=band)
 
 

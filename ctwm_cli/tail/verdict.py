@@ -93,13 +93,18 @@ _SHORT = {"truncated_power_law": "TPL", "lognormal": "log-normal"}
 
 
 def fit_checked(verdict: Verdict, pvalues: dict[str, float], level: float, z: float, *,
-                mixture_z: dict[str, float] | None = None, z_star: float = 1.96) -> Verdict:
+                mixture_z: dict[str, float] | None = None, z_star: float = 1.96,
+                rival_z: dict[str, dict[str, float]] | None = None) -> Verdict:
     """A decisive ``verdict`` stands only if the family it prefers passes its own bootstrap goodness of
-    fit (:mod:`~ctwm_cli.tail.fitcheck`) at ``level`` and the two-power-law mixture does not beat it
-    (``mixture_z``: family -> Vuong z of the mixture against it; >= ``z_star`` beats it); else
-    ``inconclusive`` with the reason. The rule's name gains ``+fit-check`` either way, so the result says
-    which rule decided. A check that was not run (no bootstrap, an unfittable family) leaves no decisive
-    verdict: nothing says the family fits."""
+    fit (:mod:`~ctwm_cli.tail.fitcheck`) at ``level``, the two-power-law mixture does not beat it
+    (``mixture_z``: family -> Vuong z of the mixture against it; >= ``z_star`` beats it), and it beats
+    every rival of as many or fewer parameters (``rival_z``: family -> rival -> Vuong z in the preferred
+    family's favour, NaN when the two could not be compared) by z >= ``z_star`` — the TPL the stretched
+    exponential as well as the log-normal (issue 44: ceil(5·Weibull(0.3)) was called tpl-compatible with
+    its own fit passing, while the stretched exponential fitted it better); else ``inconclusive`` with the
+    reason, naming each family it could not exclude. The rule's name gains ``+fit-check`` either way, so the
+    result says which rule decided. A check that was not run (no bootstrap, an unfittable family) leaves no
+    decisive verdict: nothing says the family fits."""
     rule = verdict.rule + "+fit-check"
     name = PREFERRED.get(verdict.verdict)
     if name is None:
@@ -119,5 +124,18 @@ def fit_checked(verdict: Verdict, pvalues: dict[str, float], level: float, z: fl
         return Verdict(verdict=INCONCLUSIVE, rule=rule, assumption_3_3=verdict.assumption_3_3,
                        reason=f"{head} but a mixture of two power laws fits better than either (z = {zm:.2f} against "
                               f"the {_SHORT[name]})")
+    open_ = unexcluded((rival_z or {}).get(name, {}), z_star)
+    if open_:
+        return Verdict(verdict=INCONCLUSIVE, rule=rule, assumption_3_3=verdict.assumption_3_3,
+                       reason=f"{head} but does not exclude the {open_}")
     return Verdict(verdict=verdict.verdict, rule=rule, assumption_3_3=verdict.assumption_3_3,
-                   reason=f"{verdict.reason}; its own fit passes (p_gof_{name} = {p:.3f})")
+                   reason=f"{verdict.reason}; its own fit passes (p_gof_{name} = {p:.3f})"
+                          + (f" and it beats the {', '.join(rival_z[name])} too" if (rival_z or {}).get(name) else ""))
+
+
+def unexcluded(zs: dict[str, float], z_star: float) -> str:
+    """The rivals whose Vuong z (in the preferred family's favour) falls short of ``z_star``, as text
+    (``"stretched_exponential (z = 0.41 < 1.96)"``), or ``""``."""
+    out = [f"{r} (z = {z:.2f} < {z_star:g})" if z == z else f"{r} (not compared: a fit failed on the tail)"
+           for r, z in zs.items() if not z >= z_star]
+    return ", ".join(out)
