@@ -181,14 +181,18 @@ class ReadFlags:
         """The :class:`ColumnMap` of the remapping options (--item-col ... --count-col, --col FIELD=SOURCE)."""
         overrides: dict[str, str | None] = {"item": self.item_col, "step": self.step_col, "run": self.run_col,
                                             "event": self.event_col, "count": self.count_col}
+        origins = {}
         for spec in self.col or []:
             field, sep, source = spec.partition("=")
             if not sep or not field or not source:
                 raise UsageError(f"--col expects FIELD=SOURCE, got {spec!r}")
-            overrides[field.strip()] = source.strip()
+            field = field.strip()
+            if overrides.get(field):
+                raise UsageError(f"--col {field}= and --{field}-col both name the {field} column; give one")
+            overrides[field], origins[field] = source.strip(), "col"
         from ..traces.schema import ColumnMap  # the trace layer (pyarrow) loads when a command runs, not for --help
 
-        return ColumnMap.from_overrides(overrides)
+        return ColumnMap.from_overrides(overrides, origins=origins)
 
     def read_options(self) -> ReadOptions:
         """The library's :class:`ReadOptions`: column map, --where and the engine settings."""

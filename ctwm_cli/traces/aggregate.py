@@ -20,6 +20,7 @@ from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
 from .base import CHECK_MARK, TraceReader, engine_message
+from .column_checks import warn_if_counts_like
 from .engine import quote_ident, quote_literal
 from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT, MEM0_NOTE
 
@@ -279,6 +280,8 @@ def scan_trace(
     with _Counted(reader, group_by, table=table) as counted:
         step_lo, step_hi, runs = counted.stats() if stats else (None, None, None)
         table, distinct = counted.table(), counted.distinct_items()
+    if "count" not in reader.mapping and group_by is None:
+        _warn_if_counts_like(reader, rows=counted.rows, items=distinct)
     if progress is not None:
         progress(counted.rows, counted.rows)
     return TraceScan(
@@ -321,9 +324,16 @@ def _direct_counts(reader: TraceReader, group_by: str | None, progress: Progress
     if rows == 0:
         what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
         raise InputError(f"{reader.source}: {what}")
+    if "count" not in reader.mapping and not grouped:
+        _warn_if_counts_like(reader, rows=rows, items=t.num_rows)
     if progress is not None:
         progress(rows, rows)
     return split_groups(reader.source, (DEFAULT_EVENT,), t.select([*keys[:-2], "item", "n"]), grouped)
+
+
+def _warn_if_counts_like(reader: TraceReader, *, rows: int, items: int) -> None:
+    warn_if_counts_like(reader.source, reader.raw_types(), reader.columns, rows=rows, items=items,
+                        untyped=reader.format == "jsonl")
 
 
 def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback | None = None) -> pa.Table:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from .column_checks import check_named
 from .engine import Engine, EngineOptions, quote_ident, quote_literal
 from .predicate import check_where
 from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap, missing_column_message
@@ -232,6 +233,7 @@ class TraceReader(ABC):
         if missing:
             msg = missing_column_message(self.source, missing[0], list(names), item=missing[0] == self.columns.item)
             raise InputError(msg, params=("item_col",))
+        check_named(self.source, self.columns, names)
 
     def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:
         """``SELECT`` of canonical rows (filtered by ``where``) and the checks behind its casts."""

@@ -226,7 +226,8 @@ class FileReader(TraceReader):
         a search of the file (measured by ``bench_aggregate.py --jsonl``); ``rank``, ``score``,
         ``tokens`` and ``ts`` are not counted, and a ``where`` naming one the sample lacks is refused."""
         cmap = self.columns.canonical()
-        return list(dict.fromkeys([*(cmap[c] for c in ("event", "count", "step", "run")), *self.keep]))
+        named = [cmap[f] for f in self.columns.given]  # a named column must be found wherever it first appears
+        return list(dict.fromkeys([*(cmap[c] for c in ("event", "count", "step", "run")), *named, *self.keep]))
 
     def _open_error(self, exc: Exception) -> InputError:
         if self.layout.format == "jsonl":
