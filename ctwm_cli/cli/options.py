@@ -12,6 +12,7 @@ import typer
 
 from ..errors import UsageError
 from ..limits import check_limit
+from ..traces.formats import traces_help
 from ..vocabulary import ENGINES, MEMORY_LIMIT
 from .option_groups import choice, opt, option_group
 
@@ -83,11 +84,8 @@ def trace_labels(labels: list[str] | None, traces: list[str]) -> list[str] | Non
     return labels
 
 
-#: Help text of a TRACE argument, shared by every command that reads traces.
-TRACES_HELP = (
-    "Traces: .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, a directory (hive partitions become "
-    "columns), a quoted glob ('logs/*.parquet'), an s3:// URL (s3 extra), or - for JSONL on stdin."
-)
+#: Help text of a TRACE argument, shared by every command that reads traces (from the format registry).
+TRACES_HELP = traces_help()
 
 
 def at_most(name: str):
@@ -178,16 +176,22 @@ class ReadFlags:
     scheduler: str | None = None
 
     def columns(self) -> ColumnMap:
-        """The :class:`ColumnMap` of the remapping options (--item-col ... --count-col, --col FIELD=SOURCE)."""
-        overrides: dict[str, str | None] = {"item": self.item_col, "step": self.step_col, "run": self.run_col,
-                                            "event": self.event_col, "count": self.count_col}
-        origins = {}
+        """The :class:`ColumnMap` of the project's column map (``[columns]``) overridden by the remapping options
+        (--item-col ... --count-col, --col FIELD=SOURCE)."""
+        from ..traces.column_config import project_columns  # the trace layer loads when a command runs
+
+        project, where = project_columns()
+        flags: dict[str, str | None] = {"item": self.item_col, "step": self.step_col, "run": self.run_col,
+                                        "event": self.event_col, "count": self.count_col}
+        overrides: dict[str, str | None] = {k: v for k, v in flags.items() if v}
+        origins = {k: where for k in project if k not in overrides and where}
+        overrides = {**project, **overrides}
         for spec in self.col or []:
             field, sep, source = spec.partition("=")
             if not sep or not field or not source:
                 raise UsageError(f"--col expects FIELD=SOURCE, got {spec!r}")
             field = field.strip()
-            if overrides.get(field):
+            if flags.get(field):
                 raise UsageError(f"--col {field}= and --{field}-col both name the {field} column; give one")
             overrides[field], origins[field] = source.strip(), "col"
         from ..traces.schema import ColumnMap  # the trace layer (pyarrow) loads when a command runs, not for --help

@@ -87,6 +87,11 @@ class TraceScan(ToDict):
     runs: int | None
     n_items: int
     table: pa.Table | None
+    #: how list columns and nested fields were read (``item <- each element of list column 'retrieved' ...``)
+    readings: tuple[str, ...] = ()
+    #: where each mapping was named: the parameter (``item_col``, ``col``), the project's column map
+    #: (``ctwm.toml [columns]``), or ``default``
+    mapping_origins: dict[str, str] | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -101,6 +106,8 @@ class TraceScan(ToDict):
             "step_max": self.step_max,
             "columns_found": list(self.columns_found),
             "mapping": dict(self.mapping),
+            "readings": list(self.readings),
+            "mapping_origins": dict(self.mapping_origins or {}),
             "group_by": self.group_by,
         }
 
@@ -289,6 +296,8 @@ def scan_trace(
         n_rows=counted.rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
         step_min=step_lo, step_max=step_hi, events=counted.events,
         runs=runs if "run" in reader.mapping else None, n_items=distinct, table=table,
+        readings=tuple(reader.item_reading),
+        mapping_origins={k: reader.columns.given.get(k, "default") for k in reader.mapping},
     )
 
 
@@ -333,7 +342,7 @@ def _direct_counts(reader: TraceReader, group_by: str | None, progress: Progress
 
 def _warn_if_counts_like(reader: TraceReader, *, rows: int, items: int) -> None:
     warn_if_counts_like(reader.source, reader.raw_types(), reader.columns, rows=rows, items=items,
-                        untyped=reader.format == "jsonl")
+                        untyped=reader.untyped)
 
 
 def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback | None = None) -> pa.Table:

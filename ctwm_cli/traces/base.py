@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from ..errors import InputError, UsageError
 from .column_checks import check_named
+from .shapes import ColumnPath, resolve_paths, shape_of, shaped_sql
 from .engine import Engine, EngineOptions, quote_ident, quote_literal
 from .predicate import check_where
 from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap, missing_column_message
@@ -190,12 +191,39 @@ class TraceReader(ABC):
         self.where = check_where(where)  # every reader, whatever path it came by
         self.options = engine or EngineOptions()
         self.columns_found: list[str] = []
+        self.lenient_text = False  # numbers may arrive as text, checked per row (CSV)
+        self.untyped = False  # columns it does not map are not typed (JSONL)
+        self.paths: tuple[ColumnPath, ...] = ()  # list and nested columns (:mod:`.shapes`), set by check_required
 
     @property
     def mapping(self) -> dict[str, str]:
         """Which canonical fields exist, as ``{canonical: source}``."""
-        found = set(self.columns_found)
+        found = set(self.columns_found) | {p.name for p in self.paths}
+        if any(p.explode for p in self.paths):
+            found.add(self.columns.rank)
         return {c: s for c, s in self.columns.canonical().items() if s in found}
+
+    @property
+    def item_reading(self) -> list[str]:
+        """How list and nested columns were read (``ctwm inspect``), one line each."""
+        return [p.describe() for p in self.paths]
+
+    def column_kinds(self) -> dict[str, str]:
+        """Each raw column's shape (list, struct, json, scalar), to resolve list columns and dotted paths."""
+        return {name: shape_of(t) for name, t in self.raw_types().items()}
+
+    def shaped(self, engine: Engine, raw: str, types: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """``raw`` with its list and nested columns read out (:func:`.shapes.shaped_sql`), and its types."""
+        if not self.paths:
+            return raw, types
+        import duckdb
+
+        sql = shaped_sql(raw, self.paths, types, self.columns.rank)
+        try:
+            rows = engine.con.sql(f"DESCRIBE SELECT * FROM {sql}").fetchall()
+        except duckdb.Error as exc:
+            raise InputError(f"{self.source}: {engine_message(exc)}") from None
+        return sql, {r[0]: r[1] for r in rows}
 
     # -- what each source provides -------------------------------------------------------------
 
@@ -229,21 +257,32 @@ class TraceReader(ABC):
     # -- shared --------------------------------------------------------------------------------
 
     def check_required(self, names: Sequence[str]) -> None:
-        missing = [c for c in (self.columns.item, *self._required_keep) if c not in names]
+        try:
+            self.paths = resolve_paths(self.columns, self.column_kinds())
+        except InputError as exc:
+            raise InputError(f"{self.source}: {exc}") from None
+        resolved = [*names, *(p.name for p in self.paths)]
+        self.check_configured_item(resolved, names)
+        missing = [c for c in (self.columns.item, *self._required_keep) if c not in resolved]
         if missing:
             msg = missing_column_message(self.source, missing[0], list(names), item=missing[0] == self.columns.item)
             raise InputError(msg, params=("item_col",))
-        check_named(self.source, self.columns, names)
+        check_named(self.source, self.columns, resolved, shown=names)
+
+    def check_configured_item(self, resolved: Sequence[str], names: Sequence[str]) -> None:
+        """An item column named by the project's column map and absent: the error says where it was named."""
+        if self.columns.given.get("item", "item_col") != "item_col" and self.columns.item not in resolved:
+            check_named(self.source, self.columns, resolved, shown=names)
 
     def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:
         """``SELECT`` of canonical rows (filtered by ``where``) and the checks behind its casts."""
-        types = self.raw_types()
+        raw, types = self.shaped(engine, self.raw_sql(engine), self.raw_types())
         try:
-            select, checks = canonical_select(types, self.columns, self.keep, lenient_text=self.format == "csv")
+            select, checks = canonical_select(types, self.columns, self.keep, lenient_text=self.lenient_text)
         except InputError as exc:
             raise InputError(f"{self.source}: {exc}") from None
         item = quote_ident("item")
-        sql = f"SELECT {', '.join(select)} FROM {self.raw_sql(engine)}"
+        sql = f"SELECT {', '.join(select)} FROM {raw}"
         if self.where:
             self._bind_where(engine, sql)
             sql = f"SELECT * FROM ({sql}) WHERE ({self.where})"
@@ -259,7 +298,7 @@ class TraceReader(ABC):
         """``SELECT`` of the observations in ``column`` as a DOUBLE ``value`` (and ``group`` as text), rows
         filtered by ``where`` first: a data set of real-valued sizes, one observation per row (``ctwm audit
         --value-col``). A missing, non-numeric or non-positive value is an error naming its column."""
-        types = self.raw_types()
+        raw, types = self.shaped(engine, self.raw_sql(engine), self.raw_types())
         for name in (column, group_by):
             if name is not None and name not in types:
                 found = ", ".join(types)
@@ -267,7 +306,7 @@ class TraceReader(ABC):
                                  params=("value_col",) if name == column else ("group_by",))
         c = quote_ident(column)
         try:
-            expr, checks = _score_expr(c, column, types[column], self.format == "csv")
+            expr, checks = _score_expr(c, column, types[column], self.lenient_text)
         except InputError as exc:
             raise InputError(f"{self.source}: {exc}", params=("value_col",)) from None
         bad = f"({expr}) IS NULL OR isnan({expr}) OR isinf({expr}) OR NOT (({expr}) > 0)"
@@ -278,7 +317,7 @@ class TraceReader(ABC):
             g, more = _text_expr(quote_ident(group_by), group_by, types[group_by])
             select.append(f'{g} AS "group"')
             checks += more
-        rows = f"SELECT * FROM {self.raw_sql(engine)}"
+        rows = f"SELECT * FROM {raw}"
         if self.where:
             self._bind_where(engine, rows)
             rows = f"SELECT * FROM ({rows}) WHERE ({self.where})"
@@ -409,7 +448,8 @@ class ArrowReader(TraceReader):
         """The first row (1-based, in table order) that breaks a check, else DuckDB's own message."""
         import duckdb
 
-        rows = f"(SELECT *, row_number() OVER () AS __row FROM {self.raw_sql(engine)})"
+        rows, _ = self.shaped(engine, f"(SELECT *, row_number() OVER () AS __row FROM {self.raw_sql(engine)})",
+                              self.raw_types())
         for check in checks:
             try:
                 (hit,), = engine.con.sql(f"SELECT min(__row) FROM {rows} WHERE {check.condition}").fetchall()

@@ -47,18 +47,20 @@ def did_you_mean(name: str, found: Sequence[str]) -> str:
 def named_missing_message(source: str, field: str, column: str, origin: str, found: Sequence[str]) -> str:
     """The one line for a named column the trace lacks: ``origin`` is the parameter that named it."""
     listed = ", ".join(repr(f) for f in found[:30]) + (f" and {len(found) - 30} more" if len(found) > 30 else "")
-    what = f"{origin} {column!r}" if origin.endswith("_col") else f"{origin} {field}={column!r}"
+    what = f"{origin} {column!r}" if origin.endswith("_col") else f"{origin} {field}={column!r}"  # col, config
     return (f"{source}: {what}: no such column (columns found: {listed or 'none'})"
             f"{did_you_mean(column, found)}")
 
 
-def check_named(source: str, columns: ColumnMap, found: Sequence[str]) -> None:
-    """Refuse the first column the user named (:attr:`ColumnMap.given`) that ``found`` lacks."""
+def check_named(source: str, columns: ColumnMap, found: Sequence[str], *, shown: Sequence[str] | None = None) -> None:
+    """Refuse the first column the user named (:attr:`ColumnMap.given`) that ``found`` lacks (``shown``: the
+    columns the message lists, default ``found``)."""
     have = set(found)
     for field, origin in columns.given.items():
         column = getattr(columns, field)
         if column not in have:
-            raise InputError(named_missing_message(source, field, column, origin, list(found)), params=(origin,))
+            listed = list(found if shown is None else shown)
+            raise InputError(named_missing_message(source, field, column, origin, listed), params=(origin,))
 
 
 def counts_like(types: Mapping[str, str], columns: ColumnMap, *, untyped: bool = False) -> str | None:

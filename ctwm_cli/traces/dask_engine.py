@@ -17,6 +17,7 @@ from ..errors import InputError, UsageError
 from .aggregate import TraceScan, aggregate_sql, scan_trace
 from .base import ArrowReader, TraceReader
 from .engine import EngineOptions
+from .formats import FORMATS
 from .readers import FileReader
 from .schema import ColumnMap
 
@@ -44,14 +45,16 @@ def _frame(reader: FileReader):
 
     layout = reader.layout
     opts = {"storage_options": layout.fs.storage_options} if layout.fs is not None else {}
-    if layout.format == "parquet":
+    how = reader.file_format.dask
+    if how == "read_parquet":
         dataset = {"partitioning": "hive", "partition_base_dir": layout.root} if layout.root else {}
         return dd.read_parquet(list(layout.files), dataset=dataset, **opts)
-    if layout.format == "csv":
+    if how == "read_csv":
         return dd.read_csv(list(layout.files), dtype=str, blocksize="64MB",
                            compression="gzip" if layout.gzip else None, **opts)
-    raise UsageError(f"engine dask reads Parquet and CSV; {reader.source} is {layout.format} (use engine duckdb)",
-                     params=("engine",))
+    readable = " and ".join(f.title for f in FORMATS.values() if f.dask)
+    raise UsageError(f"engine dask reads {readable}; {reader.source} is {reader.file_format.title} "
+                     "(use engine duckdb)", params=("engine",))
 
 
 def dask_scan(reader: TraceReader, *, group_by: str | None = None) -> TraceScan:
@@ -61,7 +64,8 @@ def dask_scan(reader: TraceReader, *, group_by: str | None = None) -> TraceScan:
     except ImportError:
         raise UsageError("engine dask needs the dask extra: pip install 'ctwm[dask]'", params=()) from None
     if not isinstance(reader, FileReader):
-        raise UsageError(f"engine dask reads Parquet and CSV files; {reader.source} is {reader.format}",
+        readable = " and ".join(f.title for f in FORMATS.values() if f.dask)
+        raise UsageError(f"engine dask reads {readable} files; {reader.source} is {reader.format}",
                          params=("engine",))
     frame = _frame(reader)
     keys = ["group", "event", "item"] if group_by else ["event", "item"]
