@@ -209,14 +209,20 @@ class ReadFlags:
 
 
 COLUMN_FLAGS = [
-    opt("item_col", str | None, ("--item-col",), "Source column holding the item id [default: item].", None),
-    opt("step_col", str | None, ("--step-col",), "Source column holding the agent step [default: step].", None),
-    opt("run_col", str | None, ("--run-col",), "Source column holding the run id [default: run].", None),
-    opt("event_col", str | None, ("--event-col",), "Source column holding the event kind [default: event].", None),
+    opt("item_col", str | None, ("--item-col",), "Source column holding the item id [default: item]. A list "
+        "column is one event per element, its 1-based position the rank; a dotted path (memory.id) reads a nested "
+        "field. A named column must exist (exit 3).", None),
+    opt("step_col", str | None, ("--step-col",), "Source column holding the agent step [default: step]; must "
+        "exist.", None),
+    opt("run_col", str | None, ("--run-col",), "Source column holding the run id [default: run]; must exist.", None),
+    opt("event_col", str | None, ("--event-col",), "Source column holding the event kind [default: event]; must "
+        "exist.", None),
     opt("count_col", str | None, ("--count-col",),
-        "Source column holding per-item counts (counts tables) [default: count].", None),
+        "Source column holding per-item counts (counts tables) [default: count]; must exist.", None),
     opt("col", list[str] | None, ("--col",),
-        "Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position). Repeatable.", None),
+        "Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position); the column must exist. Repeatable. "
+        "Every remapping may also be set once per project: [columns] in ctwm.toml ([tool.ctwm.columns] in "
+        "pyproject.toml); a flag overrides it.", None),
 ]
 READ_FLAGS = [
     *COLUMN_FLAGS,

@@ -27,6 +27,7 @@ def _partition_counts(pdf: pd.DataFrame, source: str, fmt: str, columns: ColumnM
     """One partition's counts by ([group,] event, item), plus its row count (runs on a worker)."""
     table = pa.Table.from_pandas(pdf, preserve_index=False)
     reader = ArrowReader(table, source, fmt, columns, keep, where=where, engine=EngineOptions(threads=1))
+    reader.lenient_text = FORMATS[fmt].lenient_text  # CSV partitions arrive as text, checked per row
     with reader.open_engine() as engine:
         rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
         sql, _ = aggregate_sql(reader, rows_sql, group_by)

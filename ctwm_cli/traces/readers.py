@@ -304,7 +304,9 @@ def open_trace(
         # Mem0's history.db (a foreign SQLite database gets one line saying so)
         return format_module("telemetry").TelemetryReader(text, "mem0", keep, optional, where=where, engine=engine)
     layout = resolve(text)
-    single_json = len(layout.files) == 1 and layout.root is None and layout.format == "jsonl"  # OTLP, Mem0: JSON
+    # OTLP spans and Mem0 exports are JSON: a single line-checked file may be one of them
+    single_json = (len(layout.files) == 1 and layout.root is None and not layout.parts
+                   and FORMATS[layout.format].line_checked)
     if input_format == "auto" and single_json and layout.fs is None and text.lower().endswith(JSONL_SUFFIXES):
         input_format = format_module("telemetry").sniff_format(layout.files[0], columns) or "auto"
     if input_format != "auto":

@@ -111,8 +111,8 @@ def _file_kind(p: Path) -> str:
 
 #: Files of other kinds, skipped in a directory beside the data (issue 41: a short, tested list). Every name with a
 #: part starting with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``, ``_delta_log/``, Hadoop's ``.part-0.crc``); these
-#: names (case-insensitive, with or without a suffix); these suffixes; and ``*.json`` files beside data files of
-#: another format (a run's ``manifest.json``, a saved result). Anything else that is not a trace format is refused.
+#: names (case-insensitive, with or without a suffix); these suffixes; and ``*.json`` files beside data files that
+#: are not ``.json`` (a run's ``manifest.json``, a saved result). Anything else that is not a trace format is refused.
 OTHER_KIND_NAMES = ("readme", "license", "licence", "changelog", "notice", "authors", "manifest")
 OTHER_KIND_SUFFIXES = (".md", ".txt", ".rst", ".html", ".pdf", ".png", ".svg", ".yaml", ".yml", ".toml", ".crc",
                        ".py", ".sh", ".lock", ".sha256", ".md5")

@@ -17,8 +17,8 @@ from .engine import Engine
 from .sources import Layout
 
 
-def _files(reader) -> str:
-    names = [reader.layout.relative(f) for f in reader.layout.files]
+def _files(reader, layout: Layout) -> str:
+    names = [layout.relative(f) for f in reader.layout.files]
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
@@ -34,7 +34,7 @@ class UnionReader(TraceReader):
         found = [set(p.columns_found) for p in parts]
         if any(f != found[0] for f in found[1:]):
             every = set.union(*found)
-            desc = "; ".join(f"{p.file_format.title}: {_files(p)} (without {', '.join(sorted(every - f)) or '-'})"
+            desc = "; ".join(f"{p.file_format.title}: {_files(p, layout)} (without {', '.join(sorted(every - f)) or '-'})"
                              for p, f in zip(parts, found, strict=True))
             raise InputError(f"{self.source}: holds files of {len(parts)} formats whose columns differ ({desc}): "
                              "read each format as its own trace, or give them the same columns")
