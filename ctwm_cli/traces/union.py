@@ -34,8 +34,9 @@ class UnionReader(TraceReader):
         found = [set(p.columns_found) for p in parts]
         if any(f != found[0] for f in found[1:]):
             every = set.union(*found)
-            desc = "; ".join(f"{p.file_format.title}: {_files(p, layout)} (without {', '.join(sorted(every - f)) or '-'})"
-                             for p, f in zip(parts, found, strict=True))
+            desc = "; ".join(
+                f"{p.file_format.title}: {_files(p, layout)} (without {', '.join(sorted(every - f)) or '-'})"
+                for p, f in zip(parts, found, strict=True))
             raise InputError(f"{self.source}: holds files of {len(parts)} formats whose columns differ ({desc}): "
                              "read each format as its own trace, or give them the same columns")
         self.columns_found = list(dict.fromkeys(c for p in parts for c in p.columns_found))
