@@ -1,10 +1,12 @@
 """Notebook entry points: :func:`audit_trace` and :func:`read_trace` take what an agent engineer has.
 
 A source is a path, a glob (one data set, like ``duckdb.read_parquet('dir/*.parquet')``), a pandas
-or Polars DataFrame, a pyarrow Table, a ``Counter``/mapping of item -> count, or an iterable of item
-ids. Paths go through the library's trace readers; an in-memory source becomes an Arrow table that
-DuckDB reads in place (:class:`~ctwm_cli.traces.base.ArrowReader`), so remapping, the ``where``
-filter, event rules, validation and counting are those of ``ctwm audit``, not a second implementation.
+or Polars DataFrame, a pyarrow Table, a ``Counter``/mapping of item -> count, a pandas Series of counts
+indexed by item (``value_counts()``), or an iterable of item ids: one reading per kind, tabled in
+:mod:`ctwm_cli.traces.in_memory`. Paths go through the library's trace readers; an in-memory source
+becomes an Arrow table that DuckDB reads in place (:class:`~ctwm_cli.traces.base.ArrowReader`), so
+remapping, the ``where`` filter, event rules, validation and counting are those of ``ctwm audit``, not a
+second implementation.
 
     >>> from ctwm_cli import audit_trace
     >>> audit_trace(df, item_col="memory_id", seed=1)              # doctest: +SKIP
