@@ -1,10 +1,12 @@
 """Notebook entry points: :func:`audit_trace` and :func:`read_trace` take what an agent engineer has.
 
 A source is a path, a glob (one data set, like ``duckdb.read_parquet('dir/*.parquet')``), a pandas
-or Polars DataFrame, a pyarrow Table, a ``Counter``/mapping of item -> count, or an iterable of item
-ids. Paths go through the library's trace readers; an in-memory source becomes an Arrow table that
-DuckDB reads in place (:class:`~ctwm_cli.traces.base.ArrowReader`), so remapping, the ``where``
-filter, event rules, validation and counting are those of ``ctwm audit``, not a second implementation.
+or Polars DataFrame, a pyarrow Table, a ``Counter``/mapping of item -> count, a pandas Series of counts
+indexed by item (``value_counts()``), or an iterable of item ids: one reading per kind, tabled in
+:mod:`ctwm_cli.traces.in_memory`. Paths go through the library's trace readers; an in-memory source
+becomes an Arrow table that DuckDB reads in place (:class:`~ctwm_cli.traces.base.ArrowReader`), so
+remapping, the ``where`` filter, event rules, validation and counting are those of ``ctwm audit``, not a
+second implementation.
 
     >>> from ctwm_cli import audit_trace
     >>> audit_trace(df, item_col="memory_id", seed=1)              # doctest: +SKIP
@@ -14,13 +16,13 @@ filter, event rules, validation and counting are those of ``ctwm audit``, not a 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from .errors import InputError, UsageError
+from .errors import UsageError
 from .plots.audit_groups import plot_audit_groups
 from .results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .auditing import AuditResult, audit_many
@@ -28,6 +30,7 @@ from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
 from .traces.aggregate import event_kinds
 from .traces.base import ArrowReader
+from .traces.in_memory import as_table
 
 
 @result
@@ -150,7 +153,8 @@ def read_trace(
     derive each group's seed from its label, so the same label and seed give the same result as
     ``ctwm audit``.
     """
-    cmap = ColumnMap.from_overrides({**(columns or {}), **({"item": item_col} if item_col else {})})
+    origins = {**{k: "columns" for k in columns or {}}, **({"item": "item_col"} if item_col else {})}
+    cmap = ColumnMap.from_overrides({**(columns or {}), **({"item": item_col} if item_col else {})}, origins=origins)
     events = event_kinds(events)  # the readers' one check (a string is one kind)
     keep = (group_by,) if group_by and group_by not in cmap.canonical() else ()
     if isinstance(source, (str, Path)):
@@ -206,41 +210,11 @@ def audit_trace(
 
 
 def _as_table(source: Any) -> tuple[pa.Table, str]:
-    """An in-memory source as an Arrow table, and the kind of source it was (for labels)."""
-    kind = type(source).__name__
-    if isinstance(source, pa.RecordBatch):
-        return pa.Table.from_batches([source]), kind
-    if isinstance(source, pa.Table):
-        return source, kind
+    """An in-memory source as an Arrow table (:func:`ctwm_cli.traces.in_memory.as_table` has the readings)."""
     if isinstance(source, (TraceCounts, ItemCounts)):
-        raise UsageError(f"source is already counted ({kind}); audit it with audit_trace or ctwm_cli.audit",
-                         params=("source",))
-    if type(source).__module__.startswith("polars") and hasattr(source, "collect") and not hasattr(source, "shape"):
-        source = source.collect()  # a LazyFrame
-    if getattr(source, "ndim", None) == 1 or kind == "Series":  # pandas/Polars Series, numpy array: the ids
-        try:
-            ids = pa.array(source)
-        except (TypeError, ValueError, pa.ArrowException) as exc:
-            raise InputError(f"<{kind}>: cannot convert to an Arrow array ({exc})") from None
-        return pa.table({"item": ids if ids.type == pa.string() else ids.cast(pa.string())}), kind
-    if hasattr(source, "__arrow_c_stream__") or hasattr(source, "to_arrow") or type(source).__name__ == "DataFrame":
-        try:
-            return pa.table(source), kind
-        except (TypeError, ValueError, pa.ArrowException) as exc:
-            raise InputError(f"<{kind}>: cannot convert to an Arrow table ({exc})") from None
-    if isinstance(source, Mapping):
-        items = [str(k) for k in source]
-        try:
-            values = pa.array(list(source.values()), type=pa.int64())
-        except (TypeError, ValueError, pa.ArrowException):
-            raise InputError(f"<{kind}>: counts must be integers (item -> count)") from None
-        return pa.table({"item": pa.array(items, pa.string()), "count": values}), kind
-    if isinstance(source, (bytes, bytearray)) or not isinstance(source, Iterable):
-        raise UsageError(
-            f"source must be a path, a DataFrame, a pyarrow Table, a mapping of item -> count or an "
-            f"iterable of item ids, got {kind}", params=("source",)
-        )
-    return pa.table({"item": pa.array([None if i is None else str(i) for i in source], pa.string())}), kind
+        raise UsageError(f"source is already counted ({type(source).__name__}); audit it with audit_trace or "
+                         "ctwm_cli.audit", params=("source",))
+    return as_table(source)
 
 
 def _relabel(scan: TraceScan, counts: list[ItemCounts], label: str) -> TraceCounts:

@@ -49,12 +49,14 @@ from .intervals import ConfidenceInterval
 from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
 from .labels import subject_label
 from .results import SCHEMA_VERSION, ToDict, result
+from .tail.families import RULE_PAIR
 from .tail.powerlaw import Histogram, fit_power_law
 
 #: headline numbers per command, read from each subject of a saved JSON result (dotted paths)
 HEADLINES: dict[str, dict[str, str]] = {
     "audit": {"n": "n", "xmin": "power_law.xmin", "n_tail": "power_law.n_tail", "alpha": "power_law.alpha",
-              "p_gof": "gof.pvalue", "z": "tpl_vs_lognormal.z", "gini": "concentration.gini",
+              "p_gof": "gof.pvalue", "z": f"comparisons[first={RULE_PAIR[0]},second={RULE_PAIR[1]}].z",
+              "gini": "concentration.gini",
               "top10_share": "concentration.top10_share", "sigma_top10": "concentration.sigma_top10"},
     "concentration": {k: k for k in ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share",
                                      "sigma_top10", "singleton_fraction")},
@@ -121,11 +123,21 @@ class Diff(ToDict):
 
 
 def _get(doc: Mapping[str, Any], path: str) -> float | None:
+    """The number at ``path`` in ``doc``: dotted keys, and ``key[field=value,...]`` picks the object of a
+    list whose fields match (an audit's ``comparisons`` list holds Vuong's z of each pair of families)."""
     cur: Any = doc
     for part in path.split("."):
-        if not isinstance(cur, Mapping) or part not in cur:
+        key, _, select = part.partition("[")
+        if not isinstance(cur, Mapping) or key not in cur:
             return None
-        cur = cur[part]
+        cur = cur[key]
+        if select:
+            wanted = dict(pair.split("=", 1) for pair in select.rstrip("]").split(","))
+            hits = [o for o in cur if isinstance(o, Mapping) and all(o.get(k) == v for k, v in wanted.items())] \
+                if isinstance(cur, list) else []
+            if len(hits) != 1:
+                return None
+            cur = hits[0]
     if isinstance(cur, bool) or not isinstance(cur, (int, float)):
         return None
     return float(cur) if math.isfinite(cur) else None

@@ -233,10 +233,15 @@ def test_bounds_flags_are_checked(tmp_path, args, message):
 
 
 def test_c1_only_what_is_read_is_judged(tmp_path):
-    """A link the entry would not read (no trace suffix, a hidden file) does not refuse its directory."""
+    """A link the entry would not open (a file of another kind: a README, a hidden file) does not refuse its
+    directory; a file of unknown kind would be opened to sniff its format, so a link there is refused unread."""
     repo = _repo(tmp_path, _entry('["d2"]', "concentration", item_col="[default]"))
-    (repo / "d2" / "NOTES").symlink_to(tmp_path / "credentials")
+    (repo / "d2" / "README").symlink_to(tmp_path / "credentials")
     (repo / "d2" / ".cache.csv").symlink_to(tmp_path / "credentials")
     proc = _check(repo)
     assert proc.returncode == 0, proc.stderr
+    _no_secret(repo, proc)
+    (repo / "d2" / "NOTES").symlink_to(tmp_path / "credentials")
+    proc = _check(repo)
+    assert proc.returncode == 2, proc.stderr
     _no_secret(repo, proc)

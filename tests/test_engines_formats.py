@@ -147,7 +147,11 @@ def test_glob_without_match_and_mixed_formats(tmp_path):
         open_trace(tmp_path / "*.parquet")
     pq.write_table(pa.table({"item": ["a"]}), tmp_path / "a.parquet")
     (tmp_path / "b.csv").write_text("item\nb\n")
-    with pytest.raises(InputError, match="more than one format"):
+    scan = scan_trace(open_trace(tmp_path / "*.*"))  # same columns: one table (issue 41)
+    assert (scan.format, scan.n_rows, scan.n_items) == ("parquet+csv", 2, 2)
+    (tmp_path / "b.csv").write_text("item,step\nb,1\n")
+    with pytest.raises(InputError, match=r"formats whose columns differ \(Parquet: a\.parquet \(without step\); "
+                       r"CSV: b\.csv \(without -\)\)"):
         open_trace(tmp_path / "*.*")
 
 

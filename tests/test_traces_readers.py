@@ -412,7 +412,7 @@ def test_sample_generators_follow_their_pmfs():
 
 def test_empty_directory(tmp_path):
     (tmp_path / "d").mkdir()
-    with pytest.raises(InputError, match="d: directory holds no Parquet files"):
+    with pytest.raises(InputError, match=r"d: directory holds no trace files \(Parquet, JSONL"):
         open_trace(tmp_path / "d")
 
 

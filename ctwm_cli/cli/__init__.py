@@ -48,7 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app = full_app() if "_CTWM_COMPLETE" in os.environ else app_for(args)  # completion needs every option
         RAISED.clear()
-        with signals_raise(), _one_line_warnings():  # SIGTERM too: finally blocks run, workers end, exit 143
+        flagged = lambda w: flag_message(w, _flags(app, args, w))  # noqa: E731 - a warning's parameters as flags
+        with signals_raise(), _one_line_warnings(flagged):  # SIGTERM too: finally blocks run, workers end, exit 143
             rv = app(args=args, prog_name="ctwm", standalone_mode=False)  # click's errors reach us (one line)
         code = rv if type(rv) is int else 0  # an Exit's code; a command's return value is not one
         if code == INTERRUPTED:  # Typer returns 130 for any KeyboardInterrupt: the signal says which
@@ -107,13 +108,15 @@ def _flags(app: Any, args: Sequence[str], exc: CtwmError) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _one_line_warnings():
-    """ctwm's own warnings as one line on stderr (``ctwm: warning: ...``), not Python's two-line form."""
+def _one_line_warnings(flagged=None):
+    """ctwm's own warnings as one line on stderr (``ctwm: warning: ...``), not Python's two-line form; a warning
+    that names library parameters (its ``params``, as an error's) gets them as flags through ``flagged``."""
     previous = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, CtwmWarning):
-            print(f"ctwm: warning: {message}", file=sys.stderr)
+            text = flagged(message) if flagged is not None and getattr(message, "params", ()) else str(message)
+            print(f"ctwm: warning: {visible(text)}", file=sys.stderr)
         else:
             previous(message, category, filename, lineno, file, line)
 

@@ -53,8 +53,19 @@ def _table(scan) -> Table:
     step = "– (no step column)" if scan.step_min is None else f"{scan.step_min:,} .. {scan.step_max:,}"
     t.add_row("steps", step)
     t.add_row("columns found", ", ".join(scan.columns_found))
-    t.add_row("mapping", ", ".join(f"{k} <- {v}" for k, v in scan.mapping.items()))
+    origins = scan.mapping_origins or {}
+    t.add_row("mapping", ", ".join(f"{k} <- {v}{_origin(origins.get(k))}" for k, v in scan.mapping.items()))
+    for line in scan.readings:
+        t.add_row("read", line)
     return t
+
+
+def _origin(origin: str | None) -> str:
+    """`` (--item-col)``, `` (ctwm.toml [columns])``; nothing for a default mapping."""
+    if origin in (None, "default"):
+        return ""
+    flag = "--" + origin.replace("_", "-") if origin == "col" or origin.endswith("_col") else origin
+    return f" ({flag})"
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ import typer
 
 from ..errors import UsageError
 from ..limits import check_limit
+from ..traces.formats import traces_help
 from ..vocabulary import ENGINES, MEMORY_LIMIT
 from .option_groups import choice, opt, option_group
 
@@ -83,11 +84,8 @@ def trace_labels(labels: list[str] | None, traces: list[str]) -> list[str] | Non
     return labels
 
 
-#: Help text of a TRACE argument, shared by every command that reads traces.
-TRACES_HELP = (
-    "Traces: .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, a directory (hive partitions become "
-    "columns), a quoted glob ('logs/*.parquet'), an s3:// URL (s3 extra), or - for JSONL on stdin."
-)
+#: Help text of a TRACE argument, shared by every command that reads traces (from the format registry).
+TRACES_HELP = traces_help()
 
 
 def at_most(name: str):
@@ -186,17 +184,27 @@ class ReadFlags:
     scheduler: str | None = None
 
     def columns(self) -> ColumnMap:
-        """The :class:`ColumnMap` of the remapping options (--item-col ... --count-col, --col FIELD=SOURCE)."""
-        overrides: dict[str, str | None] = {"item": self.item_col, "step": self.step_col, "run": self.run_col,
-                                            "event": self.event_col, "count": self.count_col}
+        """The :class:`ColumnMap` of the project's column map (``[columns]``) overridden by the remapping options
+        (--item-col ... --count-col, --col FIELD=SOURCE)."""
+        from ..traces.column_config import project_columns  # the trace layer loads when a command runs
+
+        project, where = project_columns()
+        flags: dict[str, str | None] = {"item": self.item_col, "step": self.step_col, "run": self.run_col,
+                                        "event": self.event_col, "count": self.count_col}
+        overrides: dict[str, str | None] = {k: v for k, v in flags.items() if v}
+        origins = {k: where for k in project if k not in overrides and where}
+        overrides = {**project, **overrides}
         for spec in self.col or []:
             field, sep, source = spec.partition("=")
             if not sep or not field or not source:
                 raise UsageError(f"--col expects FIELD=SOURCE, got {spec!r}")
-            overrides[field.strip()] = source.strip()
+            field = field.strip()
+            if flags.get(field):
+                raise UsageError(f"--col {field}= and --{field}-col both name the {field} column; give one")
+            overrides[field], origins[field] = source.strip(), "col"
         from ..traces.schema import ColumnMap  # the trace layer (pyarrow) loads when a command runs, not for --help
 
-        return ColumnMap.from_overrides(overrides)
+        return ColumnMap.from_overrides(overrides, origins=origins)
 
     def read_options(self) -> ReadOptions:
         """The library's :class:`ReadOptions`: column map, --where and the engine settings."""
@@ -209,14 +217,20 @@ class ReadFlags:
 
 
 COLUMN_FLAGS = [
-    opt("item_col", str | None, ("--item-col",), "Source column holding the item id [default: item].", None),
-    opt("step_col", str | None, ("--step-col",), "Source column holding the agent step [default: step].", None),
-    opt("run_col", str | None, ("--run-col",), "Source column holding the run id [default: run].", None),
-    opt("event_col", str | None, ("--event-col",), "Source column holding the event kind [default: event].", None),
+    opt("item_col", str | None, ("--item-col",), "Source column holding the item id [default: item]. A list "
+        "column is one event per element, its 1-based position the rank; a dotted path (memory.id) reads a nested "
+        "field. A named column must exist (exit 3).", None),
+    opt("step_col", str | None, ("--step-col",), "Source column holding the agent step [default: step]; must "
+        "exist.", None),
+    opt("run_col", str | None, ("--run-col",), "Source column holding the run id [default: run]; must exist.", None),
+    opt("event_col", str | None, ("--event-col",), "Source column holding the event kind [default: event]; must "
+        "exist.", None),
     opt("count_col", str | None, ("--count-col",),
-        "Source column holding per-item counts (counts tables) [default: count].", None),
+        "Source column holding per-item counts (counts tables) [default: count]; must exist.", None),
     opt("col", list[str] | None, ("--col",),
-        "Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position). Repeatable.", None),
+        "Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position); the column must exist. Repeatable. "
+        "Every remapping may also be set once per project: [columns] in ctwm.toml ([tool.ctwm.columns] in "
+        "pyproject.toml); a flag overrides it.", None),
 ]
 READ_FLAGS = [
     *COLUMN_FLAGS,

@@ -19,12 +19,14 @@ import pyarrow as pa
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
-from .base import CHECK_MARK, TraceReader, engine_message
+from .base import TraceReader, engine_message
+from .events import DEFAULT_COUNTED as DEFAULT_COUNTED  # re-exported: the diagnostics count the same default
+from .events import choose_events, event_kinds
+from .normalise import CHECK_MARK
+from .column_checks import warn_if_counts_like
 from .engine import quote_ident, quote_literal
-from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT, MEM0_NOTE
+from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT
 
-#: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.
-DEFAULT_COUNTED = ("retrieve", "inject")
 INT64_MAX = 2**63 - 1
 
 
@@ -86,6 +88,11 @@ class TraceScan(ToDict):
     runs: int | None
     n_items: int
     table: pa.Table | None
+    #: how list columns and nested fields were read (``item <- each element of list column 'retrieved' ...``)
+    readings: tuple[str, ...] = ()
+    #: where each mapping was named: the parameter (``item_col``, ``col``), the project's column map
+    #: (``ctwm.toml [columns]``), or ``default``
+    mapping_origins: dict[str, str] | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -100,6 +107,8 @@ class TraceScan(ToDict):
             "step_max": self.step_max,
             "columns_found": list(self.columns_found),
             "mapping": dict(self.mapping),
+            "readings": list(self.readings),
+            "mapping_origins": dict(self.mapping_origins or {}),
             "group_by": self.group_by,
         }
 
@@ -279,6 +288,8 @@ def scan_trace(
     with _Counted(reader, group_by, table=table) as counted:
         step_lo, step_hi, runs = counted.stats() if stats else (None, None, None)
         table, distinct = counted.table(), counted.distinct_items()
+    if "count" not in reader.mapping and group_by is None:
+        _warn_if_counts_like(reader, rows=counted.rows, items=distinct)
     if progress is not None:
         progress(counted.rows, counted.rows)
     return TraceScan(
@@ -286,6 +297,8 @@ def scan_trace(
         n_rows=counted.rows, columns_found=tuple(reader.columns_found), mapping=reader.mapping, group_by=group_by,
         step_min=step_lo, step_max=step_hi, events=counted.events,
         runs=runs if "run" in reader.mapping else None, n_items=distinct, table=table,
+        readings=tuple(reader.item_reading),
+        mapping_origins={k: reader.columns.given.get(k, "default") for k in reader.mapping},
     )
 
 
@@ -321,9 +334,16 @@ def _direct_counts(reader: TraceReader, group_by: str | None, progress: Progress
     if rows == 0:
         what = f"no rows match where {reader.where!r}" if reader.where else "trace is empty (no rows)"
         raise InputError(f"{reader.source}: {what}")
+    if "count" not in reader.mapping and not grouped:
+        _warn_if_counts_like(reader, rows=rows, items=t.num_rows)
     if progress is not None:
         progress(rows, rows)
     return split_groups(reader.source, (DEFAULT_EVENT,), t.select([*keys[:-2], "item", "n"]), grouped)
+
+
+def _warn_if_counts_like(reader: TraceReader, *, rows: int, items: int) -> None:
+    warn_if_counts_like(reader.source, reader.raw_types(), reader.columns, rows=rows, items=items,
+                        untyped=reader.untyped)
 
 
 def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback | None = None) -> pa.Table:
@@ -337,44 +357,9 @@ def count_by(reader: TraceReader, by: Sequence[str], progress: ProgressCallback 
     return table
 
 
-def event_kinds(events: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    """The event kinds to count, checked the same way by every reader and counter: ``None`` or empty (the
-    default: ``retrieve`` if present, else ``inject``), one kind as a string, or a sequence of kinds."""
-    if events is None:
-        return None
-    kinds = (events,) if isinstance(events, str) else tuple(events)
-    if any(not isinstance(k, str) or not k for k in kinds):
-        raise UsageError(f"events must be event kinds (a string or a sequence of non-empty strings), got {events!r}",
-                         params=("events",))
-    return kinds or None
-
-
 def resolve_events(scan: TraceScan, events: Sequence[str] | None) -> tuple[str, ...]:
     """The event kinds to count: the caller's, else ``retrieve`` if present, else ``inject``."""
     return choose_events(scan.source, scan.format, scan.events, events)
-
-
-def choose_events(source: str, fmt: str, present: dict[str, int], events: Sequence[str] | None) -> tuple[str, ...]:
-    """The event kinds to count among those ``present``: the caller's, else ``retrieve``, else ``inject``."""
-    if events:
-        unknown = [e for e in events if e not in present]
-        if len(unknown) == len(events):
-            have = ", ".join(present) or "none"
-            raise InputError(f"{source}: no events of kind {', '.join(events)} (kinds found: {have})")
-        return tuple(events)
-    for kind in DEFAULT_COUNTED:
-        if kind in present:
-            return (kind,)
-    have = ", ".join(present)
-    if fmt == "mem0":
-        raise InputError(f"{source}: no retrieve or inject events to count (kinds found: {have}): {MEM0_NOTE}")
-    if "search" in present:
-        raise InputError(f"{source}: no retrieve or inject events to count (kinds found: {have}): the search rows "
-                         f"carry no record ids, so no retrieved item is known")
-    raise InputError(
-        f"{source}: no retrieve or inject events to count (kinds found: {have}); choose with events",
-        params=("events",),
-    )
 
 
 def item_counts(scan: TraceScan, events: Sequence[str] | None = None) -> list[ItemCounts]:

@@ -1,7 +1,7 @@
-"""The reader base every trace source shares, and normalisation to the canonical schema.
+"""The reader base every trace source shares.
 
 A reader describes its raw rows as a DuckDB relation (:meth:`TraceReader.raw_sql`) with known source
-column types. Normalisation is SQL built here from those types: mapped columns renamed to the
+column types. Normalisation is SQL built from those types (:mod:`.normalise`): mapped columns renamed to the
 schema's names and cast to its types; a value that cannot be cast (a fraction in ``step``, a
 boolean ``count``, an object where an id belongs) raises inside DuckDB, after which the reader
 locates the first offending row or line precisely (:meth:`TraceReader.locate`) and reports it in
@@ -11,162 +11,18 @@ table and reuse the same normalisation, so there is one reading path.
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
-from .engine import Engine, EngineOptions, quote_ident, quote_literal
+from .column_checks import check_named
+from .engine import Engine, EngineOptions, quote_ident
+from .normalise import CHECK_MARK, Check, canonical_select, error_sql, score_expr, text_expr
 from .predicate import check_where
-from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap, missing_column_message
-
-#: Raised inside DuckDB by a value normalisation cannot accept; the reader then locates it.
-CHECK_MARK = "ctwm-check"
-
-_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-              "UBIGINT", "UHUGEINT")
-_FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
-_JSON_INT = ("BIGINT", "UBIGINT")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Check:
-    """A row-level rule: ``condition`` (SQL over the raw relation) is true on a bad row."""
-
-    condition: str
-    message: str
-
-
-def kind_of(target: pa.DataType) -> str:
-    if pa.types.is_integer(target):
-        return "integers"
-    if pa.types.is_floating(target):
-        return "numbers"
-    return "text"
-
-
-def _is_int(t: str) -> bool:
-    return t in _INT_TYPES
-
-
-def _is_float(t: str) -> bool:
-    return t in _FLOAT_TYPES or t.startswith("DECIMAL")
-
-
-def _error(message: str) -> str:
-    return f"error({quote_literal(CHECK_MARK + ': ' + message)})"
-
-
-def _text_expr(c: str, src: str, dtype: str) -> tuple[str, list[Check]]:
-    if dtype == "VARCHAR":
-        return c, []
-    if dtype == "JSON":
-        bad = f"json_type({c}) IN ('OBJECT', 'ARRAY')"
-        expr = (f"CASE WHEN {bad} THEN {_error(f'column {src!r} must be a scalar')} "
-                f"WHEN json_type({c}) = 'VARCHAR' THEN {c}->>'$' ELSE CAST({c} AS VARCHAR) END")
-        return expr, [Check(bad, f"column {src!r} must be a scalar")]
-    if dtype.startswith(("STRUCT", "MAP", "UNION")) or dtype.endswith("]"):
-        raise InputError(f"column {src!r} has type {dtype}, expected text")
-    return f"CAST({c} AS VARCHAR)", []
-
-
-def _integer_expr(c: str, src: str, canon: str, dtype: str, json_text: bool) -> tuple[str, list[Check]]:
-    if dtype == "JSON":
-        t = f"json_type({c})"
-        frac = f"({t} = 'DOUBLE' AND CAST({c} AS DOUBLE) <> floor(CAST({c} AS DOUBLE)))"
-        bad = f"({c} IS NOT NULL AND {t} NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL')) OR {frac}"
-        expr = (f"CASE WHEN {bad} THEN {_error(f'column {src!r} must be an integer')} "
-                f"WHEN {t} = 'DOUBLE' THEN CAST(CAST({c} AS DOUBLE) AS BIGINT) ELSE CAST({c} AS BIGINT) END")
-        return expr, [Check(bad, f"column {src!r} must be an integer")]
-    if dtype == "BOOLEAN":
-        raise InputError(f"column {src!r} must hold integers, found true/false")
-    if _is_int(dtype):
-        if dtype.startswith(("HUGE", "UHUGE", "UBIG")):
-            big = f"{c} > 9223372036854775807 OR {c} < -9223372036854775808"
-            msg = f"column {src!r} is outside the 64-bit integer range"
-            return f"CASE WHEN {big} THEN {_error(msg)} ELSE CAST({c} AS BIGINT) END", [Check(big, msg)]
-        return f"CAST({c} AS BIGINT)", []
-    if _is_float(dtype):
-        bad = f"({c} <> floor({c}) OR isinf({c}) OR isnan({c}))"
-        if dtype.startswith("DECIMAL"):
-            bad = f"{c} <> floor({c})"
-        msg = f"column {src!r} must hold integers, found a fraction"
-        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE CAST({c} AS BIGINT) END", [Check(bad, msg)]
-    if json_text and dtype == "VARCHAR":  # CSV: a column with a stray word is read as text
-        bad = f"({c} IS NOT NULL AND TRY_CAST({c} AS BIGINT) IS NULL)"
-        msg = f"column {src!r} must be an integer"
-        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE TRY_CAST({c} AS BIGINT) END", [Check(bad, msg)]
-    raise InputError(f"column {src!r} has type {_arrow_name(dtype)}, expected {kind_of(COLUMN_TYPES[canon])}")
-
-
-def _score_expr(c: str, src: str, dtype: str, json_text: bool) -> tuple[str, list[Check]]:
-    if dtype == "JSON":
-        bad = f"({c} IS NOT NULL AND json_type({c}) NOT IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'NULL'))"
-        msg = f"column {src!r} must be a number"
-        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE CAST({c} AS DOUBLE) END", [Check(bad, msg)]
-    if _is_int(dtype) or _is_float(dtype):
-        return f"CAST({c} AS DOUBLE)", []
-    if dtype == "BOOLEAN":
-        raise InputError(f"column {src!r} must hold numbers, found true/false")
-    if json_text and dtype == "VARCHAR":
-        bad = f"({c} IS NOT NULL AND TRY_CAST({c} AS DOUBLE) IS NULL)"
-        msg = f"column {src!r} must be a number"
-        return f"CASE WHEN {bad} THEN {_error(msg)} ELSE TRY_CAST({c} AS DOUBLE) END", [Check(bad, msg)]
-    raise InputError(f"column {src!r} has type {_arrow_name(dtype)}, expected numbers")
-
-
-def _arrow_name(dtype: str) -> str:
-    return "string" if dtype == "VARCHAR" else dtype.lower()
-
-
-def canonical_select(
-    types: dict[str, str], columns: ColumnMap, extras: Sequence[str], *, lenient_text: bool = False,
-) -> tuple[list[str], list[Check]]:
-    """SELECT expressions renaming and casting the raw columns, and the row checks they imply.
-
-    ``types`` maps every raw column to its DuckDB type; ``extras`` are source columns carried as
-    text (absent ones as nulls). ``lenient_text`` (CSV) lets numeric fields arrive as text and
-    checks them row by row. Columns named neither canonically nor as extras pass through unchanged
-    under their own names, so a ``where`` predicate can use them.
-    """
-    out: list[str] = []
-    checks: list[Check] = []
-    used: set[str] = set()
-    for canon, src in columns.canonical().items():
-        if src not in types:
-            continue
-        used.add(src)
-        c, dtype = quote_ident(src), types[src]
-        if canon in INTEGER_COLUMNS:
-            expr, more = _integer_expr(c, src, canon, dtype, lenient_text)
-        elif canon == "score":
-            expr, more = _score_expr(c, src, dtype, lenient_text)
-        else:
-            expr, more = _text_expr(c, src, dtype)
-        if canon == "count":
-            pos = f"({c} IS NULL OR ({expr}) < 1)"
-            more = [*more, Check(f"{c} IS NULL", f"missing value in column {src!r}"),
-                    Check(f"({expr}) < 1", f"count must be a positive integer (column {src!r})")]
-            expr = f"CASE WHEN {pos} THEN {_error('count')} ELSE {expr} END"
-        out.append(f"{expr} AS {quote_ident(canon)}")
-        checks += more
-    canon_names = set(columns.canonical())
-    for extra in dict.fromkeys(extras):
-        if extra in used or extra in canon_names:
-            continue
-        used.add(extra)
-        if extra not in types:
-            out.append(f"CAST(NULL AS VARCHAR) AS {quote_ident(extra)}")
-            continue
-        expr, more = _text_expr(quote_ident(extra), extra, types[extra])
-        out.append(f"{expr} AS {quote_ident(extra)}")
-        checks += more
-    for name in types:
-        if name not in used and name not in canon_names:
-            out.append(quote_ident(name))
-    return out, checks
+from .schema import ColumnMap, missing_column_message
+from .shapes import ColumnPath, resolve_paths, shape_of, shaped_sql
 
 
 class TraceReader(ABC):
@@ -189,12 +45,39 @@ class TraceReader(ABC):
         self.where = check_where(where)  # every reader, whatever path it came by
         self.options = engine or EngineOptions()
         self.columns_found: list[str] = []
+        self.lenient_text = False  # numbers may arrive as text, checked per row (CSV)
+        self.untyped = False  # columns it does not map are not typed (JSONL)
+        self.paths: tuple[ColumnPath, ...] = ()  # list and nested columns (:mod:`.shapes`), set by check_required
 
     @property
     def mapping(self) -> dict[str, str]:
         """Which canonical fields exist, as ``{canonical: source}``."""
-        found = set(self.columns_found)
+        found = set(self.columns_found) | {p.name for p in self.paths}
+        if any(p.explode for p in self.paths):
+            found.add(self.columns.rank)
         return {c: s for c, s in self.columns.canonical().items() if s in found}
+
+    @property
+    def item_reading(self) -> list[str]:
+        """How list and nested columns were read (``ctwm inspect``), one line each."""
+        return [p.describe() for p in self.paths]
+
+    def column_kinds(self) -> dict[str, str]:
+        """Each raw column's shape (list, struct, json, scalar), to resolve list columns and dotted paths."""
+        return {name: shape_of(t) for name, t in self.raw_types().items()}
+
+    def shaped(self, engine: Engine, raw: str, types: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """``raw`` with its list and nested columns read out (:func:`.shapes.shaped_sql`), and its types."""
+        if not self.paths:
+            return raw, types
+        import duckdb
+
+        sql = shaped_sql(raw, self.paths, types, self.columns.rank)
+        try:
+            rows = engine.con.sql(f"DESCRIBE SELECT * FROM {sql}").fetchall()
+        except duckdb.Error as exc:
+            raise InputError(f"{self.source}: {engine_message(exc)}") from None
+        return sql, {r[0]: r[1] for r in rows}
 
     # -- what each source provides -------------------------------------------------------------
 
@@ -228,26 +111,38 @@ class TraceReader(ABC):
     # -- shared --------------------------------------------------------------------------------
 
     def check_required(self, names: Sequence[str]) -> None:
-        missing = [c for c in (self.columns.item, *self._required_keep) if c not in names]
+        try:
+            self.paths = resolve_paths(self.columns, self.column_kinds())
+        except InputError as exc:
+            raise InputError(f"{self.source}: {exc}") from None
+        resolved = [*names, *(p.name for p in self.paths)]
+        self.check_configured_item(resolved, names)
+        missing = [c for c in (self.columns.item, *self._required_keep) if c not in resolved]
         if missing:
             msg = missing_column_message(self.source, missing[0], list(names), item=missing[0] == self.columns.item)
             raise InputError(msg, params=("item_col",))
+        check_named(self.source, self.columns, resolved, shown=names)
+
+    def check_configured_item(self, resolved: Sequence[str], names: Sequence[str]) -> None:
+        """An item column named by the project's column map and absent: the error says where it was named."""
+        if self.columns.given.get("item", "item_col") != "item_col" and self.columns.item not in resolved:
+            check_named(self.source, self.columns, resolved, shown=names)
 
     def canonical_sql(self, engine: Engine, *, strict_item: bool) -> tuple[str, list[Check]]:
         """``SELECT`` of canonical rows (filtered by ``where``) and the checks behind its casts."""
-        types = self.raw_types()
+        raw, types = self.shaped(engine, self.raw_sql(engine), self.raw_types())
         try:
-            select, checks = canonical_select(types, self.columns, self.keep, lenient_text=self.format == "csv")
+            select, checks = canonical_select(types, self.columns, self.keep, lenient_text=self.lenient_text)
         except InputError as exc:
             raise InputError(f"{self.source}: {exc}") from None
         item = quote_ident("item")
-        sql = f"SELECT {', '.join(select)} FROM {self.raw_sql(engine)}"
+        sql = f"SELECT {', '.join(select)} FROM {raw}"
         if self.where:
             self._bind_where(engine, sql)
             sql = f"SELECT * FROM ({sql}) WHERE ({self.where})"
         if strict_item:
             msg = f"missing value in column {self.columns.item!r}"
-            sql = (f"SELECT * REPLACE (CASE WHEN {item} IS NULL THEN {_error(msg)} ELSE {item} END AS {item}) "
+            sql = (f"SELECT * REPLACE (CASE WHEN {item} IS NULL THEN {error_sql(msg)} ELSE {item} END AS {item}) "
                    f"FROM ({sql})")
         checks = [Check(f"{quote_ident(self.columns.item)} IS NULL", f"missing value in column {self.columns.item!r}"),
                   *checks]
@@ -257,7 +152,7 @@ class TraceReader(ABC):
         """``SELECT`` of the observations in ``column`` as a DOUBLE ``value`` (and ``group`` as text), rows
         filtered by ``where`` first: a data set of real-valued sizes, one observation per row (``ctwm audit
         --value-col``). A missing, non-numeric or non-positive value is an error naming its column."""
-        types = self.raw_types()
+        raw, types = self.shaped(engine, self.raw_sql(engine), self.raw_types())
         for name in (column, group_by):
             if name is not None and name not in types:
                 found = ", ".join(types)
@@ -265,18 +160,18 @@ class TraceReader(ABC):
                                  params=("value_col",) if name == column else ("group_by",))
         c = quote_ident(column)
         try:
-            expr, checks = _score_expr(c, column, types[column], self.format == "csv")
+            expr, checks = score_expr(c, column, types[column], self.lenient_text)
         except InputError as exc:
             raise InputError(f"{self.source}: {exc}", params=("value_col",)) from None
         bad = f"({expr}) IS NULL OR isnan({expr}) OR isinf({expr}) OR NOT (({expr}) > 0)"
         msg = f"column {column!r} must hold positive numbers (filter other rows with where)"
         checks = [*checks, Check(f"{c} IS NULL", f"missing value in column {column!r}"), Check(bad, msg)]
-        select = [f"CASE WHEN {bad} THEN {_error(msg)} ELSE {expr} END AS value"]
+        select = [f"CASE WHEN {bad} THEN {error_sql(msg)} ELSE {expr} END AS value"]
         if group_by is not None:
-            g, more = _text_expr(quote_ident(group_by), group_by, types[group_by])
+            g, more = text_expr(quote_ident(group_by), group_by, types[group_by])
             select.append(f'{g} AS "group"')
             checks += more
-        rows = f"SELECT * FROM {self.raw_sql(engine)}"
+        rows = f"SELECT * FROM {raw}"
         if self.where:
             self._bind_where(engine, rows)
             rows = f"SELECT * FROM ({rows}) WHERE ({self.where})"
@@ -407,7 +302,8 @@ class ArrowReader(TraceReader):
         """The first row (1-based, in table order) that breaks a check, else DuckDB's own message."""
         import duckdb
 
-        rows = f"(SELECT *, row_number() OVER () AS __row FROM {self.raw_sql(engine)})"
+        rows, _ = self.shaped(engine, f"(SELECT *, row_number() OVER () AS __row FROM {self.raw_sql(engine)})",
+                              self.raw_types())
         for check in checks:
             try:
                 (hit,), = engine.con.sql(f"SELECT min(__row) FROM {rows} WHERE {check.condition}").fetchall()

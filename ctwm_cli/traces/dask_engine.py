@@ -17,6 +17,7 @@ from ..errors import InputError, UsageError
 from .aggregate import TraceScan, aggregate_sql, scan_trace
 from .base import ArrowReader, TraceReader
 from .engine import EngineOptions
+from .formats import FORMATS
 from .readers import FileReader
 from .schema import ColumnMap
 
@@ -26,6 +27,7 @@ def _partition_counts(pdf: pd.DataFrame, source: str, fmt: str, columns: ColumnM
     """One partition's counts by ([group,] event, item), plus its row count (runs on a worker)."""
     table = pa.Table.from_pandas(pdf, preserve_index=False)
     reader = ArrowReader(table, source, fmt, columns, keep, where=where, engine=EngineOptions(threads=1))
+    reader.lenient_text = FORMATS[fmt].lenient_text  # CSV partitions arrive as text, checked per row
     with reader.open_engine() as engine:
         rows_sql, checks = reader.canonical_sql(engine, strict_item=False)
         sql, _ = aggregate_sql(reader, rows_sql, group_by)
@@ -44,14 +46,16 @@ def _frame(reader: FileReader):
 
     layout = reader.layout
     opts = {"storage_options": layout.fs.storage_options} if layout.fs is not None else {}
-    if layout.format == "parquet":
+    how = reader.file_format.dask
+    if how == "read_parquet":
         dataset = {"partitioning": "hive", "partition_base_dir": layout.root} if layout.root else {}
         return dd.read_parquet(list(layout.files), dataset=dataset, **opts)
-    if layout.format == "csv":
+    if how == "read_csv":
         return dd.read_csv(list(layout.files), dtype=str, blocksize="64MB",
                            compression="gzip" if layout.gzip else None, **opts)
-    raise UsageError(f"engine dask reads Parquet and CSV; {reader.source} is {layout.format} (use engine duckdb)",
-                     params=("engine",))
+    readable = " and ".join(f.title for f in FORMATS.values() if f.dask)
+    raise UsageError(f"engine dask reads {readable}; {reader.source} is {reader.file_format.title} "
+                     "(use engine duckdb)", params=("engine",))
 
 
 def dask_scan(reader: TraceReader, *, group_by: str | None = None) -> TraceScan:
@@ -61,7 +65,8 @@ def dask_scan(reader: TraceReader, *, group_by: str | None = None) -> TraceScan:
     except ImportError:
         raise UsageError("engine dask needs the dask extra: pip install 'ctwm[dask]'", params=()) from None
     if not isinstance(reader, FileReader):
-        raise UsageError(f"engine dask reads Parquet and CSV files; {reader.source} is {reader.format}",
+        readable = " and ".join(f.title for f in FORMATS.values() if f.dask)
+        raise UsageError(f"engine dask reads {readable} files; {reader.source} is {reader.format}",
                          params=("engine",))
     frame = _frame(reader)
     keys = ["group", "event", "item"] if group_by else ["event", "item"]

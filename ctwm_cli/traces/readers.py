@@ -22,13 +22,14 @@ from ..checks import check_choice
 from ..confine import admit_file, admit_name
 from ..errors import CtwmWarning, InputError, UsageError
 from .base import Check, TraceReader, engine_message
-from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_ident, quote_literal
-from .guard import MAX_LINE_BYTES
+from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_literal
+from .formats import FORMATS
+from .shapes import resolve_paths, shape_of
 from .predicate import check_where
 from .schema import ColumnMap
+from .union import UnionReader
 from .sources import JSONL_SUFFIXES, Layout, is_sqlite, remove_file, resolve, spool_stdin
 
-_JSON_SAMPLE_ROWS = 20480
 #: The modules of the inputs that need more than DuckDB's own reader, each imported the first time a
 #: trace needs it: ``jsonl`` (JSONL's line-by-line hardening pass and error locator) and ``telemetry``
 #: (recognising and reading OTLP spans, OpenInference and Mem0 history, with the Arrow writer behind
@@ -47,21 +48,18 @@ def format_module(name: str) -> ModuleType:
 class TornLineWarning(CtwmWarning):
     """A JSONL file's final line is incomplete (its writer stopped mid-line); the lines before it
     are read, the torn one is not."""
-_FORMAT_LABEL = {"parquet": "parquet", "jsonl": "jsonl", "csv": "csv", "ipc": "arrow"}
-
-
 class FileReader(TraceReader):
-    """A trace in files DuckDB reads (JSONL, CSV, Parquet, Arrow IPC), local or behind fsspec."""
+    """A trace in files of one registered format (:data:`~ctwm_cli.traces.formats.FORMATS`), local or behind
+    fsspec."""
 
     def __init__(self, layout: Layout, columns: ColumnMap, keep: Sequence[str], optional: Sequence[str] = (),
                  *, where: str | None = None, engine: EngineOptions | None = None):
-        label = _FORMAT_LABEL[layout.format]
-        if layout.format == "parquet" and layout.root is not None:
-            label = "parquet-dataset"
-        super().__init__(layout.source, label, columns, keep, optional, where=where, engine=engine)
+        self.file_format = fmt = FORMATS[layout.format]
+        super().__init__(layout.source, fmt.label_for(layout), columns, keep, optional, where=where, engine=engine)
+        self.lenient_text, self.untyped = fmt.lenient_text, fmt.line_checked
         self.layout = layout
         self._keys: list[str] = []  # wanted JSONL keys found anywhere in the file (not only in DuckDB's sample)
-        if layout.format == "jsonl":
+        if fmt.line_checked:
             found = format_module("jsonl").harden(layout, self._counted_keys())
             if not found.content:
                 raise InputError(f"{self.source}: trace is empty (no rows)")
@@ -72,13 +70,29 @@ class FileReader(TraceReader):
         self._sampled: list[str] = []
         self._types = self._describe()
         self.columns_found = list(self._sampled)
-        if layout.format == "parquet" and len(layout.files) > 1 and self.columns.count in self._sampled:
-            self._check_kinds(self._parquet_files_with(self.columns.count))
-        if layout.format == "jsonl" and self.columns.item not in self._sampled:
+        self._read_paths()
+        if fmt.per_file_schema and len(layout.files) > 1 and self.columns.count in self._sampled:
+            self._check_kinds(self._files_with(self.columns.count))
+        self.check_configured_item([*self._sampled, *(p.name for p in self.paths)], self._sampled)
+        if fmt.line_checked and not self.paths and self.columns.item not in self._sampled:
             err = format_module("jsonl").locate(layout, self.columns, self.keep, self._required_keep)
             if err is not None:
                 raise err
         self.check_required(self.columns_found)
+
+    def _read_paths(self) -> None:
+        """Resolve list and nested columns (:mod:`.shapes`) now the sampled types are known; a dotted name
+        read from inside its root column is not a column of its own."""
+        try:
+            self.paths = resolve_paths(self.columns, self.column_kinds())
+        except InputError as exc:
+            raise InputError(f"{self.source}: {exc}") from None
+        for p in self.paths:
+            if p.name != p.root and p.name not in self._sampled:
+                self._types.pop(p.name, None)
+
+    def column_kinds(self) -> dict[str, str]:
+        return {name: shape_of(t) for name, t in self._sampled_types.items()}
 
     def _check_kinds(self, with_count: list[str]) -> None:
         """Refuse a dataset of counts tables and event tables together (each would be misread as
@@ -96,15 +110,16 @@ class FileReader(TraceReader):
             f"{self.columns.count!r} ({some(with_count)}) and {len(without)} without ({some(without)}); "
             "point at one kind")
 
-    def _parquet_files_with(self, column: str) -> list[str]:
-        """The Parquet files whose schema has ``column`` (footers only)."""
+    def _files_with(self, column: str) -> list[str]:
+        """The files whose schema has ``column`` (from their metadata alone: Parquet footers)."""
         import duckdb
 
+        schema = self.file_format.per_file_schema.format(files=self.files_sql())  # type: ignore[union-attr]
         with self.open_engine() as engine:
             self._register(engine)
             try:
-                rows = engine.con.sql(f"SELECT DISTINCT file_name FROM parquet_schema({self._files_sql()}) "
-                                      f"WHERE name = {quote_literal(column)}").fetchall()
+                rows = engine.con.sql(
+                    f"SELECT file_name FROM ({schema}) WHERE name = {quote_literal(column)}").fetchall()
             except duckdb.Error as exc:
                 raise self._open_error(exc) from None
         have = {r[0] for r in rows}
@@ -127,7 +142,7 @@ class FileReader(TraceReader):
 
     # -- raw relation --------------------------------------------------------------------------
 
-    def _files_sql(self) -> str:
+    def files_sql(self) -> str:
         return "[" + ", ".join(quote_literal(f) for f in self.layout.files) + "]"
 
     def inputs(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -135,7 +150,7 @@ class FileReader(TraceReader):
 
     @property
     def column_statistics(self) -> bool:
-        return self.layout.format == "parquet" and self.where is None  # a row filter needs the values
+        return self.file_format.column_statistics and self.where is None  # a row filter needs the values
 
     def _register(self, engine: Engine) -> None:
         if self.layout.fs is not None:
@@ -143,48 +158,16 @@ class FileReader(TraceReader):
 
     def _scan_sql(self, engine: Engine, *, types: dict[str, str] | None, locate: bool = False) -> str:
         self._register(engine)
-        files, fmt = self._files_sql(), self.layout.format
-        if fmt == "parquet":
-            # A directory is a hive dataset; a glob's key=value folders are detected; one file has none.
-            hive = "true" if self.layout.root is not None else "false" if len(self.layout.files) == 1 else "auto"
-            hive = "" if hive == "auto" else f", hive_partitioning = {hive}"
-            extra = ", filename = true, file_row_number = true" if locate else ""
-            return f"read_parquet({files}, union_by_name = true{hive}{extra})"
-        if fmt == "csv":
-            text = self._text_columns(types or {})
-            spec = ", types = {" + ", ".join(f"{quote_literal(c)}: 'VARCHAR'" for c in text) + "}" if text else ""
-            comp = ", compression = 'gzip'" if self.layout.gzip else ""
-            return (f"read_csv({files}, header = true, union_by_name = true, filename = {str(locate).lower()}"
-                    f"{comp}{spec})")
-        if fmt == "ipc":
-            return self._ipc(engine)
-        cols = ""
-        if types is not None:
-            pairs = ", ".join(f"{quote_literal(c)}: {quote_literal(t)}" for c, t in types.items())
-            cols = f", columns = {{{pairs}}}"
-        comp = ", compression = 'gzip'" if self.layout.gzip else ""
-        return (f"read_json({files}, format = 'newline_delimited', records = true, "
-                f"maximum_object_size = {MAX_LINE_BYTES}, sample_size = {_JSON_SAMPLE_ROWS}{comp}{cols})")
+        return self.file_format.relation(self, engine, types, locate)
 
-    def _text_columns(self, types: dict[str, str]) -> list[str]:
+    def text_columns(self, types: dict[str, str]) -> list[str]:
+        """The mapped text columns and kept columns among ``types`` (CSV reads them as text, not sniffed)."""
         cmap = self.columns.canonical()
         text = [cmap[c] for c in ("item", "run", "event", "ts")] + list(self.keep)
         return [c for c in dict.fromkeys(text) if c in types]
 
-    def _ipc(self, engine: Engine) -> str:
-        import pyarrow.dataset as ds
-
-        name = f"ctwm_ipc_{id(self)}"
-        try:
-            data = ds.dataset(list(self.layout.files), format="ipc", filesystem=self._arrow_fs(),
-                              partitioning="hive" if self.layout.root else None,
-                              partition_base_dir=self.layout.root)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{self.source}: not a readable Arrow IPC/Feather file ({engine_message(exc)})") from None
-        engine.con.register(name, data)
-        return quote_ident(name)
-
-    def _arrow_fs(self):
+    def arrow_fs(self):
+        """The layout's fsspec filesystem as a pyarrow one (None locally)."""
         if self.layout.fs is None:
             return None
         from pyarrow.fs import FSSpecHandler, PyFileSystem
@@ -197,7 +180,7 @@ class FileReader(TraceReader):
         with self.open_engine() as engine:
             try:
                 sql = self._scan_sql(engine, types=None)
-                if self.layout.format == "csv":  # text columns first need the names
+                if self.file_format.typed_after_names:  # text columns first need the names
                     rows = engine.con.sql(f"DESCRIBE SELECT * FROM {sql}").fetchall()
                     self._types = {r[0]: r[1] for r in rows}
                     sql = self._scan_sql(engine, types=self._types)
@@ -206,14 +189,15 @@ class FileReader(TraceReader):
                 raise self._open_error(exc) from None
         types = {r[0]: r[1] for r in rows}
         self._sampled = list(types)
-        if self.layout.format == "jsonl":
+        self._sampled_types = dict(types)
+        if self.file_format.line_checked:
             if list(types) == ["json"] and types["json"] == "JSON":
                 raise InputError(f"{self.source}: trace is empty (no rows)")
             wanted = set(self._wanted())
             types = {c: ("JSON" if c in wanted else "VARCHAR") for c in types}
             for late in self._keys:  # first seen past DuckDB's sample: read it all the same
                 if late not in types:
-                    types[late] = "JSON"
+                    types[late] = self._sampled_types[late] = "JSON"
                     self._sampled.append(late)
             types.setdefault(self.columns.item, "JSON")  # read even if absent from the sample
         return types
@@ -227,15 +211,15 @@ class FileReader(TraceReader):
         a search of the file (measured by ``bench_aggregate.py --jsonl``); ``rank``, ``score``,
         ``tokens`` and ``ts`` are not counted, and a ``where`` naming one the sample lacks is refused."""
         cmap = self.columns.canonical()
-        return list(dict.fromkeys([*(cmap[c] for c in ("event", "count", "step", "run")), *self.keep]))
+        named = [cmap[f] for f in self.columns.given]  # a named column must be found wherever it first appears
+        return list(dict.fromkeys([*(cmap[c] for c in ("event", "count", "step", "run")), *named, *self.keep]))
 
     def _open_error(self, exc: Exception) -> InputError:
-        if self.layout.format == "jsonl":
+        if self.file_format.line_checked and not self.paths:
             err = format_module("jsonl").locate(self.layout, self.columns, self.keep, self._required_keep)
             if err is not None:
                 return err
-        kind = {"parquet": "Parquet", "ipc": "Arrow IPC/Feather", "csv": "CSV", "jsonl": "JSONL"}[self.layout.format]
-        return InputError(f"{self.source}: not a readable {kind} file ({engine_message(exc)})")
+        return InputError(f"{self.source}: not a readable {self.file_format.title} file ({engine_message(exc)})")
 
     def raw_sql(self, engine: Engine) -> str:
         return self._scan_sql(engine, types=self._types)
@@ -248,7 +232,7 @@ class FileReader(TraceReader):
     def locate(self, engine: Engine, checks: Sequence[Check], exc: Exception) -> InputError:
         import duckdb
 
-        if self.layout.format == "jsonl":
+        if self.file_format.line_checked and not self.paths:
             err = format_module("jsonl").locate(self.layout, self.columns, self.keep, self._required_keep)
             return err or InputError(f"{self.source}: {engine_message(exc)}")
         try:
@@ -259,7 +243,7 @@ class FileReader(TraceReader):
             return InputError(f"{self.source}: {engine_message(exc)}")
         path, row, message = hit
         prefix = f"{self.layout.relative(path)}: " if self.layout.dataset and path else ""
-        label = f"line {row + 1}" if self.layout.format == "csv" else f"row {row}"
+        label = f"{self.file_format.row_word} {row + self.file_format.row_offset}"
         return InputError(f"{self.source}: {prefix}{label}: {message}")
 
     def _first_bad_row(self, checks: Sequence[Check]) -> tuple[str, int, str] | None:
@@ -267,12 +251,8 @@ class FileReader(TraceReader):
         best: tuple[int, int, str, str] | None = None
         with self.open_engine(preserve_order=True) as engine:
             raw = self._scan_sql(engine, types=self._types, locate=True)
-            if self.layout.format == "parquet":
-                rel = f"SELECT *, filename AS __file, file_row_number + 1 AS __row FROM {raw}"
-            elif self.layout.format == "csv":
-                rel = f"SELECT *, filename AS __file, row_number() OVER (PARTITION BY filename) AS __row FROM {raw}"
-            else:
-                rel = f"SELECT *, '' AS __file, row_number() OVER () AS __row FROM {raw}"
+            rel, _ = self.shaped(engine, f"({self.file_format.rows_sql.format(raw=raw)})", self._types)
+            rel = f"SELECT * FROM {rel}"
             for check in checks:
                 got = engine.con.sql(
                     f"SELECT __file, __row FROM ({rel}) WHERE {check.condition} ORDER BY __file, __row LIMIT 1"
@@ -326,7 +306,9 @@ def open_trace(
         # Mem0's history.db (a foreign SQLite database gets one line saying so)
         return format_module("telemetry").TelemetryReader(text, "mem0", keep, optional, where=where, engine=engine)
     layout = resolve(text)
-    single_json = len(layout.files) == 1 and layout.root is None and layout.format == "jsonl"
+    # OTLP spans and Mem0 exports are JSON: a single line-checked file may be one of them
+    single_json = (len(layout.files) == 1 and layout.root is None and not layout.parts
+                   and FORMATS[layout.format].line_checked)
     if input_format == "auto" and single_json and layout.fs is None and text.lower().endswith(JSONL_SUFFIXES):
         input_format = format_module("telemetry").sniff_format(layout.files[0], columns) or "auto"
     if input_format != "auto":
@@ -335,6 +317,9 @@ def open_trace(
                              params=("input_format",))
         return format_module("telemetry").TelemetryReader(text, input_format, keep, optional, where=where,
                                                           engine=engine)
+    if layout.parts:
+        return UnionReader([FileReader(p, columns, keep, optional, where=where, engine=engine) for p in layout.parts],
+                           layout)
     return FileReader(layout, columns, keep, optional, where=where, engine=engine)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
@@ -43,9 +44,17 @@ _OWNER_IDS = frozenset({"run_id", "session_id", "user_id", "agent_id", "trace_id
 INTEGER_COLUMNS = frozenset({"step", "rank", "tokens", "count"})
 
 
+#: The fields of a :class:`ColumnMap`: the schema's columns, in schema order.
+FIELDS = ("item", "step", "run", "event", "rank", "score", "tokens", "count", "ts")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ColumnMap:
-    """Which source column holds each canonical column (``--item-col memory_id`` and friends)."""
+    """Which source column holds each canonical column (``--item-col memory_id`` and friends).
+
+    ``given`` records each field the user named and where it was named (``{"step": "step_col"}``, or the
+    project's column map): a named column must exist in the trace (:mod:`.column_checks`), while a default
+    one is read when present."""
 
     item: str = "item"
     step: str = "step"
@@ -56,16 +65,22 @@ class ColumnMap:
     tokens: str = "tokens"
     count: str = "count"
     ts: str = "ts"
+    given: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
-    def from_overrides(cls, overrides: Mapping[str, str | None] | None = None) -> ColumnMap:
-        """Build a map from ``{canonical: source}``; ``None`` values keep the default."""
+    def from_overrides(cls, overrides: Mapping[str, str | None] | None = None, *,
+                       origins: Mapping[str, str] | None = None) -> ColumnMap:
+        """Build a map from ``{canonical: source}``; ``None`` values keep the default. ``origins`` names where
+        each override came from (default ``{field}_col``, the parameter that names it)."""
         overrides = {k: v for k, v in (overrides or {}).items() if v}
-        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
+        unknown = sorted(set(overrides) - set(FIELDS))
         if unknown:
-            raise UsageError(f"unknown trace column(s) to remap: {', '.join(unknown)}", params=())
-        cmap = cls(**overrides)
-        sources = [getattr(cmap, f.name) for f in dataclasses.fields(cls)]
+            close = [c for u in unknown for c in difflib.get_close_matches(u, FIELDS, n=1)]
+            hint = f"; did you mean {', '.join(close)}?" if close else f" (fields: {', '.join(FIELDS)})"
+            raise UsageError(f"unknown trace column(s) to remap: {', '.join(unknown)}{hint}", params=())
+        given = {k: (origins or {}).get(k, f"{k}_col") for k in overrides}
+        cmap = cls(**overrides, given=given)
+        sources = [getattr(cmap, f) for f in FIELDS]
         dup = sorted({s for s in sources if sources.count(s) > 1})
         if dup:
             raise UsageError(f"column(s) mapped to more than one trace field: {', '.join(dup)}", params=())
@@ -73,7 +88,7 @@ class ColumnMap:
 
     def canonical(self) -> dict[str, str]:
         """``{canonical name: source name}`` for every field."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {f: getattr(self, f) for f in FIELDS}
 
 
 def item_column_guess(found: Sequence[str]) -> str | None:

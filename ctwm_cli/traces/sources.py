@@ -16,26 +16,11 @@ from typing import Any
 from ..confine import admit_files, admit_name
 from ..errors import InputError
 from ..labels import identity
+from .formats import FORMATS, format_of_head, format_of_name, unknown_format
 from .guard import DecompressionGuard, checked_blocks, first_line, open_guarded
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
-CSV_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz")
-IPC_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
-FORMAT_NAMES = {"parquet": "Parquet", "jsonl": "JSONL", "csv": "CSV", "ipc": "Arrow IPC/Feather"}
-UNKNOWN_FORMAT = (
-    "unknown trace format (expected .jsonl, .jsonl.gz, .ndjson, .csv, .parquet, .arrow/.feather, "
-    "a directory or glob of them, or - for JSONL on stdin)"
-)
-
-
-def format_of_name(name: str) -> str | None:
-    n = name.lower()
-    for fmt, suffixes in (("parquet", PARQUET_SUFFIXES), ("jsonl", JSONL_SUFFIXES), ("csv", CSV_SUFFIXES),
-                          ("ipc", IPC_SUFFIXES)):
-        if n.endswith(suffixes):
-            return fmt
-    return None
+#: Suffixes of JSON lines (the telemetry sniffer reads only these).
+JSONL_SUFFIXES = FORMATS["jsonl"].suffixes
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -50,16 +35,6 @@ def is_sqlite(path: str | Path) -> bool:
         return False
 
 
-def _format_by_magic(head: bytes) -> str | None:
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if head.startswith(b"ARROW1"):
-        return "ipc"
-    if head.startswith(b"\x1f\x8b"):
-        return "jsonl"
-    return None
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class Layout:
     """A resolved trace: its name in messages, format, files, and the dataset root if any."""
@@ -70,6 +45,7 @@ class Layout:
     root: str | None = None
     fs: Any = None  # fsspec filesystem for URLs
     gzip: bool = False
+    parts: tuple[Layout, ...] = ()  # files of several formats: one layout per format ("mixed")
 
     @property
     def dataset(self) -> bool:
@@ -120,10 +96,11 @@ def resolve(text: str) -> Layout:
 
 def local_files(text: str) -> tuple[list[str], str | None]:
     """(the files reading the local ``text`` opens, the dataset root when ``text`` is a directory): a
-    glob's matches, a directory's trace files (named with a trace suffix; hidden ``.``/``_`` entries
-    skipped), or the file itself."""
+    glob's matches, a directory's files less those of other kinds (:func:`other_kind`: hidden ``.``/``_``
+    entries, READMEs, checksums; never opened), or the file itself."""
     if _has_glob(text) and not Path(text).exists():
-        files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
+        files = sorted(f for f in _glob.glob(text, recursive=True)
+                       if os.path.isfile(f) and not other_kind(os.path.basename(f)))
         if not files:
             raise InputError(f"{text}: no files match this pattern")
         return files, None
@@ -133,11 +110,9 @@ def local_files(text: str) -> tuple[list[str], str | None]:
     if not (p.is_dir() or p.is_file()):  # opening a FIFO without a writer would wait forever
         raise InputError(f"{text}: not a regular file ({_file_kind(p)}); pass - to read JSONL from standard input")
     if p.is_dir():
-        files = sorted(
-            str(f) for f in p.rglob("*")
-            if format_of_name(f.name) is not None and f.is_file()
-            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
-        )
+        # files of other kinds are never opened, so never judged; every other file is admitted before its
+        # head is sniffed (a link to a secret must not be opened even to be refused as an unknown format)
+        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and not other_kind(os.path.relpath(f, p)))
         return files, text
     return [text], None
 
@@ -150,40 +125,74 @@ def _file_kind(p: Path) -> str:
     return "not a file or directory"
 
 
+#: Files of other kinds, skipped in a directory beside the data (issue 41: a short, tested list). Every name with a
+#: part starting with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``, ``_delta_log/``, Hadoop's ``.part-0.crc``); these
+#: names (case-insensitive, with or without a suffix); these suffixes; and ``*.json`` files beside data files that
+#: are not ``.json`` (a run's ``manifest.json``, a saved result). Anything else that is not a trace format is refused.
+OTHER_KIND_NAMES = ("readme", "license", "licence", "changelog", "notice", "authors", "manifest")
+OTHER_KIND_SUFFIXES = (".md", ".txt", ".rst", ".html", ".pdf", ".png", ".svg", ".yaml", ".yml", ".toml", ".crc",
+                       ".py", ".sh", ".lock", ".sha256", ".md5")
+_HIDDEN = (".", "_")
+
+
+def other_kind(rel: str) -> bool:
+    """Whether the file at ``rel`` (relative to its directory) is of another kind than data (see above)."""
+    parts = rel.replace("\\", "/").split("/")
+    name = parts[-1].lower()
+    return (any(p.startswith(_HIDDEN) for p in parts) or name.split(".", 1)[0] in OTHER_KIND_NAMES
+            or name.endswith(OTHER_KIND_SUFFIXES))
+
+
 def _directory(source: str, files: list[str], *, root: str, fs: Any = None) -> Layout:
-    by_format: dict[str, list[str]] = {}
+    """The data files of a directory: files of other kinds skipped, anything else refused; ``*.json`` files
+    are data only when no other format is there."""
+    kept, unknown = [], []
     for f in files:
-        fmt = format_of_name(f)
-        if fmt is not None:
-            by_format.setdefault(fmt, []).append(f)
-    if "parquet" in by_format:  # a run directory: manifest.json and README beside the Parquet parts
-        return Layout(source, "parquet", tuple(by_format["parquet"]), root=root, fs=fs)
-    if len(by_format) == 1:
-        (fmt, chosen), = by_format.items()
-        return _layout(source, chosen, root=root, fs=fs)
-    if not by_format:
-        raise InputError(f"{source}: directory holds no Parquet files (nor CSV, JSONL or Arrow files)")
-    kinds = ", ".join(FORMAT_NAMES[k] for k in sorted(by_format))
-    raise InputError(f"{source}: directory mixes trace formats ({kinds}); point at one kind of file")
+        rel = f[len(root):].lstrip("/") if fs is not None else os.path.relpath(f, root)
+        if other_kind(rel):
+            continue
+        if format_of_name(f) is not None or format_of_head(_head(f, fs)) is not None:
+            kept.append(f)
+        else:
+            unknown.append(rel)
+    if unknown:
+        raise InputError(f"{source}: {_some(unknown)}: {unknown_format()}; a directory holds trace "
+                         "files and files of other kinds only (README, *.md, *.txt, _SUCCESS, .crc, manifest.json): "
+                         "move it, or name the data with a glob")
+    data = kept
+    if not data:
+        kinds = ", ".join(f.title for f in FORMATS.values())
+        raise InputError(f"{source}: directory holds no trace files ({kinds})")
+    json_only = [f for f in data if f.lower().endswith((".json", ".json.gz"))]
+    if json_only and len(json_only) < len(data):
+        data = [f for f in data if f not in json_only]
+    return _layout(source, data, root=root, fs=fs)
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _layout(source: str, files: list[str], *, root: str | None, fs: Any = None) -> Layout:
-    formats = set()
-    gz = []
+    """One format's files as a :class:`Layout`; files of several formats as one whose ``parts`` has a
+    layout per format (read as one table when their columns agree, :mod:`.readers`)."""
+    by_format: dict[str, list[str]] = {}
+    gz: dict[str, list[bool]] = {}
     for f in files:
         fmt = format_of_name(f)
         head = b""
-        if fmt is None or fmt == "jsonl":
+        if fmt is None or fmt.gzip_by_content:
             head = _head(f, fs)
-            fmt = fmt or _format_by_magic(head)
+            fmt = fmt or format_of_head(head)
         if fmt is None:
-            raise InputError(f"{f}: {UNKNOWN_FORMAT}")
-        formats.add(fmt)
-        gz.append(head.startswith(b"\x1f\x8b") or f.lower().endswith(".gz"))
-    if len(formats) > 1:
-        kinds = ", ".join(FORMAT_NAMES[k] for k in sorted(formats))
-        raise InputError(f"{source}: files of more than one format ({kinds}); read them separately")
-    return Layout(source, formats.pop(), tuple(files), root=root, fs=fs, gzip=bool(gz) and all(gz))
+            raise InputError(f"{f}: {unknown_format()}")
+        by_format.setdefault(fmt.name, []).append(f)
+        gz.setdefault(fmt.name, []).append(head.startswith(b"\x1f\x8b") or f.lower().endswith(".gz"))
+    parts = tuple(Layout(source, name, tuple(fs_), root=root, fs=fs, gzip=all(gz[name]))
+                  for name, fs_ in by_format.items())
+    if len(parts) == 1:
+        return parts[0]
+    return Layout(source, "mixed", tuple(files), root=root, fs=fs, parts=parts)
 
 
 def _head(path: str, fs: Any) -> bytes:
@@ -216,8 +225,7 @@ def _resolve_url(url: str) -> Layout:
                 raise InputError(f"{url}: no files match this pattern")
             return _layout(url, [f"{protocol}://{f}" for f in files], root=None, fs=fs)
         if fs.isdir(path):
-            found = sorted(f for f in fs.find(path) if not any(
-                part.startswith((".", "_")) for part in f[len(path):].strip("/").split("/")))
+            found = sorted(fs.find(path))
             return _directory(url, [f"{protocol}://{f}" for f in found], root=f"{protocol}://{path.rstrip('/')}", fs=fs)
         if not fs.exists(path):
             raise InputError(f"{url}: no such file or directory")

@@ -21,7 +21,7 @@ from ..progress import ProgressCallback
 from .aggregate import ItemCounts
 from .engine import ReadOptions, as_read_options
 from .paths import open_path, path_labels, relabelled
-from .schema import ColumnMap
+from .schema import FIELDS, ColumnMap
 
 VALUE_EVENT = "value"  # the "event kind" of a values data set, as ItemCounts records it
 
@@ -66,9 +66,9 @@ def _as_item(columns: ColumnMap, column: str) -> ColumnMap:
     """The column map with ``column`` as the (required) item column: the readers insist on an item
     column, and here the value column is the one that must exist. A canonical field that already
     points at ``column`` is moved out of the way."""
-    moved = {f.name: f"\0{f.name}" for f in dataclasses.fields(columns)
-             if f.name != "item" and getattr(columns, f.name) == column}
-    return dataclasses.replace(columns, item=column, **moved)
+    moved = {f: f"\0{f}" for f in FIELDS if f != "item" and getattr(columns, f) == column}
+    given = {f: o for f, o in columns.given.items() if f not in moved and f != "item"}
+    return dataclasses.replace(columns, item=column, given=given, **moved)
 
 
 def _split(source: str, t: pa.Table, grouped: bool) -> list[ItemCounts]:
