@@ -66,7 +66,7 @@ def test_without_the_objects_table_m6_is_still_live(trace):
 
 def test_a_window_counts_only_reads_inside_it(trace):
     path, objects = trace
-    report = health_of_trace(path, objects=objects, window=3)  # steps 6..9: only m10 is read
+    report = health_of_trace(path, objects=objects, window="3steps")  # steps 6..9: only m10 is read
     d = report.dead_weight
     assert (d.window_start, d.window_end) == (6.0, 9.0)
     assert (d.live, d.never_retrieved) == (6, 5)

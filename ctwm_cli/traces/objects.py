@@ -45,6 +45,9 @@ class MemoryObjects(ToDict):
     time_kind: str | None  # "timestamp" (ISO 8601, seconds since the epoch), "step", or None
     #: owner: a text (a Mem0 session scope, a namespace) or a mapping of texts ({"user": ..., "project": ...})
     scope: Mapping[str, str | Mapping[str, str] | None] = dataclasses.field(default_factory=dict)
+    #: what the memory says (``content``) and what it is about (``subject``), when the table gives them
+    content: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+    subject: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
 
     def restrict(self, keep: Callable[[str, str | Mapping[str, str] | None], bool]) -> MemoryObjects:
         """The objects for which ``keep(id, scope)`` holds (one tenant's share of a shared table)."""
@@ -57,7 +60,7 @@ class MemoryObjects(ToDict):
         return dataclasses.replace(
             self, ids=ids, types=sub(self.types), created_at=sub(self.created_at), valid_until=sub(self.valid_until),
             supersedes=sub(self.supersedes), confidence=sub(self.confidence), hit_count=sub(self.hit_count),
-            scope=sub(self.scope),
+            scope=sub(self.scope), content=sub(self.content), subject=sub(self.subject),
         )
 
     def to_dict(self) -> dict:
@@ -85,6 +88,8 @@ def read_objects(path: str | Path) -> MemoryObjects:
         raise InputError(f"{source}: memory-object table is empty")
     ids: list[str] = []
     types, created, valid, sup, conf, hits, scope = {}, {}, {}, {}, {}, {}, {}
+    content: dict[str, str | None] = {}
+    subject: dict[str, str | None] = {}
     kinds: set[str] = set()
     for where, row in rows:
         oid = row.get("id")
@@ -107,6 +112,7 @@ def read_objects(path: str | Path) -> MemoryObjects:
         conf[oid] = _number(row.get("confidence"), "confidence", source, where)
         h = _number(row.get("hit_count"), "hit_count", source, where)
         hits[oid] = None if h is None else int(h)
+        content[oid], subject[oid] = _text(row.get("content")), _text(row.get("subject"))
         sc = row.get("scope")
         if isinstance(sc, dict):
             scope[oid] = {str(k): str(v) for k, v in sc.items() if v is not None}
@@ -116,8 +122,13 @@ def read_objects(path: str | Path) -> MemoryObjects:
         raise InputError(f"{source}: times mix ISO-8601 timestamps and step numbers; use one kind")
     return MemoryObjects(
         source=source, ids=tuple(ids), types=types, created_at=created, valid_until=valid, supersedes=sup,
-        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None), scope=scope,
+        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None), scope=scope, content=content,
+        subject=subject,
     )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
