@@ -36,7 +36,6 @@ does not refresh the TTL) for any key not known to be live. Each batch is one st
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import itertools
 import json
 import math
@@ -52,7 +51,7 @@ from ..errors import UsageError
 from ..health.lifecycle import ExpiryClock
 from ..traces.scopekeys import scope_text
 from ..traces.writer import TraceWriter
-from .tasks import TaskRun, TaskTagger
+from .tasks import TaskRun, TaskTagger, iso
 
 Key = tuple[tuple[str, ...], str]
 
@@ -63,10 +62,6 @@ def namespace_path(namespace: tuple[str, ...]) -> str:
 
 def item_path(namespace: tuple[str, ...], key: str) -> str:
     return namespace_path((*namespace, key))
-
-
-def _iso(t: float) -> str:
-    return _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -127,7 +122,7 @@ class TracedStore(BaseStore):
         self._searches = itertools.count(1)
         self._present: set[Key] = set()  # keys in the inner store (live or expired and not swept), as far as seen
         self._ttl: dict[Key, float] = {}  # key -> its TTL in minutes, as put
-        self._clock = ExpiryClock()
+        self._expiry = ExpiryClock()
         self._lock = threading.Lock()
 
     def task(self, name: str) -> TaskRun:
@@ -173,7 +168,7 @@ class TracedStore(BaseStore):
         """Keys put or deleted whose presence is not known (never seen, or expired: maybe swept since)."""
         with self._lock:
             keys = {(op.namespace, op.key) for op in ops if isinstance(op, PutOp)}
-            return sorted(k for k in keys if k not in self._present or self._clock.expired(k))
+            return sorted(k for k in keys if k not in self._present or self._expiry.expired(k))
 
     def _learn(self, keys: list[Key], found: list[Result]) -> None:
         with self._lock:
@@ -203,7 +198,7 @@ class TracedStore(BaseStore):
                 key = (op.namespace, op.key)
                 if res is None:
                     with self._lock:
-                        if not self.rules.hides_expired or not self._clock.expired(key):
+                        if not self.rules.hides_expired or not self._expiry.expired(key):
                             self._present.discard(key)
                     continue
                 self._tags.emit("read", item_path(*key), run=self._scope(op.namespace))
@@ -218,9 +213,9 @@ class TracedStore(BaseStore):
         key = (op.namespace, op.key)
         item, run = item_path(*key), self._scope(op.namespace)
         with self._lock:
-            present, expired = key in self._present, self._clock.expired(key)
+            present, expired = key in self._present, self._expiry.expired(key)
             if op.value is None or expired:
-                self._clock.forget(key)  # deleted, or put again as a new item
+                self._expiry.forget(key)  # deleted, or put again as a new item
             if op.value is None:
                 self._present.discard(key)
                 self._ttl.pop(key, None)
@@ -231,7 +226,7 @@ class TracedStore(BaseStore):
                     self._ttl.pop(key, None)
                 else:
                     self._ttl[key] = float(ttl)
-                self._clock.set(key, None if ttl is None else now + float(ttl) * 60.0, now)
+                self._expiry.set(key, None if ttl is None else now + float(ttl) * 60.0, now)
         if op.value is None:
             if present:
                 self._tags.emit("archive", item, run=run)
@@ -246,12 +241,12 @@ class TracedStore(BaseStore):
             ttl = self._ttl.get(key)
             if ttl is None or not (refresh and self.rules.refresh_on_read):
                 return
-            revived = self._clock.set(key, self.rules.refreshed(ttl, now), now)
+            revived = self._expiry.set(key, self.rules.refreshed(ttl, now), now)
         if revived:
             self._tags.emit("restore", item_path(*key), run=self._scope(key[0]))
 
     def _flush_expiries(self, now: float) -> None:
         with self._lock:
-            due = self._clock.due(now)
+            due = self._expiry.due(now)
         for deadline, key in due:
-            self._tags.emit("invalidate", item_path(*key), run=self._scope(key[0]), ts=_iso(deadline))
+            self._tags.emit("invalidate", item_path(*key), run=self._scope(key[0]), ts=iso(deadline))

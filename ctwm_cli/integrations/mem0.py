@@ -48,7 +48,6 @@ memory.task("T-1") as t: ... t.outcome("success")``). Each wrapped call is one a
 
 from __future__ import annotations
 
-import datetime as _dt
 import itertools
 import os
 import threading
@@ -59,7 +58,7 @@ from typing import Any
 from ..health.lifecycle import ExpiryClock
 from ..traces.mem0 import MEM0_EVENTS, expiry_instant, session_scope
 from ..traces.writer import TraceWriter
-from .tasks import TaskRun, TaskTagger
+from .tasks import TaskRun, TaskTagger, iso
 
 _UNSET = object()
 #: how many memories delete_all lists first, to know what it deletes (Mem0 refuses it without a filter)
@@ -68,10 +67,6 @@ DELETE_ALL_LIST = 1_000_000
 
 def _delete_filters(user_id: str | None, agent_id: str | None, run_id: str | None) -> dict:
     return {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v}
-
-
-def _iso(t: float) -> str:
-    return _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _filter_scope(kwargs: dict) -> str | None:
@@ -88,20 +83,23 @@ def _results(out: Any) -> list[dict]:
 
 class TracedMemory:
     """``memory`` (a ``mem0.Memory``) with every memory operation logged into ``writer`` (a
-    :class:`TraceWriter` or a path); ``task`` tags every row outside a :meth:`task` block. Other
-    attributes pass through unchanged."""
+    :class:`TraceWriter` or a path); ``task`` tags every row outside a :meth:`task` block; ``clock``
+    (seconds since the epoch) stamps every row and judges when an expiry takes effect — Mem0's own
+    clock, ``datetime.now``, by default the same time. Other attributes pass through unchanged."""
 
     def __init__(self, memory: Any, writer: TraceWriter | str | os.PathLike, *,
-                 count_tokens: Callable[[str], int] | None = None, advance: bool = True, task: str | None = None):
+                 count_tokens: Callable[[str], int] | None = None, advance: bool = True, task: str | None = None,
+                 clock: Callable[[], float] = time.time):
         self._memory = memory
+        self.clock = clock
         self._owns = not isinstance(writer, TraceWriter)
         self.writer = TraceWriter(writer) if self._owns else writer
         self.count_tokens = count_tokens
         self.advance = advance
-        self._tags = TaskTagger(self.writer, task)
+        self._tags = TaskTagger(self.writer, task, clock)
         self._searches = itertools.count(1)
         self._lock = threading.Lock()
-        self._clock = ExpiryClock()
+        self._expiry = ExpiryClock()
         self._owner: dict[str, str | None] = {}  # memory id -> session scope (for its expiry rows)
 
     def __getattr__(self, name: str) -> Any:
@@ -118,27 +116,27 @@ class TracedMemory:
 
     def _begin(self) -> None:
         """Before a call: the expiries that took effect before it (a delete after one keeps it)."""
-        self._flush_expiries(time.time())
+        self._flush_expiries(self.clock())
 
     def _done(self) -> None:
-        self._flush_expiries(time.time())
+        self._flush_expiries(self.clock())
         if self.advance:
             self.writer.advance()
 
     def _flush_expiries(self, now: float) -> None:
         with self._lock:
-            due = self._clock.due(now)
+            due = self._expiry.due(now)
         for t, mid in due:
-            self._tags.emit("invalidate", mid, run=self._owner.get(mid), ts=_iso(t))
+            self._tags.emit("invalidate", mid, run=self._owner.get(mid), ts=iso(t))
 
     def _set_expiry(self, memory_id: str, expiration_date: Any, owner: str | None) -> None:
         """The store now hides ``memory_id`` from ``expiration_date`` on (None: never); a memory hidden
         before and shown again by this is restored."""
-        now = time.time()
+        now = self.clock()
         when = expiry_instant(expiration_date)
         with self._lock:
             self._owner[memory_id] = owner
-            revived = self._clock.set(memory_id, None if when is None else max(when, now), now)
+            revived = self._expiry.set(memory_id, None if when is None else max(when, now), now)
         if revived:
             self._tags.emit("restore", memory_id, run=owner)
 
@@ -248,7 +246,7 @@ class TracedMemory:
 
     def _forget(self, memory_id: str) -> None:
         with self._lock:
-            self._clock.forget(memory_id)  # a deleted memory never expires (its past expiry is written)
+            self._expiry.forget(memory_id)  # a deleted memory never expires (its past expiry is written)
 
     def _archive(self, memory_id: str, owner: str | None) -> None:
         self._forget(memory_id)
@@ -257,7 +255,7 @@ class TracedMemory:
     def close(self) -> None:
         """Write the expiries that have taken effect, and close the writer if this wrapper opened it
         (the Mem0 ``Memory`` stays open: it is the caller's)."""
-        self._flush_expiries(time.time())
+        self._flush_expiries(self.clock())
         if self._owns:
             self.writer.close()
 

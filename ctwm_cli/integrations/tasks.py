@@ -17,7 +17,9 @@ Every row written inside the ``with`` carries ``task="T-2291"``; ``t.outcome(...
 from __future__ import annotations
 
 import contextvars
+import datetime as _dt
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import UsageError
@@ -25,6 +27,11 @@ from ..health.accumulators import FAILURE, SUCCESS
 from ..traces.writer import TraceWriter
 
 _ids = itertools.count()
+
+
+def iso(t: float) -> str:
+    """A time in seconds since the epoch as the ISO-8601 UTC text the wrappers write."""
+    return _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class TaskRun:
@@ -46,7 +53,8 @@ class TaskRun:
                              f"{value!r}", params=("outcome",))
         runs = [run] if run is not None else (list(self.scopes) or [None])
         for r in runs:
-            self._tagger.writer.event("task_outcome", self.name, run=r, task=self.name, outcome=text)
+            self._tagger.writer.event("task_outcome", self.name, run=r, task=self.name, outcome=text,
+                                      ts=self._tagger.stamp())
 
     def __enter__(self) -> TaskRun:
         self._token = self._tagger._current.set(self)
@@ -60,20 +68,27 @@ class TaskRun:
 
 class TaskTagger:
     """What a wrapper uses to tag its rows: :meth:`emit` adds the current task (a ``with`` block's,
-    else ``default``) and remembers each scope the task's rows touched."""
+    else ``default``), remembers each scope the task's rows touched, and stamps ``ts`` from ``clock``
+    (seconds since the epoch) when one is given, so that rows and expiries share one clock."""
 
-    def __init__(self, writer: TraceWriter, default: str | None = None) -> None:
+    def __init__(self, writer: TraceWriter, default: str | None = None, clock: Callable[[], float] | None = None):
         if default is not None and (not isinstance(default, str) or not default):
             raise UsageError(f"task must be a non-empty string, got {default!r}", params=("task",))
         self.writer = writer
         self.default = default
+        self.clock = clock
         self._current: contextvars.ContextVar[TaskRun | None] = contextvars.ContextVar(
             f"ctwm_task_{next(_ids)}", default=None)
 
     def task(self, name: str) -> TaskRun:
         return TaskRun(self, name)
 
+    def stamp(self) -> str | None:
+        return None if self.clock is None else iso(self.clock())
+
     def emit(self, kind: str, item: Any, **fields: Any) -> None:
+        if fields.get("ts") is None:
+            fields["ts"] = self.stamp()
         current = self._current.get()
         if current is not None:
             current.scopes.setdefault(fields.get("run"))
