@@ -264,3 +264,131 @@ def test_async_memory_and_delete_all(mem0_env, tmp_path):
     assert kinds == ["write", "write", "write", "search", "retrieve", "update", "archive", "archive"]
     assert {r["item"] for r in rows if r["event"] == "archive"} == set(ids)
     assert rows[4]["item"] == hits["results"][0]["id"] and len(left["results"]) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# The lifecycles of issue 42, each in a minimal case against a real Mem0; the truth from Mem0 itself.
+
+
+class SimClock:
+    """Simulated time shared by Mem0 (its ``datetime.now``) and the wrapper (``clock=``): days pass at once."""
+
+    def __init__(self, start: float) -> None:
+        self.t = start
+
+    def time(self) -> float:
+        return self.t
+
+    def advance(self, *, days: float = 0, hours: float = 0) -> None:
+        self.t += days * 86400 + hours * 3600
+
+
+@pytest.fixture
+def sim_clock(mem0_env, monkeypatch):
+    import datetime as dt
+
+    import mem0.memory.main as main
+
+    clock = SimClock(dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC).timestamp())
+    real = main.datetime
+
+    class SimDatetime(real):
+        @classmethod
+        def now(cls, tz=None):
+            t = real.fromtimestamp(clock.t, dt.UTC)
+            return t if tz is None or tz is dt.UTC else t.astimezone(tz)
+
+    monkeypatch.setattr(main, "datetime", SimDatetime)
+    return clock
+
+
+def _health_groups(run_cli, trace, *extra):
+    res = run_cli(["health", trace, "--group-by", "user", "--json", *extra])
+    assert res.code == 0, res.err
+    d = json.loads(res.out)
+    return d, {g["group"]: g for g in d["groups"]}
+
+
+def test_an_expiry_cleared_or_moved_after_it_took_effect_shows_the_memory_again(mem0_env, tmp_path, run_cli):
+    """Cause 1: Mem0 shows a memory again when its expiry is cleared or moved into the future."""
+    from ctwm_cli.integrations.mem0 import TracedMemory
+
+    memory = make_memory(tmp_path)
+    m = TracedMemory(memory, tmp_path / "t.jsonl")
+    alice = {"filters": {"user_id": "alice"}, "top_k": 10}
+    ids = [m.add(f"alice likes {t}", user_id="alice", infer=False)["results"][0]["id"] for t in TOPICS[:4]]
+    m.update(ids[0], expiration_date="2020-01-01")  # in the past: hidden from now on
+    m.update(ids[1], expiration_date="2020-01-01")
+    hidden = m.search("what does alice like?", **alice)
+    m.update(ids[0], expiration_date=None)  # cleared
+    m.update(ids[1], expiration_date="2099-12-31")  # moved later
+    shown = [m.search("what does alice like?", **alice) for _ in range(3)]
+    m.close()
+    assert {r["id"] for r in hidden["results"]} == set(ids[2:])
+    assert all({r["id"] for r in out["results"]} == set(ids) for out in shown)
+    visible = memory.get_all(filters={"user_id": "alice"}, top_k=100)["results"]
+    _, groups = _health_groups(run_cli, tmp_path / "t.jsonl")
+    s = groups["alice"]["summary"]
+    assert s["store_size"] == s["live"] == len(visible) == 4
+    assert s["stale_hits"] == 0 and s["hits"] == 2 + 3 * 4  # Mem0 returned only memories it showed
+
+
+def test_an_expiry_that_took_effect_before_a_delete_is_kept(sim_clock, tmp_path, run_cli):
+    """Cause 2: the memory expired (a day passed), then was deleted: it was still invalidated."""
+    from ctwm_cli.integrations.mem0 import TracedMemory
+
+    memory = make_memory(tmp_path)
+    m = TracedMemory(memory, tmp_path / "t.jsonl", clock=sim_clock.time)
+    ids = [m.add(f"bob likes {t}", user_id="bob", infer=False)["results"][0]["id"] for t in TOPICS[:5]]
+    for mid in ids[:3]:
+        m.update(mid, expiration_date="2026-03-01")  # hidden from 2026-03-02 00:00 UTC
+    sim_clock.advance(days=1)
+    before = memory.get_all(filters={"user_id": "bob"}, top_k=100)["results"]
+    expired = {r["id"] for r in memory.get_all(filters={"user_id": "bob"}, top_k=100, show_expired=True)["results"]
+               if r.get("expiration_date")}
+    m.delete(ids[0])
+    m.delete_all(user_id="bob")
+    m.search("what does bob like?", filters={"user_id": "bob"})
+    m.close()
+    assert len(before) == 2 and expired == set(ids[:3])
+    _, groups = _health_groups(run_cli, tmp_path / "t.jsonl")
+    f = groups["bob"]["report"]["failures"]
+    assert f["revoked_items"] == len(expired) == 3 and f["memory_items"] == 5
+    assert f["revoked_share"] == pytest.approx(3 / 5) and f["archived_items"] == 5
+
+
+def test_one_search_filtered_by_user_is_one_query_whatever_its_hits_scopes(mem0_env, tmp_path, run_cli):
+    """Cause 3: filters={"user_id": "carol"} returns carol's memories that also carry agent_id."""
+    from ctwm_cli.integrations.mem0 import TracedMemory
+
+    memory = make_memory(tmp_path)
+    m = TracedMemory(memory, tmp_path / "t.jsonl")
+    m.add("carol likes tea", user_id="carol", agent_id="planner", infer=False)
+    m.add("carol likes jazz", user_id="carol", infer=False)
+    outs = [m.search("what does carol like?", filters={"user_id": "carol"}, top_k=5) for _ in range(5)]
+    m.close()
+    assert all(len(o["results"]) == 2 for o in outs)
+    d, groups = _health_groups(run_cli, tmp_path / "t.jsonl")
+    for r in (d["retrieval"], groups["carol"]["report"]["retrieval"]):
+        assert (r["queries"], r["queries_with_hits"], r["retrieved_results"]) == (5, 5, 10)
+    assert groups["carol"]["summary"]["retrieval_hit_rate"] == 1.0
+
+
+def test_get_reads_of_mem0_are_use(mem0_env, tmp_path, run_cli):
+    """Cause 8: a memory read by id every turn is not dead weight; get_all reads are use too."""
+    from ctwm_cli.integrations.mem0 import TracedMemory
+
+    memory = make_memory(tmp_path)
+    m = TracedMemory(memory, tmp_path / "t.jsonl")
+    pinned = m.add("dora's name is Dora", user_id="dora", infer=False)["results"][0]["id"]
+    m.add("dora likes chess", user_id="dora", infer=False)
+    got = [m.get(pinned)["id"] for _ in range(4)]
+    listed = m.get_all(filters={"user_id": "dora"}, top_k=10)
+    m.search("chess?", filters={"user_id": "dora"}, top_k=1)
+    m.close()
+    assert got == [pinned] * 4 and len(listed["results"]) == 2
+    _, groups = _health_groups(run_cli, tmp_path / "t.jsonl")
+    dw = groups["dora"]["report"]["dead_weight"]
+    assert (dw["live"], dw["never_retrieved"]) == (2, 0)
+    hot = groups["dora"]["report"]["hot"]
+    assert [e["reads"] for e in hot["hot"]] == [1] and hot["cold"] == []
