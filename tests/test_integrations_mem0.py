@@ -232,6 +232,23 @@ def test_audit_and_concentration_read_the_wrapper_trace(mem0_run, run_cli):
     assert json.loads(res.out)["results"][0]["n_items"] == 30  # the 80 search rows are not items
 
 
+def test_audit_and_concentration_group_by_user_on_the_wrapper_trace(mem0_run, run_cli):
+    """The trace has no user column: the user is read out of each row's Mem0 session scope."""
+    owner = {mid: u for u in USERS for mid in mem0_run["ids"][u]}  # who added each memory (Mem0's return values)
+    hits = [r["item"] for r in mem0_run["rows"] if r["event"] == "retrieve"]
+    want = {u: (len({h for h in hits if owner[h] == u}), sum(owner[h] == u for h in hits)) for u in USERS}
+    res = run_cli(["concentration", mem0_run["trace"], "--group-by", "user", "--json"])
+    assert res.code == 0, res.err
+    got = {row["group"]: (row["n_items"], row["n_events"]) for row in json.loads(res.out)["results"]}
+    assert got == want
+    res = run_cli(["audit", mem0_run["trace"], "--group-by", "user_id", "--bootstrap", "9", "--seed", "1", "--json"])
+    assert res.code == 0, res.err
+    assert {r["label"].split("[")[-1].rstrip("]"): r["n"] for r in json.loads(res.out)["results"]} == {
+        u: n for u, (n, _) in want.items()}
+    res = run_cli(["concentration", mem0_run["trace"], "--group-by", "tenant"])
+    assert res.code == 3 and "no run value is a scope text holding 'tenant' or 'tenant_id'" in res.err
+
+
 def test_async_memory_and_delete_all(mem0_env, tmp_path):
     import asyncio
 

@@ -74,9 +74,13 @@ def contains(outer: str | None, inner: str | None) -> bool:
     return a is None and b is None and inner.startswith(outer + "/")
 
 
+def is_scope_key(key: str) -> bool:
+    return bool(_KEY.match(key))
+
+
 def group_sql(run_sql: str, key: str) -> str:
     """DuckDB expression: the ``key`` part of the scope text in ``run_sql`` (NULL without one)."""
-    if not _KEY.match(key):
+    if not is_scope_key(key):
         raise ValueError(f"not a scope key: {key!r}")
     names = "|".join(re.escape(k) for k in key_names(key))
     raw = f"regexp_extract('&' || CAST({run_sql} AS VARCHAR), '&(?:{names})=([^&]*)', 1)"
