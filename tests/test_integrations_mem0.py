@@ -101,6 +101,8 @@ def mem0_run(mem0_env, tmp_path_factory):
     visible = {u: memory.get_all(filters={"user_id": u}, top_k=1000)["results"] for u in USERS}
     history = {mid: memory.history(mid) for u in USERS for mid in ids[u]}
     (root / "get_all.json").write_text(json.dumps({"results": [r for u in USERS for r in everything[u]]}))
+    (root / "get_all_by_user.json").write_text(json.dumps(  # as users save it: one get_all() per user
+        {u: everything[u] if u != "bob" else {"results": everything[u]} for u in USERS}, indent=2))
     (root / "history.json").write_text(json.dumps([h for hs in history.values() for h in hs]))
     rows = [json.loads(line) for line in trace.read_text().splitlines()]
     return {"root": root, "trace": trace, "rows": rows, "ids": ids, "scope": scope, "edited": edited,
@@ -180,6 +182,20 @@ def test_import_reads_the_sqlite_history_mem0_wrote(mem0_run, run_cli, tmp_path)
     # the database is read directly by the other commands too
     res3 = run_cli(["inspect", db, "--json"])
     assert res3.code == 0 and json.loads(res3.out)["results"][0]["n_items"] == 30
+
+
+def test_a_per_user_dump_reads_as_the_flat_one(mem0_run, run_cli, tmp_path):
+    """{"alice": [...], "bob": {"results": [...]}} from one get_all() per user (issue 42: "malformed JSON")."""
+    root, db = mem0_run["root"], mem0_run["root"] / "history.db"
+    outs = {}
+    for name in ("get_all.json", "get_all_by_user.json"):
+        res = run_cli(["import", "mem0", db, "-o", tmp_path / f"{name}.parquet", "--owners", root / name, "--json"])
+        assert res.code == 0, res.err
+        hres = run_cli(["health", mem0_run["trace"], "--group-by", "user", "--objects", root / name, "--json"])
+        assert hres.code == 0, hres.err
+        outs[name] = (json.loads(res.out)["events"], [g["summary"] for g in json.loads(hres.out)["groups"]])
+    assert outs["get_all.json"] == outs["get_all_by_user.json"]
+    assert [s["objects"] for s in outs["get_all.json"][1]] == [len(mem0_run["everything"][u]) for u in USERS]
 
 
 def test_import_names_a_get_all_dump_and_a_foreign_database(mem0_run, run_cli, tmp_path):

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import InputError
 from ..results import ToDict, result
 from .guard import MAX_DEPTH, json_depth, load_json, read_document
-from .mem0 import is_memory_row, memory_objects_rows
+from .mem0 import is_memory_row, memory_objects_rows, per_scope_records
 
 OBJECT_TYPES = ("working", "episodic", "semantic", "procedural")
 TIME_FIELDS = ("created_at", "valid_until", "last_hit_at")
@@ -160,14 +160,12 @@ def _table_rows(p: Path, source: str) -> list[tuple[str, dict]]:
             doc = json.loads(raw.decode("utf-8-sig"))
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             doc = None  # JSON lines after all: read line by line below, with the line in any error
-        if isinstance(doc, dict) and isinstance(doc.get("results"), list):
-            raw = json.dumps(doc["results"]).encode()
-            head = b"["
+        if (recs := _dump_records(doc)) is not None:
+            raw, head = json.dumps(recs).encode(), b"["
     elif head == b"{":
         doc = load_json(raw, source, "line 1")
-        if isinstance(doc, dict) and isinstance(doc.get("results"), list):
-            raw = json.dumps(doc["results"]).encode()
-            head = b"["
+        if (recs := _dump_records(doc)) is not None:
+            raw, head = json.dumps(recs).encode(), b"["
     if head == b"[":
         if json_depth(raw) > MAX_DEPTH:
             raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
@@ -187,6 +185,13 @@ def _table_rows(p: Path, source: str) -> list[tuple[str, dict]]:
             raise InputError(f"{source}: line {i}: expected a JSON object, got {type(r).__name__}")
         out.append((f"line {i}", r))
     return out
+
+
+def _dump_records(doc: Any) -> list | None:
+    """The memories of a ``get_all()`` dump: ``{"results": [...]}`` or per scope ``{"alice": [...], ...}``."""
+    if isinstance(doc, dict) and isinstance(doc.get("results"), list):
+        return doc["results"]
+    return per_scope_records(doc)
 
 
 def parse_timestamp(value: str) -> float | None:
