@@ -155,11 +155,13 @@ def subjects(edges: Iterable[tuple[str, str]], named: Mapping[str, str | None]) 
             x = parent[x]
         return x
 
+    nodes: set[str] = set()
     for a, b in edges:
+        nodes.update((a, b))
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
-    out = {x: f"chain:{find(x)}" for x in list(parent)}
+    out = {x: f"chain:{find(x)}" for x in sorted(nodes)}
     out.update({k: f"subject:{v}" for k, v in named.items() if v not in (None, "")})
     return out
 
