@@ -425,3 +425,97 @@ def test_get_reads_of_mem0_are_use(mem0_env, tmp_path, run_cli):
     assert (dw["live"], dw["never_retrieved"]) == (2, 0)
     hot = groups["dora"]["report"]["hot"]
     assert [e["reads"] for e in hot["hot"]] == [1] and hot["cold"] == []
+
+
+def test_a_week_of_six_users_matches_mem0s_own_state(sim_clock, tmp_path, run_cli):
+    """>= 500 calls over 7 simulated days: adds with and without expiry dates, expiries set, moved and cleared
+    before and after they take effect, text edits, reads, searches, deletes after expiry, a delete_all. The
+    truth: Mem0's own vector store read before every call (``vector_store.list``) and the calls' return values."""
+    import datetime as dt
+
+    from lifecycle_workload import Tracker, differing, per_tenant_figures
+
+    from ctwm_cli.integrations.mem0 import TracedMemory
+
+    users = ("ann", "ben", "cat", "dan", "eve", "fay")
+    memory = make_memory(tmp_path)
+    m = TracedMemory(memory, tmp_path / "t.jsonl", clock=sim_clock.time)
+    rng = np.random.default_rng(42)
+    track = Tracker(users)
+
+    def today() -> dt.date:
+        return dt.datetime.fromtimestamp(sim_clock.t, dt.UTC).date()
+
+    def table() -> dict:
+        """Mem0's vector store: (user, id) -> a time in the past if Mem0 hides it as expired, else None."""
+        res = memory.vector_store.list(top_k=1_000_000)
+        points = res[0] if isinstance(res, tuple) and isinstance(res[0], list) else res
+        snap = {}
+        for p in points:
+            exp = (p.payload or {}).get("expiration_date")
+            hidden = exp is not None and dt.date.fromisoformat(str(exp)) < today()
+            snap[(p.payload["user_id"], str(p.id))] = sim_clock.t - 1 if hidden else None
+        return snap
+
+    def snapshot() -> None:
+        track.observe(table(), sim_clock.t)
+
+    def date(offset: int | None) -> str | None:
+        return None if offset is None else (today() + dt.timedelta(days=offset)).isoformat()
+
+    def present(u: str) -> list[str]:
+        return sorted(k for (uu, k), s in track.state.items() if uu == u and s != "absent")
+
+    calls = 0
+    for day in range(7):
+        for _ in range(75):
+            sim_clock.advance(hours=1 / 360)  # ten seconds a call: every row has its own time
+            u = users[int(rng.integers(len(users)))]
+            who = {"user_id": u, **({"agent_id": "planner"} if u in ("cat", "fay") else {})}
+            snapshot()
+            mine, r = present(u), rng.random()
+            if r < 0.28 or not mine:
+                exp = [None, None, None, 0, 1, 3, -2][int(rng.integers(7))]
+                kw = {} if exp is None else {"expiration_date": date(exp)}
+                m.add(f"{u} note {calls}: {TOPICS[int(rng.integers(len(TOPICS)))]}", infer=False, **who, **kw)
+            elif r < 0.58:
+                out = m.search(f"what about {TOPICS[int(rng.integers(len(TOPICS)))]}?", filters={"user_id": u},
+                               top_k=int(rng.integers(1, 6)))
+                track.truth.queries[u] += 1
+                for hit in out["results"]:
+                    track.truth.hits[u] += 1
+                    track.truth.stale_hits[u] += track.stale(u, hit["id"])
+                    track.truth.used[u].add(hit["id"])
+            elif r < 0.66:
+                got = m.get(mine[int(rng.integers(len(mine)))])
+                if got:
+                    track.truth.used[u].add(got["id"])
+            elif r < 0.69:
+                track.truth.used[u].update(x["id"] for x in m.get_all(filters={"user_id": u}, top_k=100)["results"])
+            elif r < 0.76:
+                m.update(mine[int(rng.integers(len(mine)))], text=f"{u} edited {calls}")
+            elif r < 0.92:
+                moved = [None, -1, 0, 2][int(rng.integers(4))]  # cleared, past, today, later
+                m.update(mine[int(rng.integers(len(mine)))], expiration_date=date(moved))
+            else:
+                m.delete(mine[int(rng.integers(len(mine)))])
+            calls += 1
+        if day == 4:
+            snapshot()
+            m.delete_all(user_id="dan")
+            calls += 1
+        sim_clock.advance(days=1)
+    snapshot()
+    m.close()
+    truth = track.finish(table(), sim_clock.t)
+    for u in users:  # Mem0's own view agrees with the truth's live set
+        assert {x["id"] for x in memory.get_all(filters={"user_id": u}, top_k=1000)["results"]} == truth.live[u]
+    assert calls >= 500
+    want = truth.figures()
+    assert sum(f["revoked_items"] for f in want.values()) > 0 and sum(f["queries"] for f in want.values()) > 100
+    rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert {"write", "update", "archive", "invalidate", "restore", "read", "search", "retrieve"} <= {
+        r["event"] for r in rows}
+    res = run_cli(["health", tmp_path / "t.jsonl", "--group-by", "user", "--json"])
+    assert res.code == 0, res.err
+    assert differing(per_tenant_figures(json.loads(res.out)), want) == []
