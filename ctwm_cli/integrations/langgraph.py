@@ -154,6 +154,7 @@ class TracedStore(BaseStore):
     def close(self) -> None:
         """Write the TTL expiries that have passed, and close the writer if this wrapper opened it."""
         self._flush_expiries(time.time())
+        self._tags.closed = True  # later calls reach the store untraced
         if self._owns:
             self.writer.close()
 

@@ -254,8 +254,10 @@ class TracedMemory:
 
     def close(self) -> None:
         """Write the expiries that have taken effect, and close the writer if this wrapper opened it
-        (the Mem0 ``Memory`` stays open: it is the caller's)."""
+        (the Mem0 ``Memory`` stays open: it is the caller's; later calls reach it untraced, e.g. a
+        ``get_all()`` dump for ``--objects``)."""
         self._flush_expiries(self.clock())
+        self._tags.closed = True  # later calls reach the store untraced
         if self._owns:
             self.writer.close()
 

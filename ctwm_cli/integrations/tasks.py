@@ -51,6 +51,8 @@ class TaskRun:
         if text not in SUCCESS | FAILURE:
             raise UsageError(f"outcome must be success or failure (or pass/fail, ok/error, true/false, 1/0), got "
                              f"{value!r}", params=("outcome",))
+        if self._tagger.closed:
+            return
         runs = [run] if run is not None else (list(self.scopes) or [None])
         for r in runs:
             self._tagger.writer.event("task_outcome", self.name, run=r, task=self.name, outcome=text,
@@ -77,6 +79,7 @@ class TaskTagger:
         self.writer = writer
         self.default = default
         self.clock = clock
+        self.closed = False  # the wrapper was closed: its calls pass through to the store untraced
         self._current: contextvars.ContextVar[TaskRun | None] = contextvars.ContextVar(
             f"ctwm_task_{next(_ids)}", default=None)
 
@@ -87,6 +90,8 @@ class TaskTagger:
         return None if self.clock is None else iso(self.clock())
 
     def emit(self, kind: str, item: Any, **fields: Any) -> None:
+        if self.closed:
+            return
         if fields.get("ts") is None:
             fields["ts"] = self.stamp()
         current = self._current.get()
