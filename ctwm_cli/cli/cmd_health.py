@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path
-from .health_tables import hot_tables, scope_hot_tables
+from .health_tables import hot_tables, scope_hot_tables, scope_table
 from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -183,24 +183,10 @@ def health(
     tables = _tables(report)
     tables += hot_tables(report)
     if report.groups:
-        tables.append(_scope_table(report))
+        tables.append(scope_table(report))
         tables += scope_hot_tables(report)
     emit("health", report.to_dict(), rows, fmt, tables=tables, checks=report.checks)
     conclude("health", report.checks, junit)
-
-
-def _scope_table(report) -> Table:
-    t = Table(title=Text(f"Per {report.group_by}"), title_justify="left")
-    for col in (report.group_by, "rows", "store", "live", "never retrieved", "dead_weight_share", "queries",
-                "stale_hit_share", "hit_rate", "revoked", "expired", "stale_above"):
-        t.add_column(col, justify="left" if col == report.group_by else "right")
-    for g in report.groups:
-        s = g.summary
-        t.add_row(Text(s.group), f"{s.n_rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
-                  fmt_num(s.dead_weight_share), f"{s.queries:,}", fmt_num(s.stale_hit_share),
-                  fmt_num(s.retrieval_hit_rate), f"{s.revoked_items:,}", f"{s.expired_items:,}",
-                  fmt_num(s.stale_above_current_share))
-    return t
 
 
 def _tables(report) -> list[Table]:

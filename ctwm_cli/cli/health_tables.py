@@ -58,3 +58,18 @@ def scope_hot_tables(report) -> list[Table]:
     for g in report.groups:
         out += hot_tables(g.report, f"{report.group_by}={g.group}")
     return out
+
+
+def scope_table(report) -> Table:
+    """One summary row per scope (``--group-by``)."""
+    t = Table(title=Text(f"Per {report.group_by}"), title_justify="left")
+    for col in (report.group_by, "rows", "store", "live", "never retrieved", "dead_weight_share", "queries",
+                "stale_hit_share", "hit_rate", "revoked", "expired", "stale_above"):
+        t.add_column(col, justify="left" if col == report.group_by else "right")
+    for g in report.groups:
+        s = g.summary
+        t.add_row(Text(s.group), f"{s.n_rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
+                  fmt_num(s.dead_weight_share), f"{s.queries:,}", fmt_num(s.stale_hit_share),
+                  fmt_num(s.retrieval_hit_rate), f"{s.revoked_items:,}", f"{s.expired_items:,}",
+                  fmt_num(s.stale_above_current_share))
+    return t
