@@ -66,7 +66,7 @@ def test_without_the_objects_table_m6_is_still_live(trace):
 
 def test_a_window_counts_only_reads_inside_it(trace):
     path, objects = trace
-    report = health_of_trace(path, objects=objects, window=3)  # steps 6..9: only m10 is read
+    report = health_of_trace(path, objects=objects, window="3steps")  # steps 6..9: only m10 is read
     d = report.dead_weight
     assert (d.window_start, d.window_end) == (6.0, 9.0)
     assert (d.live, d.never_retrieved) == (6, 5)
@@ -177,3 +177,38 @@ def test_object_scopes_as_mappings_split_by_their_entry(tmp_path):
     by = {g.group: g.summary for g in report.groups}
     assert (by["alice"].objects, by["bob"].objects) == (2, 1)
     assert (by["alice"].expired_items, by["bob"].expired_items) == (2, 0)
+
+
+# --------------------------------------------------------------------------------------------
+# --window: a unit is required (issue 42: a bare number meant seconds on every TraceWriter trace)
+
+
+def _timed(tmp_path):
+    """Steps 0..9, one an hour from 2026-03-01 00:00 UTC; m<k> written at step k, m2 and m8 read at 8."""
+    rows = []
+    for k in range(10):
+        ts = f"2026-03-01T{k:02d}:00:00Z"
+        rows.append({"item": f"m{k}", "step": k, "event": "write", "ts": ts})
+        if k == 8:
+            rows += [{"item": "m2", "step": 8, "event": "read", "ts": ts},
+                     {"item": "m8", "step": 8, "event": "retrieve", "ts": ts}]
+    return _write(tmp_path / "timed.jsonl", rows)
+
+
+def test_a_bare_window_is_refused_naming_both_readings(tmp_path, run_cli):
+    path = _timed(tmp_path)
+    with pytest.raises(UsageError, match=r"needs a unit: 500steps \(the last 500 agent steps\) or 500s"):
+        health_of_trace(path, window="500")
+    res = run_cli(["health", path, "--window", "500"])
+    assert res.code == 2 and "--window" in res.err and "500steps" in res.err and "500s" in res.err
+    assert len(res.err.strip().splitlines()) == 1
+
+
+def test_a_steps_window_on_a_timed_trace_counts_steps_and_a_duration_counts_time(tmp_path):
+    path = _timed(tmp_path)
+    by_steps = health_of_trace(path, window="1steps").dead_weight  # steps 8..9: m2 read, m8 retrieved
+    assert (by_steps.window, by_steps.window_unit, by_steps.live, by_steps.never_retrieved) == (1.0, "step", 10, 8)
+    assert by_steps.window_start == health_of_trace(path).dead_weight.window_end - 3600  # step 8's ts
+    by_time = health_of_trace(path, window="36h").dead_weight  # the whole trace
+    assert (by_time.window, by_time.window_unit, by_time.never_retrieved) == (36 * 3600.0, "second", 8)
+    assert health_of_trace(path, window="30m").dead_weight.never_retrieved == 10  # 08:30..09:00: no read

@@ -255,8 +255,12 @@ def _naive(rows):
     for j, r in enumerate(seq):
         if r["event"] == "retrieve":
             hits += 1
-            stale += any(q["item"] == r["item"] and q["event"] in ("supersede", "archive", "invalidate")
-                         for q in seq[:j])
+            # since the item was last written (a write makes it live and new again): its removals
+            mine = [q["event"] for q in seq[:j] if q["item"] == r["item"]]
+            last_write = max((k for k, ev in enumerate(mine) if ev == "write"), default=-1)
+            removals = [ev for ev in mine[last_write + 1:] if ev in ("supersede", "archive", "evict", "invalidate")]
+            stale += bool(removals) and (removals[-1] == "archive" or any(ev in ("supersede", "invalidate")
+                                                                           for ev in removals))
     # live size at the end: items whose last membership-changing row is a write, plus initial items
     # (first row not a write) that were never removed
     final = 0

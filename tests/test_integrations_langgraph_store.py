@@ -131,3 +131,166 @@ def test_ttl_expiry_of_a_real_sqlite_store_is_an_invalidate(tmp_path):
     search_ts = next(r["ts"] for r in rows if r["event"] == "search")
     write_ts = next(r["ts"] for r in rows if r["event"] == "write" and r["item"] == "notes/short")
     assert write_ts < inval[0]["ts"] < search_ts
+
+
+# --------------------------------------------------------------------------------------------
+# The lifecycles of issue 42, each in a minimal case against a real store; the truth from its tables.
+
+
+def _health(run_cli, trace, *extra):
+    res = run_cli(["health", trace, "--json", *extra])
+    assert res.code == 0, res.err
+    return json.loads(res.out)
+
+
+def _wait_until(t):
+    """Wait for the store's clock to pass ``t`` (SQLite's CURRENT_TIMESTAMP has whole seconds): a wait for an
+    expiry, not a timing assertion."""
+    while time.time() < t:
+        time.sleep(0.1)
+
+
+def _sqlite_rows(path):
+    import sqlite3
+
+    with sqlite3.connect(path) as con:
+        return {(p, k): (e, t) for p, k, e, t in con.execute("SELECT prefix, key, expires_at, ttl_minutes FROM store")}
+
+
+def _expired_at(expires_at, now):
+    """Whether a row's expires_at (as SQLite holds it) is past at ``now`` (seconds since the epoch)."""
+    import datetime as dt
+
+    if expires_at is None:
+        return False
+    t = dt.datetime.fromisoformat(str(expires_at))
+    return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp() < now
+
+
+def test_a_search_over_a_namespace_prefix_is_one_query(tmp_path, run_cli):
+    """Cause 3: the hits of one prefix search carry their own namespaces; it is still one query."""
+    from langgraph.store.memory import InMemoryStore
+
+    from ctwm_cli.integrations.langgraph import TracedStore
+
+    store = TracedStore(InMemoryStore(), tmp_path / "t.jsonl")
+    for u in USERS:
+        store.put(("memories", u), "f0", {"text": f"{u} {FACTS[0]}"})
+    returned = [len(store.search(("memories",), limit=10)) for _ in range(4)]
+    store.close()
+    d = _health(run_cli, tmp_path / "t.jsonl")
+    assert returned == [3, 3, 3, 3]
+    assert (d["retrieval"]["queries"], d["retrieval"]["queries_with_hits"]) == (4, 4)
+    assert d["metrics"]["retrieval_hit_rate"] == 1.0
+
+
+def test_a_key_deleted_then_put_again_is_live_and_not_stale(tmp_path, run_cli):
+    """Cause 4: the delete's archive mark does not outlive the next put."""
+    from langgraph.store.memory import InMemoryStore
+
+    from ctwm_cli.integrations.langgraph import TracedStore
+
+    inner = InMemoryStore()
+    store = TracedStore(inner, tmp_path / "t.jsonl")
+    store.put(("notes",), "a", {"text": "v1"})
+    store.delete(("notes",), "a")
+    store.put(("notes",), "a", {"text": "v2"})
+    hits = [len(store.search(("notes",))) for _ in range(3)]
+    store.close()
+    d = _health(run_cli, tmp_path / "t.jsonl")
+    assert hits == [1, 1, 1] and inner.get(("notes",), "a").value == {"text": "v2"}
+    assert d["retrieval"]["stale_hits"] == 0 and d["churn"]["final_size"] == 1
+
+
+def test_get_reads_are_use_not_dead_weight(tmp_path, run_cli):
+    """Cause 8: a memory read by key every turn is not dead weight."""
+    from langgraph.store.memory import InMemoryStore
+
+    from ctwm_cli.integrations.langgraph import TracedStore
+
+    store = TracedStore(InMemoryStore(), tmp_path / "t.jsonl")
+    store.put(("profile",), "name", {"text": "alice"})
+    store.put(("notes",), "n1", {"text": "likes tea"})
+    got = [store.get(("profile",), "name") is not None for _ in range(5)]
+    found = [i.key for i in store.search(("notes",))]
+    store.close()
+    rows = _rows(tmp_path / "t.jsonl")
+    assert got == [True] * 5 and found == ["n1"]
+    assert [r["item"] for r in rows if r["event"] == "read"] == ["profile/name"] * 5
+    d = _health(run_cli, tmp_path / "t.jsonl")
+    assert (d["dead_weight"]["live"], d["dead_weight"]["never_retrieved"]) == (2, 0)
+
+
+def test_put_with_ttl_none_beside_a_default_ttl_never_expires(tmp_path, run_cli):
+    """Cause 5: ``put(..., ttl=None)`` is "never" in the store, whatever default_ttl says."""
+    sqlite = pytest.importorskip("langgraph.store.sqlite")
+    from ctwm_cli.integrations.langgraph import TracedStore
+
+    db = tmp_path / "s.db"
+    with sqlite.SqliteStore.from_conn_string(str(db), ttl={"default_ttl": 1 / 60}) as inner:
+        inner.setup()
+        store = TracedStore(inner, tmp_path / "t.jsonl")
+        store.put(("notes",), "forever", {"text": "kept"}, ttl=None)
+        store.put(("notes",), "default", {"text": "one second"})  # default_ttl applies
+        _wait_until(time.time() + 2.2)
+        hits = [[i.key for i in store.search(("notes",))] for _ in range(3)]
+        now = time.time()
+        store.close()
+    table = _sqlite_rows(db)
+    expired = {k for (_, k), (e, _) in table.items() if _expired_at(e, now)}
+    assert table[("notes", "forever")] == (None, None) and expired == {"default"}
+    d = _health(run_cli, tmp_path / "t.jsonl")
+    stale_truth = sum(k in expired for h in hits for k in h)  # SqliteStore returns unswept expired rows
+    assert d["retrieval"]["stale_hits"] == stale_truth == 3
+    assert d["dead_weight"]["live"] == len(table) - len(expired) == 1
+
+
+@pytest.mark.parametrize("refresh", [False, True])
+def test_reads_refresh_the_ttl_only_as_the_store_does(tmp_path, run_cli, refresh):
+    """Cause 6: SqliteStore refreshes on read only with refresh_on_read in its ttl config."""
+    sqlite = pytest.importorskip("langgraph.store.sqlite")
+    from ctwm_cli.integrations.langgraph import TracedStore
+
+    db = tmp_path / "s.db"
+    ttl = {"default_ttl": 3 / 60, **({"refresh_on_read": True} if refresh else {})}
+    with sqlite.SqliteStore.from_conn_string(str(db), ttl=ttl) as inner:
+        inner.setup()
+        store = TracedStore(inner, tmp_path / "t.jsonl")
+        store.put(("notes",), "a", {"text": "read at 1.8 s"})
+        start = time.time()
+        _wait_until(start + 1.8)  # a refresh sets >= 3.8 s (whole seconds of CURRENT_TIMESTAMP), else 3 s
+        assert store.get(("notes",), "a") is not None
+        _wait_until(start + 3.3)
+        checked = time.time()
+        expires_at = _sqlite_rows(db)[("notes", "a")][0]
+        hits = [i.key for i in store.search(("notes",))]
+        store.close()
+    truth_stale = _expired_at(expires_at, checked)
+    assert truth_stale is (not refresh) and hits == ["a"]
+    d = _health(run_cli, tmp_path / "t.jsonl")
+    assert d["retrieval"]["stale_hits"] == int(truth_stale)
+
+
+def test_expired_keys_put_again_before_a_sweep_are_live(tmp_path, run_cli):
+    """Cause 7: two expired keys put again before any sweep are new writes, live again."""
+    sqlite = pytest.importorskip("langgraph.store.sqlite")
+    from ctwm_cli.integrations.langgraph import TracedStore
+
+    db = tmp_path / "s.db"
+    with sqlite.SqliteStore.from_conn_string(str(db), ttl={"default_ttl": 1 / 60}) as inner:
+        inner.setup()
+        store = TracedStore(inner, tmp_path / "t.jsonl")
+        store.put(("notes",), "a", {"text": "a1"})
+        store.put(("notes",), "b", {"text": "b1"})
+        _wait_until(time.time() + 2.2)
+        store.put(("notes",), "a", {"text": "a2"}, ttl=None)
+        store.put(("notes",), "b", {"text": "b2"}, ttl=None)
+        hits = [sorted(i.key for i in store.search(("notes",))) for _ in range(3)]
+        now = time.time()
+        store.close()
+    table = _sqlite_rows(db)
+    assert hits == [["a", "b"]] * 3 and not any(_expired_at(e, now) for e, _ in table.values())
+    rows = _rows(tmp_path / "t.jsonl")
+    assert [r["event"] for r in rows if r["event"] in ("write", "update")] == ["write"] * 4
+    d = _health(run_cli, tmp_path / "t.jsonl")
+    assert d["retrieval"]["stale_hits"] == 0 and d["dead_weight"]["live"] == d["churn"]["final_size"] == 2

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plots import check_plot_path
+from .health_tables import hot_tables, scope_hot_tables, scope_table
 from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
@@ -25,8 +26,9 @@ HEALTH_HELP = """Memory-health metrics of an agent's memory trace (the article's
 \b
 Trace: event rows (item, step, run, event, tokens, ts) plus optional columns task, outcome and by.
 Event kinds: write, update, supersede (item superseded by the item in `by`), invalidate, archive,
-evict, retrieve, inject, maintain; and search (a retrieval query), context (tokens = prompt size of a
-model call), task_outcome (outcome = success/failure). OTLP JSON spans and Mem0 history exports are
+evict, restore (an expired item live again), retrieve, inject, read (a key read: get()), maintain;
+and search (a retrieval query), context (tokens = prompt size of a model call), task_outcome
+(outcome = success/failure). Each kind's transition: docs/lifecycle.md. OTLP JSON spans and Mem0 history exports are
 read directly (--input-format). The trace is one memory store; rows are processed in time order
 (ts if every row has one, else step); the live store grows on write and shrinks on supersede,
 invalidate, archive and evict. Revocation = supersede or invalidate (the entry was wrong); archive
@@ -80,13 +82,24 @@ Metrics (names usable in --fail-on):
                            records no reads (no search, retrieve or inject row)
   dead_token_share         the same by tokens (a memory's tokens: its last write/update row with
                            tokens), when every live memory's size is known. The oldest
-                           never-retrieved memories are listed
+                           never-retrieved memories are listed. A read row (get()) is a use
+  stale_above_current_share
+                           queries whose results rank a stale (superseded, invalidated, archived,
+                           expired) memory above a live one on the same subject (the objects'
+                           subject, else the supersede chain) / queries that returned anything
 
 \b
---group-by COL: one report per scope (and a summary row each): run, a column of the trace, or user /
-agent read from the Mem0 session scope (user_id=alice&agent_id=...) in run; --objects rows go to the
-scope their `scope` names (without one: to the scopes whose rows mention them); --fail-on applies to
-the pooled report and to each scope.
+Hot and cold lists: the 10 memories with the most hits (with their reads, state at the end and
+--objects content), and the live memories nothing hit or read in the window, oldest first.
+A query is one search row; a retrieve row belongs to the search at its step whose scope (run)
+contains the hit's (user_id=alice contains agent_id=planner&user_id=alice; a namespace prefix its
+namespaces).
+
+\b
+--group-by COL: one report per scope (and a summary row each): run, a column of the trace, or any
+scope key read from the scope text in run (user reads user or user_id: user_id=alice&agent_id=...);
+--objects rows go to the scope their `scope` names (without one: to the scopes whose rows mention
+them); --fail-on applies to the pooled report and to each scope.
 
 \b
 --objects: memory-object table (JSONL/Parquet): id, type, subject, content, source, created_at,
@@ -124,8 +137,9 @@ def health(
         help="One report per scope: run, a trace column, or user / agent (also read from a Mem0 session scope "
         "in run); --objects is split by scope.")] = None,
     window: Annotated[str | None, typer.Option(
-        "--window", metavar="N|7d",
-        help="Dead weight over the last N steps (or a duration: 90s, 30m, 24h, 7d) [default: the whole trace].",
+        "--window", metavar="500steps|36h|7d",
+        help="Dead weight over the last N steps (500steps) or a duration (90s, 30m, 36h, 7d; a trace timed by "
+        "ts) [default: the whole trace]. A bare number is refused.",
     )] = None,
     input_format: Annotated[InputFormat, typer.Option(
         "--input-format",
@@ -167,27 +181,16 @@ def health(
         {"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason}
     )
     tables = _tables(report)
+    tables += hot_tables(report)
     if report.groups:
-        tables.append(_scope_table(report))
+        tables.append(scope_table(report))
+        tables += scope_hot_tables(report)
     from ..reporting.summary import health_summaries
     from ..vocabulary import SUMMARY_KEY
 
     payload = health_summaries(report)  # the lead paragraph: JSON summary, and the table format's first lines
     emit("health", payload, rows, fmt, tables=tables, checks=report.checks, headline=payload[SUMMARY_KEY])
     conclude("health", report.checks, junit)
-
-
-def _scope_table(report) -> Table:
-    t = Table(title=Text(f"Per {report.group_by}"), title_justify="left")
-    for col in (report.group_by, "rows", "store", "live", "never retrieved", "dead_weight_share", "stale_hit_share",
-                "hit_rate", "expired"):
-        t.add_column(col, justify="left" if col == report.group_by else "right")
-    for g in report.groups:
-        s = g.summary
-        t.add_row(Text(s.group), f"{s.n_rows:,}", f"{s.store_size:,}", f"{s.live:,}", f"{s.never_retrieved:,}",
-                  fmt_num(s.dead_weight_share), fmt_num(s.stale_hit_share), fmt_num(s.retrieval_hit_rate),
-                  f"{s.expired_items:,}")
-    return t
 
 
 def _tables(report) -> list[Table]:

@@ -6,7 +6,8 @@ from .chains import Contradictions, contradiction_chains
 from ..gates import Check, CheckOutcome, evaluate_checks, parse_check
 from .curve import SuccessCurve, success_volume_curve
 from .growth import GrowthFit, classify_growth
-from .report import METRICS, HealthReport, health_of_events, health_of_trace
+from .report import METRICS, HealthReport, health_of_events
+from .trace import health_of_trace
 
 __all__ = [
     "METRICS",

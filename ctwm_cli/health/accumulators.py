@@ -17,18 +17,16 @@ import numpy as np
 from ..errors import InputError
 from ..intervals import newcombe_difference
 from ..traces.objects import MemoryObjects
+from .lifecycle import RETIRING, REVOKING, Lifecycle
 from .results import (
-    ATTRIBUTION_SCOPE, ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn,
+    ATTRIBUTION_SCOPE, ContextUsage, FailureAttribution, Maintenance, StoreChurn,
 )
 
 MAINTENANCE_WARN = 0.10
 NON_ITEM_EVENTS = frozenset({"search", "context", "task_outcome"})
 #: Revocations: the entry was found wrong. Archive and evict retire an entry without saying it was wrong
 #: (routine consolidation, capacity), so they are counted apart.
-REVOKING = {"supersede": "superseded", "invalidate": "invalidated"}
-RETIRING = {"archive": "archived", "evict": "evicted"}
 REMOVING = frozenset({*REVOKING, *RETIRING})
-USES = frozenset({"retrieve", "inject"})
 SUCCESS = frozenset({"success", "succeeded", "successful", "pass", "passed", "ok", "true", "1", "1.0", "yes"})
 FAILURE = frozenset({"failure", "failed", "fail", "error", "false", "0", "0.0", "no"})
 _NAN = float("nan")
@@ -46,7 +44,9 @@ def parse_outcome(value: str, source: str) -> bool:
 
 
 class StoreState:
-    """The live store and the staleness of entries, updated row by row.
+    """The live store and the staleness of entries, updated row by row: the rows' transitions are
+    those of :class:`~ctwm_cli.health.lifecycle.Lifecycle`; the memory-object table adds its
+    ``valid_until`` and ``supersedes``.
 
     Sizes are kept relative to the (not yet known) initial store: an item whose first row is not a
     write was in the store when the trace began, which is learnt only when that row arrives, so
@@ -55,12 +55,7 @@ class StoreState:
 
     def __init__(self, objects: MemoryObjects | None) -> None:
         self.valid_until: Mapping[str, float | None] = objects.valid_until if objects else {}
-        self.seen: set[str] = set()
-        self.live: set[str] = set()
-        self.initial = 0
-        self.size = 0  # relative to the initial store
-        self.revoked_at: dict[str, str] = {}
-        self.retired: dict[str, set[str]] = {"archived": set(), "evicted": set()}
+        self.lifecycle = Lifecycle(self.valid_until)
         self.first_write: dict[str, float] = {}
         # object-table supersedes: old -> [(new, created_at or None)]
         self.obj_supersedes: dict[str, list[tuple[str, float | None]]] = defaultdict(list)
@@ -72,43 +67,28 @@ class StoreState:
                     self.obj_edges.append((old, new))
                     self.obj_supersedes[old].append((new, born))
 
+    @property
+    def initial(self) -> int:
+        return self.lifecycle.initial
+
+    @property
+    def size(self) -> int:
+        return self.lifecycle.size
+
+    @property
+    def seen(self) -> set[str]:
+        return set(self.lifecycle.items)
+
     def apply(self, item: str, event: str, t: float) -> int:
         """Update the store with one item row at time ``t``; return the change of the live size."""
-        if item not in self.seen:
-            self.seen.add(item)
-            if event != "write":
-                self.initial += 1
-                self.live.add(item)
-        delta = 0
         if event == "write":
             self.first_write.setdefault(item, t)
-            if item not in self.live:
-                self.live.add(item)
-                delta = 1
-        elif event in REMOVING:
-            if item in self.live:
-                self.live.discard(item)
-                delta = -1
-            if event in REVOKING:
-                self.revoked_at.setdefault(item, REVOKING[event])
-            else:
-                self.retired[RETIRING[event]].add(item)
-        self.size += delta
-        return delta
+        return self.lifecycle.apply(item, event, t)
 
     def stale_reason(self, item: str, t: float) -> str | None:
         """Why a use of ``item`` at time ``t`` is stale (``superseded``/``invalidated``/``archived``/
         ``expired``), else None. An evicted entry is not stale: eviction says nothing about its content."""
-        reason = self.revoked_at.get(item)
-        if reason is None and item in self.retired["archived"]:
-            reason = "archived"
-        if reason is None and self.obj_superseded_from(item) <= t:
-            reason = "superseded"
-        if reason is None:
-            vu = self.valid_until.get(item)
-            if vu is not None and t > vu:
-                reason = "expired"
-        return reason
+        return self.lifecycle.stale_reason(item, t, self.obj_superseded_from(item))
 
     def obj_superseded_from(self, item: str) -> float:
         """When the object table makes ``item`` superseded: its superseder's ``created_at``, else the
@@ -119,25 +99,41 @@ class StoreState:
         return best
 
     def revoked_items(self) -> set[str]:
-        return set(self.revoked_at) | set(self.obj_supersedes)
+        return self.lifecycle.revoked_items() | set(self.obj_supersedes)
+
+    def live_at(self, t: float) -> dict[str, float | None]:
+        """item -> when it last became live, for the items live at ``t`` (rows, valid_until, objects)."""
+        live = self.lifecycle.live_items(t)
+        return {it: since for it, since in live.items() if not self.obj_superseded_from(it) <= t}
+
+    def retired(self, event: str) -> set[str]:
+        return self.lifecycle.retired(event)
 
 
 class ContextAcc:
-    """Prompt and injected-memory tokens per (run, step)."""
+    """Prompt tokens per (run, step); injected-memory tokens per memory step: each query (a search and
+    the retrieve rows that belong to it, :mod:`.retrieval`) or (run, step) with inject rows. A step with
+    only writes is no memory step: the memory token share is per search, not per call."""
 
     def __init__(self, mem_event: str | None) -> None:
         self.mem_event = mem_event
         self.step_keys: set = set()
-        self.mem_tokens: dict = defaultdict(int)
+        self.mem_keys: set = set()
+        self.mem_tokens: dict = defaultdict(int)  # (run, step) -> memory tokens
+        self.query_tokens: dict = defaultdict(int)  # memory step -> memory tokens
         self.ctx_tokens: dict = {}
         self.has_mem_tokens = False
 
-    def feed(self, key, event: str, tokens: int | None) -> None:
+    def feed(self, key, event: str, tokens: int | None, query=None) -> None:
         self.step_keys.add(key)
+        mem_key = query if query is not None else key
+        if event in ("search", "retrieve", "inject"):
+            self.mem_keys.add(mem_key)
         if tokens is None:
             return
         if event == self.mem_event:
             self.mem_tokens[key] += tokens
+            self.query_tokens[mem_key] += tokens
             self.has_mem_tokens = True
         elif event == "context":
             self.ctx_tokens[key] = max(self.ctx_tokens.get(key, 0), tokens)
@@ -145,9 +141,9 @@ class ContextAcc:
     def finish(self, budget: int | None, notes: list[str]) -> ContextUsage:
         keys, has_mem = self.step_keys, self.has_mem_tokens
         n = len(keys)
-        mem_vals = np.array([self.mem_tokens.get(k, 0) for k in keys], dtype=float)
-        mem_mean = float(mem_vals.mean()) if n and has_mem else _NAN
-        mem_max = float(mem_vals.max()) if n and has_mem else _NAN
+        mem_vals = np.array([self.query_tokens.get(k, 0) for k in self.mem_keys], dtype=float)
+        mem_mean = float(mem_vals.mean()) if mem_vals.size and has_mem else _NAN
+        mem_max = float(mem_vals.max()) if mem_vals.size and has_mem else _NAN
         ctx_keys = list(self.ctx_tokens)
         ctx_vals = np.array([self.ctx_tokens[k] for k in ctx_keys], dtype=float)
         ctx_mean = float(ctx_vals.mean()) if ctx_keys else _NAN
@@ -223,68 +219,6 @@ class ChurnAcc:
         )
 
 
-class RetrievalAcc:
-    """Queries, what they retrieved and what of it was injected, per step; hits on stale items."""
-
-    def __init__(self, hit_event: str | None, kinds: set[str]) -> None:
-        self.hit_event, self.has_search = hit_event, "search" in kinds
-        self.used_definition = "retrieve" in kinds and "inject" in kinds
-        self.query_steps: set = set()
-        self.retrieved: dict = defaultdict(set)
-        self.injected: dict = defaultdict(set)
-        self.hits = self.stale = 0
-        self.by_reason: dict[str, int] = defaultdict(int)
-        self.superseded_hits: dict[str, int] = defaultdict(int)
-
-    def feed_step(self, key, event: str, item: str) -> None:
-        if event == "search":
-            self.query_steps.add(key)
-        elif event == "retrieve":
-            self.query_steps.add(key)
-            self.retrieved[key].add(item)
-        elif event == "inject":
-            self.injected[key].add(item)
-
-    def feed_use(self, item: str, event: str, reason: str | None) -> None:
-        if event != self.hit_event:
-            return
-        self.hits += 1
-        if reason is not None:
-            self.stale += 1
-            self.by_reason[reason] += 1
-            if reason == "superseded":
-                self.superseded_hits[item] += 1
-
-    def finish(self, has_step: bool, notes: list[str]) -> RetrievalHealth:
-        q = len(self.query_steps)
-        returned = len(self.retrieved)
-        n_results = sum(len(v) for v in self.retrieved.values())
-        used = sum(len(v & self.injected.get(k, set())) for k, v in self.retrieved.items())
-        hits, rate, definition = returned, _NAN, None
-        if has_step and self.used_definition:
-            definition = "used"
-            hits = sum(bool(v & self.injected.get(k, set())) for k, v in self.retrieved.items())
-            rate = hits / q if q else _NAN
-            if not self.has_search:
-                notes.append("retrieval hit rate (used): no search rows, so queries that retrieved nothing are "
-                             "invisible and the rate is over queries that returned something")
-        elif has_step and self.has_search:
-            definition = "returned"
-            rate = returned / q if q else _NAN
-            notes.append("retrieval hit rate (returned): no inject rows beside the retrieve rows say what was "
-                         "used, so a query counts as a hit when it retrieved anything")
-        elif self.hit_event is not None:
-            notes.append("no search rows: queries that found nothing are invisible, retrieval hit rate not computed")
-        return RetrievalHealth(
-            queries=q, queries_with_hits=hits, retrieval_hit_rate=rate, hit_definition=definition,
-            retrieved_results=n_results, used_results=used if definition == "used" else 0,
-            used_result_share=used / n_results if definition == "used" and n_results else _NAN,
-            hit_event=self.hit_event, hits=self.hits, stale_hits=self.stale,
-            stale_hit_share=self.stale / self.hits if self.hits else _NAN,
-            stale_by_reason=dict(sorted(self.by_reason.items())),
-        )
-
-
 class FailureAcc:
     """Task outcomes and the entries each task used (revoked at any time, or expired when used)."""
 
@@ -330,8 +264,8 @@ class FailureAcc:
             failures_attributed=len(attributed), successes_with_revoked_use=ok_revoked, failed_revoked_use=pf,
             succeeded_revoked_use=ps, failure_attribution=pf - ps if nf and ns else _NAN,
             failure_attribution_ci=ci, ci_note=note, scope=ATTRIBUTION_SCOPE,
-            revoked_items=len(revoked & items), archived_items=len(store.retired["archived"] & items),
-            evicted_items=len(store.retired["evicted"] & items), expired_items=len(expired & items),
+            revoked_items=len(revoked & items), archived_items=len(store.retired("archive") & items),
+            evicted_items=len(store.retired("evict") & items), expired_items=len(expired & items),
             memory_items=len(items), revoked_share=len(revoked & items) / len(items) if items else _NAN,
             attributed_tasks=tuple(attributed[:20]),
         )

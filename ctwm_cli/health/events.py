@@ -38,6 +38,8 @@ class EventLog:
     has_tokens: bool
     has_task: bool
     group: list[str | None] | None = None  # values of the --group-by column, when one was read
+    rank: list[int | None] | None = None  # the rank of each retrieve row (1 = top), when the trace has one
+    query: list | None = None  # each row's query key (:func:`~ctwm_cli.health.retrieval.assign_queries`)
 
     def __len__(self) -> int:
         return len(self.item)
@@ -52,6 +54,8 @@ class EventLog:
             self, item=take(self.item), event=take(self.event), step=take(self.step), run=take(self.run),
             tokens=take(self.tokens), task=take(self.task), outcome=take(self.outcome), by=take(self.by),
             time=take(self.time), group=None if self.group is None else take(self.group),
+            rank=None if self.rank is None else take(self.rank),
+            query=None if self.query is None else take(self.query),
             has_step=bool(keep) and all(self.step[i] is not None for i in keep),
             has_tokens=any(self.tokens[i] is not None for i in keep),
             has_task=any(self.task[i] is not None for i in keep),
@@ -101,6 +105,7 @@ def load_events(
         outcome=take(cols["outcome"]), by=take(cols["by"]), time=take(time), time_kind=kind, has_step=has_step,
         has_tokens=any(t is not None for t in cols["tokens"]), has_task=any(t is not None for t in cols["task"]),
         group=take([None if g is None else str(g) for g in cols["group"]]) if has_group else None,
+        rank=take(cols["rank"]) if any(r is not None for r in cols["rank"]) else None,
     )
 
 
@@ -144,8 +149,8 @@ def _time_axis(cols: dict, time_kind: str | None, has_step: bool, source: str) -
 
 
 def _read_all(reader: TraceReader, extra: Mapping[str, str], progress: ProgressCallback | None) -> dict:
-    names = ("item", "event", "step", "run", "tokens", "ts", "task", "outcome", "by", *(("group",) if "group" in extra
-                                                                                      else ()))
+    names = ("item", "event", "step", "run", "tokens", "rank", "ts", "task", "outcome", "by",
+             *(("group",) if "group" in extra else ()))
     source = {k: extra.get(k, k) for k in names}
     out: dict = {k: [] for k in names}
     out["count_present"] = False

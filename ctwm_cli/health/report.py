@@ -54,27 +54,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Sequence
 
 import numpy as np
 
 from .._version import __version__
-from ..errors import UsageError
 from ..labels import subject_label
-from ..progress import ProgressCallback
 from ..results import ToDict, result
-from ..traces.objects import MemoryObjects, read_objects
-from ..traces.schema import ColumnMap
+from ..traces.objects import MemoryObjects
 from .chains import Contradictions, contradiction_chains
-from .accumulators import (
-    NON_ITEM_EVENTS, USES, ChurnAcc, ContextAcc, FailureAcc, GrowthAcc, MaintenanceAcc, RetrievalAcc, StoreState,
-)
+from .accumulators import NON_ITEM_EVENTS, ChurnAcc, ContextAcc, FailureAcc, GrowthAcc, MaintenanceAcc, StoreState
 from ..gates import Check, CheckOutcome, evaluate_checks
 from .curve import SuccessCurve, success_volume_curve
-from .deadweight import DeadWeight, DeadWeightAcc, parse_window
-from .events import EventLog, load_events
+from .deadweight import DeadWeight, DeadWeightAcc, Window, window_start
+from .hotlist import HotList, hot_list
+from .lifecycle import USES
+from .retrieval import RetrievalAcc, StaleAboveCurrent, assign_queries, stale_above_current, subjects
+from .events import EventLog
 from .growth import GrowthFit, classify_growth
-from .scopes import ScopeSummary, scope_of_objects, split_by_scope
+from .scopes import ScopeSummary
 from .results import ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn
 
 MAX_SERIES_POINTS = 200
@@ -107,6 +106,8 @@ METRICS: dict[str, str] = {
     "superseded_but_retrieved": "items retrieved after they were superseded",
     "dead_weight_share": "live memories never retrieved (in the window) / live memories",
     "dead_token_share": "tokens of live memories never retrieved / tokens of live memories",
+    "stale_above_current_share": "queries ranking a stale memory above a live one on the same subject / queries "
+                                 "that returned anything",
 }
 
 
@@ -128,6 +129,8 @@ class HealthReport(ToDict):
     success_curve: SuccessCurve | None
     contradictions: Contradictions
     dead_weight: DeadWeight
+    hot: HotList
+    stale_above_current: StaleAboveCurrent
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
     checks: tuple[CheckOutcome, ...] = ()
@@ -164,6 +167,7 @@ class HealthReport(ToDict):
             "superseded_but_retrieved": float(self.contradictions.superseded_but_retrieved),
             "dead_weight_share": _num(self.dead_weight.dead_weight_share),
             "dead_token_share": _num(self.dead_weight.dead_token_share),
+            "stale_above_current_share": _num(self.stale_above_current.stale_above_current_share),
         }
 
     def to_dict(self) -> dict:
@@ -200,70 +204,15 @@ def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def health_of_trace(
-    path: str,
-    columns: ColumnMap | None = None,
-    *,
-    objects: str | MemoryObjects | None = None,
-    budget: int | None = None,
-    run: str | None = None,
-    input_format: str = "auto",
-    extra_columns: Mapping[str, str] | None = None,
-    checks: Sequence[Check] = (),
-    group_by: str | None = None,
-    window: float | str | None = None,
-    progress: ProgressCallback | None = None,
-) -> HealthReport:
-    """Every memory-health metric of the trace at ``path`` (see the module docstring).
-
-    ``group_by`` adds one report per scope (:mod:`.scopes`); ``window``: dead weight over the last
-    ``window`` steps, or seconds for a trace timed by ``ts`` (``7d``, ``24h``: :func:`.deadweight.parse_window`)."""
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-        raise UsageError(f"budget must be a positive integer (tokens), got {budget!r}", params=("budget",))
-    objs = read_objects(objects) if isinstance(objects, str) else objects
-    log = load_events(
-        path, columns, time_kind=objs.time_kind if objs is not None else None, run=run,
-        input_format=input_format, extra_columns=extra_columns,
-        group_column=group_by if group_by not in (None, "run") else None, progress=progress,
-    )
-    window = parse_window(window, log.time_kind)
-    if run is not None and objs is not None:  # one run's share of the objects, as for one scope of --group-by
-        objs = scope_of_objects(objs, "run", run, set(log.item))
-    report = health_of_events(log, objects=objs, budget=budget, run=run, window=window)
-    if group_by is not None:
-        report = _with_scopes(report, log, group_by, objs, budget, run, window)
-    return report.with_checks(checks) if checks else report
-
-
-def _with_scopes(report: HealthReport, log: EventLog, group_by: str, objects: MemoryObjects | None,
-                 budget: int | None, run: str | None, window: float | None) -> HealthReport:
-    groups, missing = split_by_scope(log, group_by)
-    out = []
-    for g, idx in groups.items():
-        sub = log.subset(idx)
-        objs = None if objects is None else scope_of_objects(objects, group_by, g, set(sub.item))
-        r = health_of_events(sub, objects=objs, budget=budget, run=run, window=window, end=log.time[-1])
-        summary = ScopeSummary(
-            group=g, n_rows=len(sub), objects=None if objs is None else len(objs.ids), store_size=r.churn.final_size,
-            dead_weight_share=r.dead_weight.dead_weight_share, live=r.dead_weight.live,
-            never_retrieved=r.dead_weight.never_retrieved, stale_hit_share=r.retrieval.stale_hit_share,
-            retrieval_hit_rate=r.retrieval.retrieval_hit_rate, revoked_share=r.failures.revoked_share,
-            expired_items=r.failures.expired_items,
-        )
-        out.append(ScopeHealth(group=g, summary=summary, report=r))
-    notes = report.notes
-    if missing:
-        notes = (*notes, f"{missing:,} rows have no {group_by!r} and are in no group's report")
-    return dataclasses.replace(report, group_by=group_by, groups=tuple(out), notes=notes)
-
-
 def health_of_events(
     log: EventLog, *, objects: MemoryObjects | None = None, budget: int | None = None, run: str | None = None,
-    window: float | None = None, end: float | None = None,
+    window: Window | None = None, end: float | None = None, window_from: float | None = None,
 ) -> HealthReport:
     """Every metric of an event log, in one pass over its rows (see the module docstring); ``window``:
-    dead weight over the last ``window`` time units only (see :mod:`.deadweight`); ``end``: the time the
-    store is judged at (expiry, dead weight), default the last row's (one scope of a trace: the trace's)."""
+    dead weight over the last steps or seconds only (:mod:`.deadweight`; ``window_from``: the time it
+    starts, default computed from this log); ``end``: the time the store is judged at (expiry, dead
+    weight), default the last row's (one scope of a trace: the trace's). Each row's query is
+    ``log.query`` when set (one scope of a trace: as the whole trace assigned them), else assigned here."""
     notes: list[str] = []
     warnings: list[str] = []
     kinds = set(log.event)
@@ -271,8 +220,10 @@ def health_of_events(
     mem_event = "inject" if "inject" in kinds else ("retrieve" if "retrieve" in kinds else None)
     store = StoreState(objects)
     context, maint, churn = ContextAcc(mem_event), MaintenanceAcc(), ChurnAcc()
-    retrieval, failures, growth = RetrievalAcc(hit_event, kinds), FailureAcc(log.source), GrowthAcc()
-    dead = DeadWeightAcc()
+    retrieval = RetrievalAcc(hit_event, kinds)
+    queries = log.query if log.query is not None else assign_queries(log.run, log.step, log.event, log.item)
+    failures, growth, dead = FailureAcc(log.source), GrowthAcc(), DeadWeightAcc()
+    reads: dict[str, int] = defaultdict(int)
     edges = list(store.obj_edges)
     for i in range(len(log)):
         it, ev, t, task = log.item[i], log.event[i], log.time[i], log.task[i]
@@ -280,9 +231,9 @@ def health_of_events(
         failures.feed_outcome(task, log.outcome[i])
         if log.has_step and ev != "task_outcome":
             key = (log.run[i], log.step[i])
-            context.feed(key, ev, log.tokens[i])
+            retrieval.feed_step(queries[i], log.run[i], log.step[i], ev, it)
+            context.feed(key, ev, log.tokens[i], queries[i])
             maint.feed(key, ev)
-            retrieval.feed_step(key, ev, it)
         if ev in NON_ITEM_EVENTS:
             continue
         delta = store.apply(it, ev, t)
@@ -293,7 +244,9 @@ def health_of_events(
         if ev in USES:
             reason = store.stale_reason(it, t)
             failures.feed_use(task, it, reason)
-            retrieval.feed_use(it, ev, reason)
+            retrieval.feed_use(it, ev, reason, log.rank[i] if log.rank else None)
+            if ev == "read":
+                reads[it] += 1
         growth.feed(t, store.size)
 
     unit = {"timestamp": "second", "step": "step", "row": "row"}[log.time_kind]
@@ -314,12 +267,18 @@ def health_of_events(
     contradictions = contradiction_chains(edges, retrieval.superseded_hits)
     if contradictions.n_cycles:
         warnings.append(f"{contradictions.n_cycles} supersede cycle(s): entries supersede each other in a loop")
-    dead_weight = dead.finish(t_end if len(log) else None, window, store.valid_until, unit, notes,
-                              reads_logged=bool(kinds & {"search", "retrieve", "inject"}))
+    if window_from is None and len(log):
+        window_from = window_start(window, log.time, log.step, log.time_kind, t_end)
+    dead_weight = dead.finish(store.live_at(t_end) if len(log) else {}, t_end if len(log) else None, window,
+                              window_from, unit, notes, reads_logged=bool(kinds & {"search", *USES}))
+    content = objects.content if objects is not None else {}
+    hot = hot_list(retrieval.hit_count, reads, dead_weight.dead, store.lifecycle, content, hit_event)
+    above = stale_above_current(retrieval, subjects(edges, objects.subject if objects is not None else {}))
     return HealthReport(
         source=log.source, format=log.format, objects=objects.to_dict() if objects else None, n_rows=len(log),
         time_unit=unit, run=run, context=ctx, maintenance=maintenance, churn=store_churn, retrieval=retr,
         failures=fail, growth=classify_growth(series_t, series_s, time_unit=unit),
         growth_series=tuple(zip(series_t, series_s, strict=True)), success_curve=curve,
-        contradictions=contradictions, dead_weight=dead_weight, warnings=tuple(warnings), notes=tuple(notes),
+        contradictions=contradictions, dead_weight=dead_weight, hot=hot, stale_above_current=above,
+        warnings=tuple(warnings), notes=tuple(notes),
     )

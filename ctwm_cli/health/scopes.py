@@ -4,9 +4,10 @@
 
 * ``run`` — the trace's ``run`` column (a LangGraph namespace, a Mem0 session scope, an episode);
 * a column of the trace (``user``, ``tenant``, ``task``...) — its values;
-* ``user`` / ``agent`` (or ``user_id`` / ``agent_id`` / ``run_id``) when the trace has no such column —
-  that part of the Mem0 session scope in ``run`` (``agent_id=planner&user_id=alice``), as the Mem0
-  wrapper and ``ctwm import mem0`` write it.
+* any other scope key (``user``, ``agent``, ``user_id``...) when the trace has no such column — that
+  part of the scope text in ``run`` (:mod:`ctwm_cli.traces.scopekeys`: ``agent_id=planner&user_id=alice``
+  as the Mem0 wrapper and ``ctwm import mem0`` write it, ``kind=memories&user=alice`` as the LangGraph
+  wrapper writes it with ``scope_keys``); ``user`` reads ``user`` or ``user_id``.
 
 Rows without a scope are left out of every group (counted in a note). A group's memory objects are
 those whose ``scope`` names it; objects without a scope belong to the groups whose rows mention them.
@@ -18,14 +19,9 @@ from collections.abc import Mapping
 
 from ..errors import InputError
 from ..results import ToDict, result
-from ..traces.mem0 import scope_parts
+from ..traces.scopekeys import key_names, parse_scope, scope_value
 from ..traces.objects import MemoryObjects
 from .events import EventLog
-
-#: --group-by names that can also be read out of a Mem0 session scope held in ``run``
-SCOPE_PARTS = {"user": "user_id", "agent": "agent_id", "user_id": "user_id", "agent_id": "agent_id",
-               "run_id": "run_id"}
-
 
 @result
 class ScopeSummary(ToDict):
@@ -42,6 +38,12 @@ class ScopeSummary(ToDict):
     retrieval_hit_rate: float
     revoked_share: float
     expired_items: int
+    queries: int = 0
+    hits: int = 0
+    stale_hits: int = 0
+    revoked_items: int = 0
+    growth_slope: float = float("nan")
+    stale_above_current_share: float = float("nan")
 
 
 def group_values(log: EventLog, group_by: str) -> list[str | None]:
@@ -50,39 +52,39 @@ def group_values(log: EventLog, group_by: str) -> list[str | None]:
         return list(log.run)
     if log.group is not None:
         return list(log.group)
-    key = SCOPE_PARTS.get(group_by)
-    if key is not None:
-        parsed = [scope_parts(r) for r in log.run]
-        if any(p is not None for p in parsed):
-            return [None if p is None else p.get(key) for p in parsed]
+    values = [scope_value(r, group_by) for r in log.run]
+    if any(v is not None for v in values):
+        return values
     raise InputError(
-        f"{log.source}: no column {group_by!r} to group by"
-        + (" (and its run values are not Mem0 session scopes such as user_id=alice)" if key else ""),
+        f"{log.source}: no column {group_by!r} to group by, and no run value is a scope text holding "
+        f"{' or '.join(repr(k) for k in key_names(group_by))} (such as user_id=alice)",
         params=("group_by",),
     )
 
 
 def scope_of_objects(objects: MemoryObjects, group_by: str, group: str, items: set[str]) -> MemoryObjects:
     """The objects of one group: those whose ``scope`` names the group, and those the group's rows mention
-    whose scope cannot say otherwise (none, a text that is not a Mem0 session scope, a mapping without
-    the ``group_by`` entry).
+    whose scope cannot say otherwise (none, a text that is not a scope text, a mapping without the
+    ``group_by`` entry).
 
-    A scope is a text (``run``: equal to the group; ``user``/``agent``: that part of a Mem0 session
-    scope) or a mapping (``{"user": "u_102", "project": "p_77"}``: its ``group_by`` entry, or the
-    ``user_id``-style one)."""
-    key = SCOPE_PARTS.get(group_by)
+    A scope is a text (``run``: equal to the group; another key: that part of a scope text such as a
+    Mem0 session scope) or a mapping (``{"user": "u_102", "project": "p_77"}``: its ``group_by`` entry,
+    or the ``user_id``-style one)."""
+    names = key_names(group_by)
 
     def keep(oid: str, scope) -> bool:
         if isinstance(scope, Mapping):
-            names = [group_by] + ([key, key.removesuffix("_id")] if key else [])
             value = next((scope[n] for n in names if n in scope), None)
             return oid in items if value is None else value == group
         if scope is None:
             return oid in items
-        if group_by == "run" or key is None:
+        if group_by == "run":
             return scope == group or oid in items
-        parts = scope_parts(scope)
-        return oid in items if parts is None else parts.get(key) == group
+        parts = parse_scope(scope)
+        if parts is None:
+            return scope == group or oid in items
+        value = next((parts[n] for n in names if n in parts), None)
+        return oid in items if value is None else value == group
 
     return objects.restrict(keep)
 

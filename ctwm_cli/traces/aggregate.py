@@ -26,6 +26,8 @@ from .normalise import CHECK_MARK
 from .column_checks import warn_if_counts_like
 from .engine import quote_ident, quote_literal
 from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT
+from .scopekeys import group_sql as scope_group_sql
+from .scopekeys import is_scope_key
 
 INT64_MAX = 2**63 - 1
 
@@ -124,6 +126,18 @@ def _group_name(reader: TraceReader, group_by: str, what: str = "group-by column
     return name
 
 
+def group_expression(reader: TraceReader, group_by: str) -> str:
+    """The SQL of a row's group: its ``group_by`` column, else — a wrapper trace, whose owner is a scope
+    text in ``run`` (:mod:`.scopekeys`) — that key's part of ``run`` (``--group-by user`` on
+    ``agent_id=a&user_id=alice``)."""
+    try:
+        return f"CAST({quote_ident(_group_name(reader, group_by))} AS VARCHAR)"
+    except InputError:
+        if "run" not in reader.mapping or not is_scope_key(group_by):
+            raise
+        return scope_group_sql("run", group_by)  # the rows are canonical: run is "run"
+
+
 def aggregate_sql(
     reader: TraceReader, rows_sql: str, group_by: str | None, by: Sequence[str] = (),
 ) -> tuple[str, list[str]]:
@@ -132,7 +146,7 @@ def aggregate_sql(
     keys = []
     select = []
     if group_by is not None:
-        select.append(f"coalesce(CAST({quote_ident(_group_name(reader, group_by))} AS VARCHAR), '') AS \"group\"")
+        select.append(f"coalesce({group_expression(reader, group_by)}, '') AS \"group\"")
         keys.append("group")
     for name in by:
         select.append(f"CAST({quote_ident(_group_name(reader, name, 'column'))} AS VARCHAR) AS {quote_ident(name)}")

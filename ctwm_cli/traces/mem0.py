@@ -9,8 +9,9 @@ and a deleted memory is gone from there. Read here:
 * the SQLite database itself (read only, through :mod:`sqlite3`);
 * ``Memory.history()`` output or a dump of the ``history`` table, as JSON (array, ``{"results": [...]}``
   or JSON lines);
-* ``get_all()`` / ``search()`` output (``{"results": [{"id", "memory", "user_id", ...}]}``): memories,
-  not events. These give owners (``owners=``) and, as a memory-object table, expiry and scope.
+* ``get_all()`` / ``search()`` output (``{"results": [{"id", "memory", "user_id", ...}]}``, or one per
+  scope saved as ``{"alice": [...], "bob": {"results": [...]}}``): memories, not events. These give
+  owners (``owners=``) and, as a memory-object table, expiry and scope.
 
 A row is Mem0 history only when its ``event`` is one of Mem0's (ADD, UPDATE, DELETE, NONE) and it has
 ``memory_id`` and at least one of Mem0's other history fields: an agent log that happens to have a
@@ -158,12 +159,28 @@ def read_history_db(path: str | Path) -> list[dict]:
         con.close()
 
 
+def per_scope_records(doc: Any) -> list | None:
+    """The memories of a per-scope dump, ``{"alice": [...], "bob": {"results": [...]}}`` (one
+    ``get_all()`` per user, saved under the user's name), in key order; None if ``doc`` is not one."""
+    if not isinstance(doc, dict) or not doc or "results" in doc:
+        return None
+    out: list = []
+    for value in doc.values():
+        recs = value.get("results") if isinstance(value, dict) else value
+        if not isinstance(recs, list) or not all(is_memory_row(r) for r in recs):
+            return None
+        out += recs
+    return out
+
+
 def _json_records(path: str | Path, source: str) -> list:
     docs = [doc for _, doc in load_json_documents(path, source)]
     if len(docs) == 1 and isinstance(docs[0], list):
         return docs[0]
     if len(docs) == 1 and isinstance(docs[0], dict) and isinstance(docs[0].get("results"), list):
         return docs[0]["results"]
+    if len(docs) == 1 and (scoped := per_scope_records(docs[0])) is not None:
+        return scoped
     return docs
 
 

@@ -25,7 +25,7 @@ from ..confine import admit_file, admit_name
 from ..errors import InputError
 from ..results import ToDict, result
 from .guard import MAX_DEPTH, json_depth, load_json, read_document
-from .mem0 import is_memory_row, memory_objects_rows
+from .mem0 import is_memory_row, memory_objects_rows, per_scope_records
 
 OBJECT_TYPES = ("working", "episodic", "semantic", "procedural")
 TIME_FIELDS = ("created_at", "valid_until", "last_hit_at")
@@ -46,6 +46,9 @@ class MemoryObjects(ToDict):
     time_kind: str | None  # "timestamp" (ISO 8601, seconds since the epoch), "step", or None
     #: owner: a text (a Mem0 session scope, a namespace) or a mapping of texts ({"user": ..., "project": ...})
     scope: Mapping[str, str | Mapping[str, str] | None] = dataclasses.field(default_factory=dict)
+    #: what the memory says (``content``) and what it is about (``subject``), when the table gives them
+    content: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+    subject: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
 
     def restrict(self, keep: Callable[[str, str | Mapping[str, str] | None], bool]) -> MemoryObjects:
         """The objects for which ``keep(id, scope)`` holds (one tenant's share of a shared table)."""
@@ -58,7 +61,7 @@ class MemoryObjects(ToDict):
         return dataclasses.replace(
             self, ids=ids, types=sub(self.types), created_at=sub(self.created_at), valid_until=sub(self.valid_until),
             supersedes=sub(self.supersedes), confidence=sub(self.confidence), hit_count=sub(self.hit_count),
-            scope=sub(self.scope),
+            scope=sub(self.scope), content=sub(self.content), subject=sub(self.subject),
         )
 
     def to_dict(self) -> dict:
@@ -88,6 +91,8 @@ def read_objects(path: str | Path) -> MemoryObjects:
         raise InputError(f"{source}: memory-object table is empty")
     ids: list[str] = []
     types, created, valid, sup, conf, hits, scope = {}, {}, {}, {}, {}, {}, {}
+    content: dict[str, str | None] = {}
+    subject: dict[str, str | None] = {}
     kinds: set[str] = set()
     for where, row in rows:
         oid = row.get("id")
@@ -110,6 +115,7 @@ def read_objects(path: str | Path) -> MemoryObjects:
         conf[oid] = _number(row.get("confidence"), "confidence", source, where)
         h = _number(row.get("hit_count"), "hit_count", source, where)
         hits[oid] = None if h is None else int(h)
+        content[oid], subject[oid] = _text(row.get("content")), _text(row.get("subject"))
         sc = row.get("scope")
         if isinstance(sc, dict):
             scope[oid] = {str(k): str(v) for k, v in sc.items() if v is not None}
@@ -119,8 +125,13 @@ def read_objects(path: str | Path) -> MemoryObjects:
         raise InputError(f"{source}: times mix ISO-8601 timestamps and step numbers; use one kind")
     return MemoryObjects(
         source=source, ids=tuple(ids), types=types, created_at=created, valid_until=valid, supersedes=sup,
-        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None), scope=scope,
+        confidence=conf, hit_count=hits, time_kind=next(iter(kinds), None), scope=scope, content=content,
+        subject=subject,
     )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
@@ -152,14 +163,12 @@ def _table_rows(p: Path, source: str) -> list[tuple[str, dict]]:
             doc = json.loads(raw.decode("utf-8-sig"))
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             doc = None  # JSON lines after all: read line by line below, with the line in any error
-        if isinstance(doc, dict) and isinstance(doc.get("results"), list):
-            raw = json.dumps(doc["results"]).encode()
-            head = b"["
+        if (recs := _dump_records(doc)) is not None:
+            raw, head = json.dumps(recs).encode(), b"["
     elif head == b"{":
         doc = load_json(raw, source, "line 1")
-        if isinstance(doc, dict) and isinstance(doc.get("results"), list):
-            raw = json.dumps(doc["results"]).encode()
-            head = b"["
+        if (recs := _dump_records(doc)) is not None:
+            raw, head = json.dumps(recs).encode(), b"["
     if head == b"[":
         if json_depth(raw) > MAX_DEPTH:
             raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
@@ -179,6 +188,13 @@ def _table_rows(p: Path, source: str) -> list[tuple[str, dict]]:
             raise InputError(f"{source}: line {i}: expected a JSON object, got {type(r).__name__}")
         out.append((f"line {i}", r))
     return out
+
+
+def _dump_records(doc: Any) -> list | None:
+    """The memories of a ``get_all()`` dump: ``{"results": [...]}`` or per scope ``{"alice": [...], ...}``."""
+    if isinstance(doc, dict) and isinstance(doc.get("results"), list):
+        return doc["results"]
+    return per_scope_records(doc)
 
 
 def parse_timestamp(value: str) -> float | None:

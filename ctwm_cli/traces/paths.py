@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..labels import check_unique, identity
 from ..progress import ProgressCallback
 from .aggregate import ItemCounts, TraceScan, count_items, event_kinds, item_counts, scan_trace
@@ -23,20 +23,38 @@ from .schema import ColumnMap
 __all__ = ["ReadOptions", "open_path", "read_counts", "scan_paths"]
 
 
-def _keep_for(group_by: str | None, columns: ColumnMap, extra: Sequence[str] = ()) -> tuple[str, ...]:
+def _keep_for(columns: ColumnMap, extra: Sequence[str] = ()) -> tuple[str, ...]:
     canonical = columns.canonical()
-    wanted = [group_by, *extra] if group_by else list(extra)
-    return tuple(dict.fromkeys(c for c in wanted if c and c not in canonical))
+    return tuple(dict.fromkeys(c for c in extra if c and c not in canonical))
 
 
 def open_path(
     path: str | Path, read: ReadOptions | ColumnMap | None = None, *, group_by: str | None = None,
     keep: Sequence[str] = (), optional: Sequence[str] = (),
 ) -> TraceReader:
-    """Open one trace with ``read``'s options, carrying ``group_by`` and ``keep`` columns along."""
+    """Open one trace with ``read``'s options, carrying ``group_by`` and ``keep`` columns along. A
+    ``group_by`` column the trace lacks is read out of the scope text in ``run`` when it has one
+    (:func:`~ctwm_cli.traces.aggregate.group_expression`), else refused when counting."""
     read = as_read_options(read)
-    return open_trace(path, read.columns, keep=_keep_for(group_by, read.columns, keep), optional=optional,
-                      input_format=read.input_format, where=read.where, engine=read.engine)
+    grouped = _keep_for(read.columns, [group_by] if group_by else [])
+    return open_trace(path, read.columns, keep=_keep_for(read.columns, keep),
+                      optional=tuple(dict.fromkeys([*grouped, *optional])), input_format=read.input_format,
+                      where=read.where, engine=read.engine)
+
+
+def _by_scope(reader: TraceReader, group_by: str | None) -> bool:
+    """Whether ``group_by`` is read out of the scope texts in ``run`` (the trace has no such column)."""
+    return bool(group_by) and group_by not in reader.columns.canonical() and group_by not in reader.columns_found
+
+
+def _scoped_counts(reader: TraceReader, group_by: str | None, counts: list[ItemCounts]) -> list[ItemCounts]:
+    """``counts``, or an error when ``group_by`` came from ``run`` and no row's scope text holds it."""
+    if _by_scope(reader, group_by) and all(not c.group for c in counts):
+        from .scopekeys import key_names
+
+        raise InputError(f"{reader.source}: no column {group_by!r} to group by, and no run value is a scope text "
+                         f"holding {' or '.join(repr(k) for k in key_names(group_by))} (such as user_id=alice)")
+    return counts
 
 
 def scan_paths(
@@ -76,9 +94,12 @@ def read_counts(
     read = as_read_options(read)
     named = path_labels(paths, labels)
     if read.engine.engine == "duckdb":
-        return [relabelled(c, name) for p, name in zip(paths, named, strict=True)
-                for c in count_items(open_path(p, read, group_by=group_by), group_by=group_by, events=events,
-                                     progress=progress)]
+        out: list[ItemCounts] = []
+        for p, name in zip(paths, named, strict=True):
+            reader = open_path(p, read, group_by=group_by)
+            counts = count_items(reader, group_by=group_by, events=events, progress=progress)
+            out += [relabelled(c, name) for c in _scoped_counts(reader, group_by, counts)]
+        return out
     scans = scan_paths(paths, read, group_by=group_by, progress=progress, stats=False, labels=labels)
     out: list[ItemCounts] = []
     for scan in scans:

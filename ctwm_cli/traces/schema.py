@@ -26,7 +26,11 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
 #: Columns read as plain strings whatever their source type (``ts`` is kept as text).
 TEXT_COLUMNS = ("ts",)
 
-EVENT_KINDS = ("retrieve", "inject", "write", "update", "supersede", "invalidate", "archive", "evict", "maintain")
+EVENT_KINDS = ("retrieve", "inject", "write", "update", "supersede", "invalidate", "archive", "evict", "maintain",
+               "read", "restore")
+#: ``read``: the item was read by key (a store's ``get()``): a use, not a retrieval hit. ``restore``: an
+#: expired item is live again (its expiry cleared or moved later, or a read refreshed an expired TTL
+#: before the store swept it). The transitions of every kind: :mod:`ctwm_cli.health.lifecycle`.
 #: Rows that carry no memory item (``ctwm health``; telemetry import): ``search`` marks a retrieval
 #: query (so queries returning nothing are visible), ``context`` carries the prompt size of a model
 #: call in ``tokens``, ``task_outcome`` carries a task's result in the ``outcome`` column.

@@ -51,7 +51,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import CtwmWarning, UsageError, WriteError
-from .schema import EVENT_KINDS
+from .schema import CONTEXT_EVENT_KINDS, EVENT_KINDS
 
 #: Columns of a written trace, in order (schema v1 plus the ``ctwm health`` columns).
 WRITER_SCHEMA = pa.schema([
@@ -62,7 +62,7 @@ WRITER_SCHEMA = pa.schema([
 _WAL_PREFIX = ".wal-"
 _TMP_PREFIX = ".tmp-"  # a writer's private files (a log before it is locked, a segment being written)
 _TEXT_FIELDS = ("run", "ts", "task", "outcome")
-_KINDS = (*EVENT_KINDS, "search", "context", "task_outcome")
+_KINDS = (*EVENT_KINDS, *CONTEXT_EVENT_KINDS)
 _SUFFIXES = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".parquet", "parquet"))
 _INT64 = (-(2**63), 2**63 - 1)
 
