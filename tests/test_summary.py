@@ -122,7 +122,7 @@ def test_health_without_reads_or_live_memories_says_what_it_cannot_tell(run_cli)
     nothing = DeadWeightAcc()  # the real accumulator, fed a store whose one memory was removed
     nothing.feed("m0", "write", 0.0, None)
     nothing.feed("m0", "evict", 1.0, None)
-    empty = nothing.finish(1.0, None, {}, "step", [])
+    empty = nothing.finish({}, 1.0, None, None, "step", [])  # the lifecycle leaves nothing live
     assert empty.live == 0 and dead_weight_sentence(empty) == "No memory is live at the end of the trace."
 
 
