@@ -50,7 +50,7 @@ def _delta(treat, base, metric, closed, **kw):
 def test_a_planted_worse_memory_is_detected_with_the_right_sign(planted, worse, metric):
     closed, logs = planted
     d = _delta(logs[worse], logs["graph"], metric, closed)
-    assert d.metric == (f"{metric}_regret" if closed else metric)
+    assert d.metric == (f"{metric}_oracle_regret" if closed else metric)
     assert d.interval == "formed" and d.confidence_interval.low > 0, d  # worse: a positive difference, significant
     assert d.mde is not None and d.mde > 0
 
@@ -89,7 +89,7 @@ def test_open_loop_regret_deltas_equal_the_exactly_paired_deltas():
                         metrics=metrics)
     reg = paired_deltas(a, b, None, replicates=300, block="auto", level=0.95, rng=np.random.default_rng(4),
                         metrics=metrics, regret=True)
-    assert [d.metric for d in reg] == [f"{m}_regret" for m in metrics]
+    assert [d.metric for d in reg] == [f"{m}_oracle_regret" for m in metrics]
     for r, g in zip(raw, reg, strict=True):
         assert g.delta == pytest.approx(r.delta, abs=1e-12)
         assert g.block == r.block and g.interval == r.interval

@@ -34,6 +34,9 @@ from ..replay import ReplayConfig, replay_compare
 from ..results import ToDict, result
 
 
+#: the quality comparison of a replay row: tail error, or (closed loop) its regret (older runs: against counts)
+QUALITY_METRICS = ("tail_error", "tail_error_oracle_regret", "tail_error_regret")
+
 @result
 class ReportRow(ToDict):
     configuration: str
@@ -105,7 +108,7 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
         cov = next((d for d in comps if d.get("metric") == "transition_coverage"
                     and d.get("treatment") == c["treatment"]
                     and d.get("baseline") == c["baseline"]), {})
-        quality = next((d for d in comps if d.get("metric") in ("tail_error", "tail_error_regret")
+        quality = next((d for d in comps if d.get("metric") in QUALITY_METRICS
                         and d.get("treatment") == c["treatment"] and d.get("baseline") == c["baseline"]), {})
         rows.append(ReportRow(
             configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],

@@ -30,7 +30,10 @@ METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tok
                  "evidence_in_prompt": "evidence in prompt", "majority_evidence_in_prompt": "majority in prompt",
                  "tasks_per_episode": "tasks/episode",
                  "steps_per_task": "steps/task"}
-METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
+METRIC_LABELS.update({f"{k}{kind}": f"{v} {word}" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")
+                      for kind, word in (("_regret", "regret vs counts"), ("_oracle_regret", "regret"))})
+REGRET_TEXT = ("error metrics as regret: the arm's error minus the oracle's (the argmax of the true P(s'|s,a)) on the "
+               "arm's own steps; it does not say whether an arm walked into easier steps (see tasks/episode)")
 
 
 COMPARE_MEMORIES = "full,flat,graph,ctwm,none"
@@ -115,7 +118,7 @@ def _resampled(d) -> str:
 
 def _deltas_table(res: ReplayResult, seed: int) -> Table:
     cfg = res.config
-    on = "; error metrics as regret (error - counts on the arm's own steps)" if res.loop == "closed" else ""
+    on = f"; {REGRET_TEXT}" if res.loop == "closed" else ""
     c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% CIs, MDE at 80% power "
                     f"(B={cfg.bootstrap}, resample {cfg.resampling}, block {cfg.block}, seed={seed}){on}",
               title_justify="left",
@@ -261,7 +264,9 @@ def compare(
     Tokens per step, coverage, tail and overall error, answerable error and evidence in prompt per
     policy, the oracle and counts reference rows (none: the floor), and the paired deltas of every
     policy against --baseline with bootstrap CIs and their MDE at 80% power (closed loop: on regret,
-    each arm's error minus counts on its own steps). A --tau sweep runs ctwm once per τ.
+    each arm's error minus the oracle's on its own steps: how far its memory left the reader below the
+    best possible prediction of the steps it walked into; not whether those steps were easy). A --tau
+    sweep runs ctwm once per τ.
 
     \b
     Examples:

@@ -40,7 +40,7 @@ GraphRetrieval = choice("GraphRetrieval", GRAPH_RETRIEVALS)
 CtwmStore = choice("CtwmStore", CTWM_STORES)
 ReplayWalk = choice("ReplayWalk", WORLD_WALKS)
 ReplayPreset = choice("ReplayPreset", WORLD_PRESETS)
-OPEN_LOOP_EPISODES = 3
+OPEN_LOOP_EPISODES = 5  # the fewest the cluster bootstrap over episodes (the default resampling) forms on
 CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
 
 BaseUrlOpt = Annotated[str | None, typer.Option(
@@ -134,12 +134,13 @@ SHARED = [
     opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
          callback=at_most("ci_bootstrap")),
     opt("block", str, ("--block",),
-         "Block length (steps) of the moving-block bootstrap, or auto: per metric, the Politis-White rule on the "
+         "Block length (steps) of the circular block bootstrap (--resample steps), or auto: per metric, the Politis-White rule on the "
          "per-step difference (reported with its lag-1 autocorrelation). At most half the steps.", "auto"),
     opt("resample", Resample, ("--resample",),
-         "What the bootstrap resamples: steps (moving blocks within each episode), episodes (cluster bootstrap "
-         "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: steps in open loop, episodes in "
-         "closed loop. Task metrics are always resampled by episode.", Resample["auto"]),
+         "What the bootstrap resamples: steps (circular blocks within each episode), episodes (cluster bootstrap "
+         "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: episodes in closed loop and "
+         "wherever there are >= 5 episodes, else steps. Task metrics are always resampled by episode.",
+         Resample["auto"]),
     opt("min_effect", list[str] | None, ("--min-effect",),
          "X or METRIC=X (repeatable): exit 1 when a comparison cannot detect an effect of X at 80% power (its minimum "
          "detectable effect is larger, or no interval formed). A bare X is for answerable tail error (its regret in "

@@ -187,15 +187,15 @@ TAIL_TEXT = {
 
 def _method(cfg: ReplayConfig) -> str:
     """How the intervals were formed, in words (the JSON's ``bootstrap.method``)."""
-    steps = ("moving-block bootstrap over steps, stratified by seed, " +
+    steps = ("circular block bootstrap over steps within each episode, " +
              ("block per metric by the Politis-White rule on the per-step difference"
-              if cfg.block == "auto" else f"block {cfg.block}"))
+              if cfg.block == "auto" else f"block {cfg.block}") + ", percentile interval")
     base = "cluster bootstrap over episodes, Student-t interval" if cfg.resampling == "episodes" else steps
-    by_episode = cfg.loop == "closed" and cfg.resampling == "steps"
-    tasks = "; task metrics: cluster bootstrap over episodes" if by_episode else ""
-    regret = "; closed loop: error metrics compared as regret (error - counts on the arm's own steps)" \
+    by_episode = cfg.resampling == "steps"
+    tasks = "; task metrics: cluster bootstrap over episodes, Student-t interval" if by_episode else ""
+    regret = "; closed loop: error metrics compared as regret (error - oracle on the arm's own steps)" \
         if cfg.loop == "closed" else ""
-    return f"{base}{tasks}{regret}; percentile interval; mde at {POWER:.0%} power"
+    return f"{base}{tasks}{regret}; mde at {POWER:.0%} power"
 
 
 def _sweep(arms: Sequence[Arm], pooled: Sequence[ArmMetrics]) -> tuple[TauRow, ...]:

@@ -38,14 +38,20 @@ budget; ties: the one seen first) and has no prediction on unanswerable steps.
 (tokens of the agent's decision prompt per step, beside ``tokens_mean`` of the prediction prompt); in
 open loop they are ``None``.
 
-**Regret.** Every error metric has a regret: the arm's error minus the ``counts`` reference's error
-*on the arm's own steps* (``*_regret``), and minus ``oracle``'s (``*_oracle_regret``). In open loop
+**Regret.** Every error metric has a regret: the arm's error minus the ``oracle`` reference's error
+*on the arm's own steps* (``*_oracle_regret``), and minus ``counts``'s (``*_regret``). In open loop
 every arm has the same steps, so the reference cancels and a difference of regrets is exactly the
 difference of errors. In closed loop each arm drives its own trajectory, and a raw error difference
 mixes what the memory did with which steps the arm happened to walk into (Graph Memory with top-k = 1
 walked into easier steps and scored a *lower* answerable tail error than Graph, significantly); a
-difference of regrets holds each arm to its own ceiling. So closed-loop comparisons of error metrics
-are on regret (metric names ``*_regret``), paired by episode.
+difference of regrets holds each arm to its own ceiling. The ceiling is the oracle (the argmax of the
+true ``P(s' | s_t, a_t)``), which predicts on every step: ``counts`` has no prediction on an
+unanswerable step and is wrong there, so a regret against it was 94–96% the reader's guessing
+accuracy on those steps. So closed-loop comparisons of error metrics are on oracle regret (metric
+names ``*_oracle_regret``), paired by episode. What regret measures: how far below the best possible
+prediction of the steps it walked into an arm's memory left the reader. What it does not: whether
+the arm walked into easy or hard steps (compare ``tasks_per_episode`` for that), nor, on unanswerable
+steps, anything a memory could have changed (read ``answerable_*`` for that).
 
 **Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.paired`: the confidence
 interval is a percentile interval of a moving-block bootstrap over steps, stratified by seed (each
@@ -75,7 +81,7 @@ from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 from ..results import ToDict, result
 from ..vocabulary import TAIL_ON
 
-__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
+__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "REGRET", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
            "ReferenceMetrics", "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "tail_steps",
            "undetectable"]
 
@@ -86,6 +92,10 @@ CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
 EPISODE_METRICS = CLOSED_LOOP_METRICS  # their unit is the episode: always resampled by episode
 RESAMPLES = ("steps", "episodes")
 HEADLINE_METRIC = "answerable_tail_error"  # what a bare --min-effect X is about
+#: The regret closed-loop comparisons are on: error minus the oracle's on the arm's own steps. The oracle is a
+#: ceiling on every step; ``counts`` (``*_regret``) has no prediction on unanswerable steps, so a regret against it
+#: was mostly the reader's guessing accuracy there, weighted by how many such steps each arm walked into.
+REGRET = "_oracle_regret"
 #: Which state decides whether a step is a tail step: s_t (ctwm, the paper's text) or s_{t+1} (the paper's code).
 
 
@@ -314,7 +324,7 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
     if resample not in RESAMPLES:
         raise ValueError(f"resample must be one of {', '.join(RESAMPLES)}, got {resample!r}")
     names = [m for m in (metrics or (*METRICS, *CLOSED_LOOP_METRICS)) if m in a and m in b]
-    names = [f"{m}_regret" if regret and m in ERROR_METRICS else m for m in names]
+    names = [f"{m}{REGRET}" if regret and m in ERROR_METRICS else m for m in names]
     tname, bname = treat[0].arm.name, base[0].arm.name
     blocks: dict[int, BlockResample] = {}
     clusters: EpisodeResample | None = None
@@ -346,7 +356,7 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
 def undetectable(comparisons: Sequence[PairedDelta], metric: str, effect: float) -> list[PairedDelta]:
     """The comparisons of ``metric`` (or its regret) that cannot detect ``effect`` at 80% power: their
     minimum detectable effect is larger, or no interval was formed. Raises when none compares ``metric``."""
-    got = [d for d in comparisons if d.metric in (metric, f"{metric}_regret")]
+    got = [d for d in comparisons if d.metric in (metric, f"{metric}_regret", f"{metric}{REGRET}")]
     if not got:
         known = sorted({d.metric for d in comparisons})
         raise UsageError(f"min_effect: no comparison of {metric!r} in this run (metrics: {', '.join(known) or 'none'})",

@@ -38,6 +38,7 @@ from ..memory.policies import (
 )
 from ..memory.predictor import PREDICTORS, SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tiered_params import check_tiered_args
+from ..paired import MIN_CLUSTERS
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_counter
 from ..results import ToDict, result
 from ..world.env import WorldEnv
@@ -79,8 +80,8 @@ class ReplayConfig(ToDict):
     predictor_params: dict[str, Any] = dataclasses.field(default_factory=dict)
     bootstrap: int = 1000
     block: int | str = "auto"  # steps per bootstrap block, or "auto": the Politis-White rule per metric
-    # "steps" (moving blocks), "episodes" (cluster bootstrap; task metrics always) or "auto": steps in open
-    # loop, episodes in closed loop (where step t of one arm and step t of another are different steps)
+    # "steps" (circular blocks), "episodes" (cluster bootstrap; task metrics always) or "auto": episodes in
+    # closed loop (step t of one arm and step t of another are different steps) and wherever >= 5 episodes exist
     resample: str = "auto"
     level: float = 0.95
     verify_tokens: bool = False
@@ -100,9 +101,13 @@ class ReplayConfig(ToDict):
 
     @property
     def resampling(self) -> str:
-        """What the intervals resample: ``resample``, with ``auto`` resolved by the loop."""
+        """What the intervals resample: ``resample``, with ``auto`` resolved: whole episodes (the cluster
+        bootstrap) in closed loop and wherever there are at least :data:`~ctwm_cli.paired.MIN_CLUSTERS`
+        episodes; blocks of steps only in open loop with fewer. A difference that persists for hundreds of
+        steps at a few sparse steps looks uncorrelated to the block rule, and the block interval then gave
+        37% false positives at a nominal 5% where the cluster bootstrap held its level (issue 45)."""
         if self.resample == "auto":
-            return "episodes" if self.loop == "closed" else "steps"
+            return "episodes" if self.loop == "closed" or len(self.seeds) >= MIN_CLUSTERS else "steps"
         return self.resample
 
     @property
