@@ -136,3 +136,18 @@ def test_majority_evidence_is_graded_below_any_outcome_evidence(planted):
     cfg = ReplayConfig(**{**CFG, "seeds": (1,)}).checked()
     full = arm_metrics(_logs(cfg, Arm(memory="full", encoding="compact"), False))
     assert full.majority_evidence_in_prompt == full.evidence_in_prompt == 1
+
+
+def test_closed_loop_headline_regret_forms_where_the_arms_show_the_evidence(run_cli):
+    """Against counts the answerable regret was 0 at every step where the reader read the evidence (it
+    then predicts what counts predicts), so the default ``--min-effect`` metric was never formed ("not
+    formed: the numerator is 0 at every episode under both arms") and any --min-effect X exited 1.
+    Against the oracle it forms, and a large effect is detectable."""
+    import json
+
+    args = ["replay", "compare", "--agent", "reader", "--memory", "graph,ctwm", "--size", "100", "--steps", "400",
+            "--episodes", "6", "--seed", "1", "--bootstrap", "300"]
+    res = run_cli([*args, "--json", "--min-effect", "0.9"])
+    assert res.code == 0, res.err
+    d = next(c for c in json.loads(res.out)["comparisons"] if c["metric"] == "answerable_tail_error_oracle_regret")
+    assert d["interval"] == "formed" and d["resampling"] == "episodes" and d["units"] == 6

@@ -6,7 +6,8 @@ Per arm (pooled over the seeds' steps, and per seed):
   model receives: system prompt, user message (the memory prompt: header, memory lines, output
   contract) and the chat template (:meth:`~ctwm_cli.memory.tokens.TokenCounter.chat_overhead`);
   ``user_tokens_mean``, ``user_tokens_p95``: the user message alone (what the budget binds);
-  ``tokens_counted`` says so. p95 and the median by linear interpolation, numpy's default;
+  ``tokens_counted`` says so (``whole_request``; closed loop's ``decision_tokens_counted``:
+  ``user_message``). p95 and the median by linear interpolation, numpy's default;
 * ``state_coverage``: of the steps at which the memory held a transition from ``s_t``, the share
   whose prompt shows one (as a line or a tail-summary entry); ``transition_coverage``: the same for
   an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
@@ -77,6 +78,7 @@ import numpy as np
 
 from ..blocklength import politis_white_block
 from ..errors import UsageError
+from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
 from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 from ..results import ToDict, result
 from ..vocabulary import TAIL_ON
@@ -126,15 +128,17 @@ class ArmMetrics(ToDict):
     items_summarised: float  # tail-summary entries per step
     tail_items: float  # tail items per step (listed or counted)
     api_prompt_tokens: float | None  # endpoint predictor: API-reported prompt tokens per step
-    decision_tokens_mean: float | None  # closed loop only: tokens of the agent's decision prompt per step
+    decision_tokens_mean: float | None  # closed loop only: tokens of the agent's decision prompt per step (its user
+    # message: decision_tokens_counted)
     tasks_started: int | None
     tasks_reached: int | None
     steps_per_task: float | None
     majority_evidence_in_prompt: float | None = None  # answerable steps whose prompt shows the most seen outcome
     user_tokens_mean: float | None = None  # the user message alone (tokens_* count the whole request)
     user_tokens_p95: float | None = None
-    tokens_counted: str = "request"  # tokens_*: "request" (system + user + chat template) or "user" (message only)
+    tokens_counted: str = WHOLE_REQUEST  # tokens_*: "whole_request" (system + user + chat template) or "user_message"
     tasks_per_episode: float | None = None  # closed loop: targets reached per episode
+    decision_tokens_counted: str | None = None  # closed loop: "user_message" (the decision prompt alone)
     # error minus the counts (oracle) reference's error on this arm's own steps
     tail_error_regret: float | None = None
     overall_error_regret: float | None = None
@@ -200,11 +204,11 @@ def _tails(logs: Sequence, tails: Sequence[np.ndarray] | None) -> np.ndarray:
 
 
 def _request(logs: Sequence) -> tuple[np.ndarray, str]:
-    """Per-step tokens of the whole request (``"request"``), or of the user message when a log has no
-    request count (``"user"``)."""
+    """Per-step tokens of the whole request (``"whole_request"``), or of the user message when a log has no
+    request count (``"user_message"``)."""
     if all(getattr(g, "request_tokens", None) is not None for g in logs):
-        return _cat(logs, "request_tokens"), "request"
-    return _cat(logs, "tokens"), "user"
+        return _cat(logs, "request_tokens"), WHOLE_REQUEST
+    return _cat(logs, "tokens"), USER_MESSAGE
 
 
 def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, seed: int | None = None) -> ArmMetrics:
@@ -241,7 +245,8 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
         majority_evidence_in_prompt=_ratio((mc & te).sum(), te.sum()) if mc is not None else None,
-        tasks_per_episode=reached / len(logs) if closed else None, user_tokens_mean=float(user.mean()),
+        tasks_per_episode=reached / len(logs) if closed else None,
+        decision_tokens_counted=USER_MESSAGE if closed else None, user_tokens_mean=float(user.mean()),
         user_tokens_p95=float(np.percentile(user, 95)), tokens_counted=counted, **regret,
     )
 
