@@ -135,7 +135,8 @@ SHARED = [
          callback=at_most("ci_bootstrap")),
     opt("block", str, ("--block",),
          "Block length (steps) of the circular block bootstrap (--resample steps), or auto: per metric, the "
-         "Politis-White rule on the per-step difference (reported with its lag-1 autocorrelation). At most half the steps.", "auto"),
+         "Politis-White rule on the per-step difference (reported with its lag-1 autocorrelation). At most half the "
+         "steps.", "auto"),
     opt("resample", Resample, ("--resample",),
          "What the bootstrap resamples: steps (circular blocks within each episode), episodes (cluster bootstrap "
          "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: episodes in closed loop and "
