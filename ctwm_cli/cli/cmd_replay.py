@@ -247,7 +247,8 @@ def replay(
 def compare(
     memories: Annotated[list[str] | None, typer.Option(
         "--memory", help="Memory policies, a comma list or repeated (full, flat, graph, ctwm, tiered, none: no "
-        f"memory, the floor row) [default: {COMPARE_MEMORIES}].")] = None,
+        "memory, the floor row), or your own class: package.module:ClassName or path/to/file.py:ClassName (runs "
+        f"that code; see ctwm_cli.memory.MemoryPolicy) [default: {COMPARE_MEMORIES}].")] = None,
     encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
     baseline: Annotated[str | None, typer.Option(
         "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas) [default: graph if "

@@ -97,6 +97,7 @@ class ReplayOptions:
     ctwm_store: Any = None
     walk: Any = None
     preset: Any = None
+    episodes_from: str | None = None
 
 
 SHARED = [
@@ -114,6 +115,10 @@ SHARED = [
          f"{OPEN_LOOP_EPISODES} in open loop, {CLOSED_LOOP_EPISODES} in closed loop, enough to detect memory off by "
          "tasks per episode at least 80% of the time on the default world].", None),
     opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
+    opt("episodes_from", str | None, ("--episodes-from",),
+         "Replay your own recorded episodes instead (open loop): a JSON Lines file, one row per step with state, "
+         "action, observation (the next state) and optionally run and step; every policy replays every episode.",
+         None, metavar="FILE"),
     opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
          DEFAULT_BUDGET),
     opt("k", int, ("--k",), "Items retrieved by flat and graph (top-k).", DEFAULT_K),
@@ -203,6 +208,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
         episodes, flag = o.seeds, "--seeds"
     if episodes < 1:
         raise UsageError(f"{flag} must be >= 1, got {episodes}")
+    if o.episodes_from is not None and (o.episodes is not None or o.seeds is not None):
+        raise UsageError("--episodes-from replays the file's episodes; drop --episodes")
     endpoint = {"base_url": o.base_url, "model": o.model, "timeout": o.timeout}
     uses = o.predictor.value == "endpoint" or o.agent.value == "endpoint"
     if not uses and (o.base_url or o.model):
@@ -217,7 +224,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
     artifact = {k: getattr(o, k).value for k in ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk",
                                                  "preset") if getattr(o, k) is not None}
-    return dataclasses.replace(cfg, **artifact)
+    cfg = dataclasses.replace(cfg, **artifact, episodes_from=o.episodes_from)
+    return cfg.checked() if o.episodes_from is not None else cfg  # the file's episodes become the seeds
 
 
 def parse_block(text: str) -> int | str:

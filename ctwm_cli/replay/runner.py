@@ -36,6 +36,7 @@ from ..memory.policies import (
     DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, CoreTail, EpisodicMemory,
     FullHistory, check_policy_args,
 )
+from ..memory.plugins import is_policy_spec, load_policy
 from ..memory.predictor import PREDICTORS, SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tiered_params import check_tiered_args
 from ..paired import MIN_CLUSTERS
@@ -51,12 +52,13 @@ from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON
 from ..vocabulary import WORLD_PRESETS as PRESETS
 from ..vocabulary import WORLD_WALKS as WALKS
 from .metrics import RESAMPLES
+from .recorded import read_episodes
 
 MATCH_TOKENS = ("graph",)
 TASK_ZIPF = 1.1
 MAX_TASK_STEPS = 200
 #: Fields dropped from ``to_dict()`` while ``None`` (default configs and manifests stay as they were).
-OPTIONAL_FIELDS = ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk", "preset")
+OPTIONAL_FIELDS = ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk", "preset", "episodes_from")
 
 
 @result
@@ -93,6 +95,9 @@ class ReplayConfig(ToDict):
     ctwm_store: str | None = None  # None = "ranked"; "five-feature": the code's scored 200-entry store
     walk: str | None = None  # None = the world's own (typed; uniform-neighbour under a world preset)
     preset: str | None = None
+    # a file of recorded episodes (ctwm_cli.replay.recorded) replayed instead of Synthetic Graph World ones; the
+    # seeds are then the episodes' indices 0..E-1 and steps the longest episode
+    episodes_from: str | None = None
 
     @property
     def loop(self) -> str:
@@ -130,8 +135,17 @@ class ReplayConfig(ToDict):
         return dataclasses.replace(self, **unset, **at_default,
                                    world_params={**ARTIFACT_REPLAY_WORLD, **self.world_params})
 
+    def _with_recorded(self) -> ReplayConfig:
+        if self.episodes_from is None:
+            return self
+        if self.loop == "closed":
+            raise UsageError("episodes_from replays recorded trajectories (open loop); a closed-loop agent needs a "
+                             "world to act in", params=("episodes_from", "agent"))
+        rec = read_episodes(self.episodes_from)
+        return dataclasses.replace(self, seeds=tuple(range(len(rec.runs))), steps=max(t.size for t in rec.tids))
+
     def checked(self) -> ReplayConfig:
-        self = self._with_preset()
+        self = self._with_preset()._with_recorded()
         for name, choices in (("tail_on", TAIL_ON), ("flat_retrieval", FLAT_RETRIEVALS),
                               ("graph_retrieval", GRAPH_RETRIEVALS), ("ctwm_store", CTWM_STORES), ("walk", WALKS)):
             if getattr(self, name) is not None:
@@ -205,7 +219,9 @@ class Arm(ToDict):
         return f"{self.label}/{self.encoding}"
 
     def checked(self) -> Arm:
-        if self.memory not in MEMORY_POLICIES:
+        if is_policy_spec(self.memory):
+            load_policy(self.memory)  # a spec that does not load is refused before any work
+        elif self.memory not in MEMORY_POLICIES:
             raise UsageError(f"unknown memory policy {self.memory!r} (choose from: {', '.join(MEMORY_POLICIES)})",
                              params=("memory",))
         if self.encoding not in ENCODINGS:
@@ -281,7 +297,13 @@ class EpisodeLog:
 
 
 def episode(cfg: ReplayConfig, seed: int, world=None) -> Episode:
-    """The seed's world and (open loop) trajectory (``ctwm world run`` with the same settings)."""
+    """The seed's world and (open loop) trajectory (``ctwm world run`` with the same settings); with
+    ``episodes_from``, recorded episode number ``seed`` of the file and the file's world."""
+    if cfg.episodes_from is not None:
+        rec = read_episodes(cfg.episodes_from)
+        w, tids = rec.world, rec.tids[seed]
+        return Episode(seed=int(seed), world=w, tids=tids, states=w.tid_src[tids], actions=w.tid_local[tids],
+                       next_states=w.tid_dst[tids])
     sim = simulate(cfg.world_config(seed), world=world)
     w = sim.world
     if cfg.loop == "closed":
@@ -473,7 +495,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         tasks_started=loop.started if closed else None, tasks_reached=loop.reached if closed else None,
         task_lengths=loop.lengths if closed else None, task_end_steps=loop.ends if closed else None,
         decision_tokens=loop.decision_tokens if closed else None,
-        item_names=pol.item_names if observe is not None else None,
-        memory_events=list(pol.events) if observe is not None else None,
-        memory_stats=pol.memory_stats() if observe is not None else None,
+        item_names=getattr(pol, "item_names", None) if observe is not None else None,
+        memory_events=list(getattr(pol, "events", ())) if observe is not None else None,
+        memory_stats=pol.memory_stats() if observe is not None and hasattr(pol, "memory_stats") else None,
     )
