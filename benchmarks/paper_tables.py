@@ -12,7 +12,10 @@ Regenerates, from seeded runs of the Synthetic Graph World:
    allocation vector, so on ctwm's default trace it is the allocation's Gini (``ctwm simulate --trace``).
 4. Table 3's tail error (the memory comparison, random-walk agent): ``ctwm replay compare --preset
    artifact`` (the code's world at |V| = 100, top-1 hint check, tail on s_{t+1}, its Flat/Graph/CTWM)
-   and ctwm's default, each with CTWM − Graph and its paired 95% interval (moving-block bootstrap).
+   and ctwm's default, each with CTWM − Graph and its paired 95% interval, and two coverages, each named:
+   the store-retention coverage the paper and its code report (of the walk's distinct states/transitions,
+   the share the store holds at the end) and ctwm's prompt coverage (of the steps whose evidence was
+   stored, the share whose prompt showed it).
 
 The "code" column quotes what issue 30 measured by running the paper's public code (HEAD) beside ctwm;
 it is not recomputed here (this script never builds or runs that code).
@@ -59,6 +62,9 @@ CODE_52 = {"uniform reservoir": "–", "no retrieval": "0.04–0.18", "non-prefe
 #: as measured in issue 30.
 PAPER_T3 = (1.000, 0.994, 0.932, 0.805)
 CODE_T3 = (1.000, 0.995, 0.939, 0.926)
+#: The code's CTWM coverage_state / coverage_trans (the share of the walk's distinct states / transitions its
+#: 200-entry store retains at the end), as issue 45's review measured it; the other memories store everything.
+CODE_T3_COVERAGE = "– / – / – / 0.994/0.361"
 TAUS = (0.25, 0.5417, 0.8333, 1.125, 1.4167, 1.7083, 2.0)  # seven values, 0.25 to 2.0 (paper Section 5.6)
 
 
@@ -150,11 +156,14 @@ def table3(episodes, seed, steps=2000) -> list[str]:
     for name, cfg in (("artifact", ReplayConfig(preset="artifact", seeds=seeds, steps=steps)),
                       ("default", ReplayConfig(seeds=seeds, steps=steps))):
         res = replay_compare(cfg, memories=mems, baseline="graph", seed=seed)
-        errs = " / ".join(fmt(next(a.tail_error for a in res.arms if a.memory == m)) for m in mems)
+        arm = {a.memory: a for a in res.arms}
+        errs = " / ".join(fmt(arm[m].tail_error) for m in mems)
+        store = " / ".join(f"{fmt(arm[m].store_state_coverage)}/{fmt(arm[m].store_transition_coverage)}" for m in mems)
+        prompt = " / ".join(f"{fmt(arm[m].state_coverage)}/{fmt(arm[m].transition_coverage)}" for m in mems)
         d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
         i = d.confidence_interval
         ci = f"[{i.low:+.3f}, {i.high:+.3f}]" if i is not None else "(no interval)"
-        cells[name] = (errs, f"{d.delta:+.3f} {ci}")
+        cells[name] = (errs, f"{d.delta:+.3f} {ci}", store, prompt)
     print(f"table 3: {time.perf_counter() - t:.0f} s", file=sys.stderr)
     paper = " / ".join(fmt(x) for x in PAPER_T3)
     code = " / ".join(fmt(x) for x in CODE_T3)
@@ -162,7 +171,10 @@ def table3(episodes, seed, steps=2000) -> list[str]:
             "ctwm default |", "|---|---|---|---|---|",
             f"| Full / Flat / Graph / CTWM | {paper} | {code} | {cells['artifact'][0]} | {cells['default'][0]} |",
             f"| CTWM − Graph [95% CI] | {PAPER_T3[3] - PAPER_T3[2]:+.3f} | {CODE_T3[3] - CODE_T3[2]:+.3f} | "
-            f"{cells['artifact'][1]} | {cells['default'][1]} |"]
+            f"{cells['artifact'][1]} | {cells['default'][1]} |",
+            f"| store-retention coverage, state/transition (the paper's and its code's) | – | {CODE_T3_COVERAGE} | "
+            f"{cells['artifact'][2]} | {cells['default'][2]} |",
+            f"| prompt coverage, state/transition (ctwm's) | – | – | {cells['artifact'][3]} | {cells['default'][3]} |"]
 
 
 def main() -> None:

@@ -171,6 +171,9 @@ class FiveFeatureCoreTail(CoreTail):
         self.visits[s] += 1
         self.visits[d] += 1
 
+    def retained(self) -> set[int]:
+        return set(self.ids)  # the 200-entry store, after its evictions
+
     def scores(self) -> np.ndarray:
         """c over the stored entries (in insertion order)."""
         mem = self.memory

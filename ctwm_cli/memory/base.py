@@ -115,6 +115,13 @@ class MemoryPolicy(ABC):
         """ρ at a step: the ranked stored transition ids (rank 1 first) and their scores, for the current
         state and the action taken (its index within the state)."""
 
+    def retained(self) -> set[int] | None:
+        """The transition ids the policy's store holds now (what the paper's code calls its retained
+        entries, from which its coverage is computed). Default: every id written, since the episodic
+        store never evicts; a policy with a bounded store returns its entries; ``None``: its entries are
+        not transitions."""
+        return set(self.memory.history)
+
     def retrieve_state(self, state: int) -> Retrieval:
         """ρ for the state alone (a closed-loop agent deciding which action to take). Default: the
         retrieval for the state's action 0, whose candidates include the state's other actions."""

@@ -10,7 +10,11 @@ Per arm (pooled over the seeds' steps, and per seed):
   ``user_message``). p95 and the median by linear interpolation, numpy's default;
 * ``state_coverage``: of the steps at which the memory held a transition from ``s_t``, the share
   whose prompt shows one (as a line or a tail-summary entry); ``transition_coverage``: the same for
-  an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
+  an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction. This is *prompt* coverage;
+  ``store_state_coverage`` / ``store_transition_coverage`` are the paper's (its code's
+  ``coverage_state`` / ``coverage_trans``): of the episode's distinct states ``s_0..s_{T-1}`` /
+  transitions, the share its store still holds at the end (a state is held as an end of a held
+  transition), mean over episodes. A store that never evicts holds 1 of the transitions;
 * ``tail_error``: the error rate over steps whose current state ``s_t`` is a **tail state**: the
   ⌊n/2⌋ least visited of the n states visited at ``s_0 .. s_{T-1}`` of the episode (visit counts
   ascending, ties to the smaller state id) — in open loop the same set for every arm of a seed.
@@ -139,6 +143,10 @@ class ArmMetrics(ToDict):
     tokens_counted: str = WHOLE_REQUEST  # tokens_*: "whole_request" (system + user + chat template) or "user_message"
     tasks_per_episode: float | None = None  # closed loop: targets reached per episode
     decision_tokens_counted: str | None = None  # closed loop: "user_message" (the decision prompt alone)
+    # the paper's coverage (its code's): share of the episode's distinct states / transitions its store holds at
+    # the end, mean over episodes; state_coverage / transition_coverage are ctwm's prompt coverage
+    store_state_coverage: float | None = None
+    store_transition_coverage: float | None = None
     # error minus the counts (oracle) reference's error on this arm's own steps
     tail_error_regret: float | None = None
     overall_error_regret: float | None = None
@@ -195,6 +203,12 @@ def _ratio(num: float, den: float) -> float | None:
     return float(num / den) if den else None
 
 
+def _mean_of(logs: Sequence, name: str) -> float | None:
+    """Mean over episodes of a per-episode figure; None when an episode has none."""
+    vals = [getattr(g, name, None) for g in logs]
+    return None if any(v is None for v in vals) else float(np.mean(vals))
+
+
 def _cat(logs: Sequence, name: str) -> np.ndarray:
     return np.concatenate([getattr(g, name) for g in logs])
 
@@ -246,7 +260,9 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
         majority_evidence_in_prompt=_ratio((mc & te).sum(), te.sum()) if mc is not None else None,
         tasks_per_episode=reached / len(logs) if closed else None,
-        decision_tokens_counted=USER_MESSAGE if closed else None, user_tokens_mean=float(user.mean()),
+        decision_tokens_counted=USER_MESSAGE if closed else None,
+        store_state_coverage=_mean_of(logs, "store_state_coverage"),
+        store_transition_coverage=_mean_of(logs, "store_transition_coverage"), user_tokens_mean=float(user.mean()),
         user_tokens_p95=float(np.percentile(user, 95)), tokens_counted=counted, **regret,
     )
 
