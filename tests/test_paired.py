@@ -142,3 +142,35 @@ def test_an_interval_that_excludes_its_estimate_is_refused():
     assert confidence_interval(1.0, 2.0, 0.95, estimate=1.0).low == 1.0
     with pytest.raises(ValueError, match="excludes its estimate"):
         confidence_interval(1.0, 2.0, 0.95, estimate=2.5)
+
+
+def test_simulated_mde_is_the_normal_closed_form_on_normal_replicates():
+    """Shift model on normal replicates with the percentile interval: (z_.975 + z_.8) σ = 2.80 σ."""
+    from ctwm_cli.paired import simulated_mde
+
+    reps = np.random.default_rng(0).normal(0.0, 2.0, 20_000)
+    lo, hi = np.quantile(reps, [0.025, 0.975])
+    mde, err = simulated_mde(0.0, (lo, hi), reps, level=0.95)
+    assert mde == pytest.approx(2.8016 * 2.0, rel=0.02) and 0 < err < 0.05
+
+
+@pytest.mark.slow
+def test_a_difference_of_the_printed_mde_is_detected_about_80_percent_of_the_time():
+    """Sparse units (2% events): the printed MDE, median over pilot runs at no difference, is detected in
+    0.68-0.88 of 200 runs (measured 0.77; a little under 0.8 because the variance grows with the effect),
+    half of it far less often and 1.5 times it nearly always."""
+    rng = np.random.default_rng(3)
+    n, base = 2000, 0.02
+    one = np.ones(n)
+
+    def run(delta):
+        a, b = (rng.random(n) < base + delta).astype(float), (rng.random(n) < base).astype(float)
+        return paired_delta((a, one), (b, one), IndexResample(n, 400, rng), level=0.95, treatment="a",
+                            baseline="b", metric="m")
+
+    mde = float(np.median([run(0.0).mde for _ in range(40)]))
+    rates = []
+    for delta in (0.5 * mde, mde, 1.5 * mde):
+        got = [run(delta) for _ in range(200)]
+        rates.append(np.mean([d.confidence_interval is not None and d.confidence_interval.low > 0 for d in got]))
+    assert rates[0] < 0.4 and 0.68 <= rates[1] <= 0.88 and rates[2] > 0.9, rates

@@ -76,6 +76,11 @@ def arms_table(res: ReplayResult, title: str) -> Table:
     return t
 
 
+def mde_text(d) -> str:
+    err = getattr(d, "mde_mc_error", None)
+    return fmt_num(d.mde, 3) + ("" if d.mde is None or err is None else f" ±{fmt_num(err, 1)}")
+
+
 def reading(d) -> str:
     """What a paired delta says, in words: significant, bounded by its MDE, or why there is no interval."""
     if d.interval != "formed":
@@ -83,7 +88,7 @@ def reading(d) -> str:
     ci = d.confidence_interval
     if ci is None:
         return "–"
-    capped = " (block at its cap: the dependence may outlast it; try --resample episodes)" if d.block_capped else ""
+    capped = " (the dependence may outlast the block: try --resample episodes)" if d.block_capped else ""
     if ci.low > 0 or ci.high < 0:
         return ("higher" if ci.low > 0 else "lower") + capped
     return ("no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0") + capped
@@ -105,7 +110,8 @@ def deltas_table(res: ReplayResult, seed: int) -> Table:
               title_justify="left",
               caption="block / ρ1: the bootstrap block (steps) and the lag-1 autocorrelation of the per-step "
                       "difference it was chosen from; episodes: whole episodes resampled (Student-t interval); MDE: "
-                      "the smallest difference this run detects 80% of the time", caption_justify="left")
+                      "the smallest difference this run detects 80% of the time, read off its own bootstrap "
+                      "replicates (± its Monte Carlo error)", caption_justify="left")
     for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "MDE", "block / ρ1",
                 "reading", "relative [CI]"):
         c.add_column(col, justify="left" if col in ("treatment - baseline", "metric", "reading") else "right")
@@ -117,7 +123,7 @@ def deltas_table(res: ReplayResult, seed: int) -> Table:
             "" if rci is None else f" [{pct_text(rci.low)}, {pct_text(rci.high)}]")
         delta = fmt_num(d.delta, 3) + ("" if d.confidence_interval is None else f" {ci_text(d.confidence_interval)}")
         c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
-                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, fmt_num(d.mde, 3),
+                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, mde_text(d),
                   resampled_text(d), reading(d), rel)
         last = pair
     return c
