@@ -12,13 +12,17 @@ Regenerates, from seeded runs of the Synthetic Graph World:
    allocation vector, so on ctwm's default trace it is the allocation's Gini (``ctwm simulate --trace``).
 4. Table 3's tail error (the memory comparison, random-walk agent): ``ctwm replay compare --preset
    artifact`` (the code's world at |V| = 100, top-1 hint check, tail on s_{t+1}, its Flat/Graph/CTWM)
-   and ctwm's default, each with CTWM − Graph and its paired 95% interval (moving-block bootstrap).
+   and ctwm's default, each with CTWM − Graph and its paired 95% interval, and two coverages, each named:
+   the store-retention coverage the paper and its code report (of the walk's distinct states/transitions,
+   the share the store holds at the end) and ctwm's prompt coverage (of the steps whose evidence was
+   stored, the share whose prompt showed it).
 
 The "code" column quotes what issue 30 measured by running the paper's public code (HEAD) beside ctwm;
 it is not recomputed here (this script never builds or runs that code).
 
 Full run: 54 + 54 grid cells x 100,000 steps, two ladders, two sweeps. ``--quick``: |V| 100 and
-500, one seed, 20,000 steps, 5 replay episodes (30 in the full run). Output: Markdown on stdout; timings on stderr.
+500, one seed, 20,000 steps, 5 replay episodes of 1,000 steps (30 of 2,000 in the full run; about a minute,
+run by ``tests/test_paper_tables.py``). Output: Markdown on stdout; timings on stderr.
 
     /work/venv/bin/python benchmarks/paper_tables.py [--quick] [--jobs 2] [--seed 42]
 """
@@ -58,6 +62,9 @@ CODE_52 = {"uniform reservoir": "–", "no retrieval": "0.04–0.18", "non-prefe
 #: as measured in issue 30.
 PAPER_T3 = (1.000, 0.994, 0.932, 0.805)
 CODE_T3 = (1.000, 0.995, 0.939, 0.926)
+#: The code's CTWM coverage_state / coverage_trans (the share of the walk's distinct states / transitions its
+#: 200-entry store retains at the end), as issue 45's review measured it; the other memories store everything.
+CODE_T3_COVERAGE = "– / – / – / 0.994/0.361"
 TAUS = (0.25, 0.5417, 0.8333, 1.125, 1.4167, 1.7083, 2.0)  # seven values, 0.25 to 2.0 (paper Section 5.6)
 
 
@@ -128,7 +135,7 @@ def tau_sweep(size, steps, seed, tmp: Path) -> list[str]:
         sim = simulate(WorldConfig(family="scale-free", size=size, steps=steps, seed=seed, preset="artifact",
                                    retriever="state-tau", tau=tau))
         c = concentration(sim.access_counts(writes=True))
-        art.append((c.gini, c.skew, c.max_over_median))
+        art.append((c.gini, c.skewness, c.max_over_median))
     run_world(WorldConfig(family="scale-free", size=size, steps=steps, seed=seed), tmp / "tau-default")
     sim = simulate_trace(tmp / "tau-default" / "trace.parquet", TAUS, core=8, budget=512, ranking="counts")
     print(f"tau sweep: {time.perf_counter() - t:.0f} s", file=sys.stderr)
@@ -141,26 +148,33 @@ def tau_sweep(size, steps, seed, tmp: Path) -> list[str]:
     return lines
 
 
-def table3(episodes, seed) -> list[str]:
+def table3(episodes, seed, steps=2000) -> list[str]:
     t = time.perf_counter()
     mems = ("full", "flat", "graph", "ctwm")
     cells = {}
-    for name, cfg in (("artifact", ReplayConfig(preset="artifact", seeds=tuple(range(seed, seed + episodes)))),
-                      ("default", ReplayConfig(seeds=tuple(range(seed, seed + episodes))))):
+    seeds = tuple(range(seed, seed + episodes))
+    for name, cfg in (("artifact", ReplayConfig(preset="artifact", seeds=seeds, steps=steps)),
+                      ("default", ReplayConfig(seeds=seeds, steps=steps))):
         res = replay_compare(cfg, memories=mems, baseline="graph", seed=seed)
-        errs = " / ".join(fmt(next(a.tail_error for a in res.arms if a.memory == m)) for m in mems)
+        arm = {a.memory: a for a in res.arms}
+        errs = " / ".join(fmt(arm[m].tail_error) for m in mems)
+        store = " / ".join(f"{fmt(arm[m].store_state_coverage)}/{fmt(arm[m].store_transition_coverage)}" for m in mems)
+        prompt = " / ".join(f"{fmt(arm[m].state_coverage)}/{fmt(arm[m].transition_coverage)}" for m in mems)
         d = next(c for c in res.comparisons if c.metric == "tail_error" and c.treatment.startswith("ctwm"))
         i = d.confidence_interval
         ci = f"[{i.low:+.3f}, {i.high:+.3f}]" if i is not None else "(no interval)"
-        cells[name] = (errs, f"{d.delta:+.3f} {ci}")
+        cells[name] = (errs, f"{d.delta:+.3f} {ci}", store, prompt)
     print(f"table 3: {time.perf_counter() - t:.0f} s", file=sys.stderr)
     paper = " / ".join(fmt(x) for x in PAPER_T3)
     code = " / ".join(fmt(x) for x in CODE_T3)
-    return [f"| tail error ({episodes} episodes x 2,000 steps) | paper | paper's code | ctwm --preset artifact | "
+    return [f"| tail error ({episodes} episodes x {steps:,} steps) | paper | paper's code | ctwm --preset artifact | "
             "ctwm default |", "|---|---|---|---|---|",
             f"| Full / Flat / Graph / CTWM | {paper} | {code} | {cells['artifact'][0]} | {cells['default'][0]} |",
             f"| CTWM − Graph [95% CI] | {PAPER_T3[3] - PAPER_T3[2]:+.3f} | {CODE_T3[3] - CODE_T3[2]:+.3f} | "
-            f"{cells['artifact'][1]} | {cells['default'][1]} |"]
+            f"{cells['artifact'][1]} | {cells['default'][1]} |",
+            f"| store-retention coverage, state/transition (the paper's and its code's) | – | {CODE_T3_COVERAGE} | "
+            f"{cells['artifact'][2]} | {cells['default'][2]} |",
+            f"| prompt coverage, state/transition (ctwm's) | – | – | {cells['artifact'][3]} | {cells['default'][3]} |"]
 
 
 def main() -> None:
@@ -184,7 +198,7 @@ def main() -> None:
         print("**τ sweep on traces (Section 5.6)**\n")
         print("\n".join(tau_sweep(500, steps, args.seed, tmp)) + "\n")
         print("**Table 3 (tail error, random-walk agent; the preset: `ctwm replay compare --preset artifact`)**\n")
-        print("\n".join(table3(5 if args.quick else 30, args.seed)))
+        print("\n".join(table3(5 if args.quick else 30, args.seed, 1000 if args.quick else 2000)))
     print(f"total: {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 

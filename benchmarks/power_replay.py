@@ -36,6 +36,7 @@ from ctwm_cli.intervals import wilson_interval
 from ctwm_cli.paired import BlockResample, EpisodeResample, paired_delta
 from ctwm_cli.replay import Arm, ReplayConfig, episode, paired_deltas, replay_compare, run_episode, tail_states
 from ctwm_cli.replay.agents import make_agent
+from ctwm_cli.replay.metrics import REGRET
 
 
 def _rate(hits: int, n: int) -> str:
@@ -69,11 +70,12 @@ def memory_off(args) -> None:
         res = replay_compare(cfg, memories=("graph", "none"), baseline="graph", seed=seed)
         d = {c.metric: c for c in res.comparisons}
         t = d["tasks_per_episode"]
-        e = d["answerable_tail_error_regret"]
+        e = d[f"answerable_tail_error{REGRET}"]
         detect += _below(t)
         err += _above(e)
         print(f"run {r} (seeds {seed}..{seed + args.episodes - 1}): tasks/episode none {t.treatment_value:.2f} graph "
-              f"{t.baseline_value:.2f} delta {_d(t)} mde {t.mde}; answerable tail error regret {_d(e)}", flush=True)
+              f"{t.baseline_value:.2f} delta {_d(t)} mde {t.mde:.3g} ± {t.mde_mc_error:.2g}; answerable tail error "
+              f"regret {_d(e)}", flush=True)
     print(f"memory off detected by tasks/episode (interval below 0): {_rate(detect, args.reps)}")
     print(f"memory off detected by answerable tail error regret (interval above 0): {_rate(err, args.reps)}")
 

@@ -45,7 +45,10 @@ class BlockLength(ToDict):
     m_hat: int
     bandwidth: int
     n: int  # the episode length the block is for (the shortest episode)
-    capped: bool = False  # the rule wanted a longer block than the cap, or the correlations never died out
+    # the block cannot be trusted: the rule wanted a longer block than the cap, the correlations never died out, or
+    # sums over a long horizon vary more than the block implies (variance_ratio > VR_LIMIT)
+    capped: bool = False
+    variance_ratio: float | None = None  # var of horizon sums / (horizon/block * var of block sums); ~1 when it holds
 
 
 def _acov(pieces: Sequence[np.ndarray], max_lag: int) -> np.ndarray:
@@ -59,6 +62,37 @@ def _acov(pieces: Sequence[np.ndarray], max_lag: int) -> np.ndarray:
         for k in range(min(max_lag, n - 1) + 1):
             out[k] += float(d[: n - k] @ d[k:])
     return out / total
+
+
+#: a variance ratio above this says the dependence outlasts the block (see :func:`variance_ratio`)
+VR_LIMIT = 2.0
+
+
+def _batch_sums(pieces: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """Sums of consecutive non-overlapping batches of ``size`` steps within each episode, centred per batch size."""
+    out = [p[: p.size // size * size].reshape(-1, size).sum(axis=1) for p in pieces if p.size >= size]
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def variance_ratio(pieces: Sequence[np.ndarray], block: int) -> float | None:
+    """How much more a long horizon's sums vary than ``block``-step sums imply: ``var(S_H) / ((H / block)
+    var(S_block))`` with ``H`` the longest horizon leaving at least 8 batches in all (and at least 4
+    blocks). Near 1 when the dependence dies out within the block; a difference that keeps its sign for
+    hundreds of steps at a few sparse steps has a small lag-1 autocorrelation, a short automatic block,
+    and a ratio well above 1 (it is what the block bootstrap then misses). ``None`` when there is too
+    little data to compare."""
+    horizon = max(p.size for p in pieces)
+    while horizon >= 4 * block and sum(p.size // horizon for p in pieces) < 8:
+        horizon = int(horizon * 0.9)
+    if horizon < 4 * block:
+        return None
+    short, long_ = _batch_sums(pieces, block), _batch_sums(pieces, horizon)
+    if short.size < 8 or long_.size < 8:
+        return None
+    v_short = float(np.var(short, ddof=1))
+    if v_short <= 0:
+        return None
+    return float(np.var(long_, ddof=1) / (horizon / block * v_short))
 
 
 def _flat_top(t: np.ndarray) -> np.ndarray:
@@ -101,5 +135,8 @@ def politis_white_block(pieces: Sequence[np.ndarray] | np.ndarray) -> BlockLengt
     else:
         d_cb = (4.0 / 3.0) * g * g
         block = math.ceil((2.0 * big_g * big_g / d_cb) ** (1.0 / 3.0) * n_min ** (1.0 / 3.0))
-    return BlockLength(block=int(min(max(block, 1), cap)), lag1_autocorrelation=float(rho[1]), m_hat=int(m_hat),
-                       bandwidth=int(bandwidth), n=n_min, capped=bool(unresolved or block > cap))
+    chosen = int(min(max(block, 1), cap))
+    vr = variance_ratio(pieces, chosen)
+    return BlockLength(block=chosen, lag1_autocorrelation=float(rho[1]), m_hat=int(m_hat), bandwidth=int(bandwidth),
+                       n=n_min, capped=bool(unresolved or block > cap or (vr is not None and vr > VR_LIMIT)),
+                       variance_ratio=vr)

@@ -26,10 +26,21 @@ class ConfidenceInterval(ToDict):
         return ConfidenceInterval(low=-self.high, high=-self.low, level=self.level)
 
 
-def confidence_interval(low: float | None, high: float | None, level: float) -> ConfidenceInterval | None:
-    """The interval ``[low, high]`` at confidence ``level``, or ``None`` when it was not formed (a bound is None)."""
+def contains(low: float, high: float, estimate: float) -> bool:
+    """``low <= estimate <= high`` up to rounding (12 significant digits of the largest magnitude)."""
+    slack = 1e-12 * max(1.0, abs(low), abs(high), abs(estimate))
+    return low - slack <= estimate <= high + slack
+
+
+def confidence_interval(low: float | None, high: float | None, level: float, *,
+                        estimate: float | None = None) -> ConfidenceInterval | None:
+    """The interval ``[low, high]`` at confidence ``level``, or ``None`` when it was not formed (a bound is None).
+    With ``estimate``, an interval that excludes it is a bug of the caller (an interval must hold its own point
+    estimate) and raises ``ValueError``."""
     if low is None or high is None:
         return None
+    if estimate is not None and not contains(low, high, estimate):
+        raise ValueError(f"interval [{low!r}, {high!r}] excludes its estimate {estimate!r}")
     return ConfidenceInterval(low=float(low), high=float(high), level=float(level))
 
 

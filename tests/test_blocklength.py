@@ -137,3 +137,26 @@ def test_all_zero_numerators_are_not_an_interval():
                      np.random.default_rng(0)), level=0.95, treatment="a", baseline="b", metric="m", unit="step")
     assert d.delta == 0 and d.confidence_interval is None
     assert d.interval == "not formed: the numerator is 0 at every step under both arms"
+
+
+def test_variance_ratio_is_near_one_without_long_dependence_and_warns_on_a_sparse_persistent_difference():
+    """A difference at ~2% of the steps whose sign persists 200 steps has a lag-1 autocorrelation near 0 and a
+    short automatic block, which cannot hold it; the long-horizon variance ratio sees it and the block is
+    flagged (``capped``). White noise: the ratio is near 1 and no flag."""
+    from ctwm_cli.blocklength import VR_LIMIT, variance_ratio
+
+    rng = np.random.default_rng(4)
+    flags, ratios = [], []
+    for _ in range(20):
+        pieces = []
+        for _ in range(5):
+            sign = np.repeat(rng.choice([-1.0, 1.0], size=10), 200)
+            pieces.append(np.where(rng.random(2000) < 0.02, sign, 0.0))
+        got = politis_white_block(pieces)
+        assert abs(got.lag1_autocorrelation) < 0.1 and got.block < 20
+        flags.append(got.capped)
+        ratios.append(got.variance_ratio)
+    assert np.mean(flags) >= 0.8 and np.median(ratios) > VR_LIMIT
+    noise = [variance_ratio([rng.standard_normal(2000) for _ in range(5)], 3) for _ in range(50)]
+    assert 0.7 < np.median(noise) < 1.3
+    assert np.mean([politis_white_block([rng.standard_normal(2000) for _ in range(5)]).capped for _ in range(50)]) < 0.1

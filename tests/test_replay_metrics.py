@@ -35,7 +35,7 @@ def test_metrics_match_an_independent_recomputation(small_run):
         memory, tau = arm.memory, arm.tau
         d = steps[(steps.memory == memory) & ((steps.tau == tau) if tau is not None else steps.tau.isna())]
         assert len(d) == 800
-        assert arm.tokens_counted == "request"
+        assert arm.tokens_counted == "whole_request"
         assert arm.tokens_mean == pytest.approx(d.request_tokens.mean())
         assert arm.tokens_median == pytest.approx(d.request_tokens.median())
         assert arm.tokens_p95 == pytest.approx(np.percentile(d.request_tokens, 95))

@@ -50,7 +50,7 @@ def _delta(treat, base, metric, closed, **kw):
 def test_a_planted_worse_memory_is_detected_with_the_right_sign(planted, worse, metric):
     closed, logs = planted
     d = _delta(logs[worse], logs["graph"], metric, closed)
-    assert d.metric == (f"{metric}_regret" if closed else metric)
+    assert d.metric == (f"{metric}_oracle_regret" if closed else metric)
     assert d.interval == "formed" and d.confidence_interval.low > 0, d  # worse: a positive difference, significant
     assert d.mde is not None and d.mde > 0
 
@@ -89,7 +89,7 @@ def test_open_loop_regret_deltas_equal_the_exactly_paired_deltas():
                         metrics=metrics)
     reg = paired_deltas(a, b, None, replicates=300, block="auto", level=0.95, rng=np.random.default_rng(4),
                         metrics=metrics, regret=True)
-    assert [d.metric for d in reg] == [f"{m}_regret" for m in metrics]
+    assert [d.metric for d in reg] == [f"{m}_oracle_regret" for m in metrics]
     for r, g in zip(raw, reg, strict=True):
         assert g.delta == pytest.approx(r.delta, abs=1e-12)
         assert g.block == r.block and g.interval == r.interval
@@ -136,3 +136,18 @@ def test_majority_evidence_is_graded_below_any_outcome_evidence(planted):
     cfg = ReplayConfig(**{**CFG, "seeds": (1,)}).checked()
     full = arm_metrics(_logs(cfg, Arm(memory="full", encoding="compact"), False))
     assert full.majority_evidence_in_prompt == full.evidence_in_prompt == 1
+
+
+def test_closed_loop_headline_regret_forms_where_the_arms_show_the_evidence(run_cli):
+    """Against counts the answerable regret was 0 at every step where the reader read the evidence (it
+    then predicts what counts predicts), so the default ``--min-effect`` metric was never formed ("not
+    formed: the numerator is 0 at every episode under both arms") and any --min-effect X exited 1.
+    Against the oracle it forms, and a large effect is detectable."""
+    import json
+
+    args = ["replay", "compare", "--agent", "reader", "--memory", "graph,ctwm", "--size", "100", "--steps", "400",
+            "--episodes", "6", "--seed", "1", "--bootstrap", "300"]
+    res = run_cli([*args, "--json", "--min-effect", "0.9"])
+    assert res.code == 0, res.err
+    d = next(c for c in json.loads(res.out)["comparisons"] if c["metric"] == "answerable_tail_error_oracle_regret")
+    assert d["interval"] == "formed" and d["resampling"] == "episodes" and d["units"] == 6

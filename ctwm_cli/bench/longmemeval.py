@@ -48,7 +48,7 @@ import numpy as np
 from ..checks import check_range
 from ..errors import UsageError
 from ..llm import ChatClient, check_timeout
-from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
+from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, USER_MESSAGE, token_counter
 from ..progress import ProgressCallback
 from ..paired import IndexResample, PairedDelta, paired_delta
 from ..results import ToDict, result
@@ -258,6 +258,7 @@ class LongMemEvalResult(ToDict):
     accuracy_note: str
     bootstrap: dict[str, Any]
     endpoint_stats: dict[str, Any]
+    tokens_counted: str = USER_MESSAGE  # every token figure: the prompt (user message) alone, no system/template
 
 
 def parse_memories(spec: str | Sequence[str]) -> tuple[str, ...]:

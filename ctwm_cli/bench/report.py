@@ -29,10 +29,14 @@ from typing import Any
 from ..checks import check_range
 from ..errors import InputError, UsageError
 from ..intervals import ConfidenceInterval
+from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
 from ..progress import ProgressCallback
 from ..replay import ReplayConfig, replay_compare
 from ..results import ToDict, result
 
+
+#: the quality comparison of a replay row: tail error, or (closed loop) its regret (older runs: against counts)
+QUALITY_METRICS = ("tail_error", "tail_error_oracle_regret", "tail_error_regret")
 
 @result
 class ReportRow(ToDict):
@@ -55,6 +59,9 @@ class ReportRow(ToDict):
     quality_confidence_interval: ConfidenceInterval | None = None
     quality_mde: float | None = None  # its minimum detectable effect at 80% power
     quality_interval: str | None = None  # "formed", or why the quality difference has no interval
+    # what the token figures count: "whole_request" (replay: system + user + chat template) or "user_message"
+    # (bench longmemeval/textworld: the prompt alone); rows that count differently are not comparable
+    tokens_counted: str | None = None
 
 
 #: the flat interval keys of results saved before issue 24 named them ``confidence_interval: {low, high, level}``
@@ -94,6 +101,17 @@ def _neg(v: float | None) -> float | None:
     return None if v is None else -v
 
 
+#: ``tokens_counted`` as results saved before issue 45 wrote it
+OLD_TOKENS_COUNTED = {"request": WHOLE_REQUEST, "user": USER_MESSAGE}
+
+
+def _counted(doc: dict[str, Any], default: str) -> str:
+    """What a saved result's token figures count (replay: from its arms; older results: ``default``)."""
+    got = doc.get("tokens_counted") or next((a.get("tokens_counted") for a in doc.get("arms", [])
+                                              if isinstance(a, dict) and a.get("tokens_counted")), None)
+    return OLD_TOKENS_COUNTED.get(got, got) if got else default
+
+
 def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
     rows = []
     steps = sum(a.get("steps", 0) for a in doc.get("arms", []) if a.get("memory") == "graph")
@@ -105,7 +123,7 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
         cov = next((d for d in comps if d.get("metric") == "transition_coverage"
                     and d.get("treatment") == c["treatment"]
                     and d.get("baseline") == c["baseline"]), {})
-        quality = next((d for d in comps if d.get("metric") in ("tail_error", "tail_error_regret")
+        quality = next((d for d in comps if d.get("metric") in QUALITY_METRICS
                         and d.get("treatment") == c["treatment"] and d.get("baseline") == c["baseline"]), {})
         rows.append(ReportRow(
             configuration=label, source=source, units="steps", n=int(steps), baseline=c["baseline"],
@@ -115,7 +133,7 @@ def _replay_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow
             reduction_confidence_interval=_interval(c, "relative_confidence_interval", source, negate=True),
             parity_metric="transition coverage",
             baseline_parity=cov.get("baseline_value"), treatment_parity=cov.get("treatment_value"),
-            parity_delta=cov.get("delta"), **_quality(quality, source)))
+            parity_delta=cov.get("delta"), tokens_counted=_counted(doc, WHOLE_REQUEST), **_quality(quality, source)))
     return rows
 
 
@@ -136,7 +154,7 @@ def _lme_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
             reduction_confidence_interval=_interval(c, "relative_confidence_interval", source, negate=True),
             parity_metric=parity if measured else "session recall (all)",
             baseline_parity=p.get("baseline_value"), treatment_parity=p.get("treatment_value"),
-            parity_delta=p.get("delta"), **_quality(p, source)))
+            parity_delta=p.get("delta"), tokens_counted=_counted(doc, USER_MESSAGE), **_quality(p, source)))
     return rows
 
 
@@ -149,7 +167,8 @@ def _tw_rows(doc: dict[str, Any], label: str, source: str) -> list[ReportRow]:
         reduction_confidence_interval=_interval(doc, "reduction_confidence_interval", source),
         parity_metric=f"success (of {n_games} games)", baseline_parity=doc.get("success_graph"),
         treatment_parity=doc.get("success_ctwm"),
-        parity_delta=None if doc.get("success_graph") is None else doc["success_ctwm"] - doc["success_graph"])]
+        parity_delta=None if doc.get("success_graph") is None else doc["success_ctwm"] - doc["success_graph"],
+        tokens_counted=_counted(doc, USER_MESSAGE))]
 
 
 def rows_from_document(doc: Any, source: str, label: str | None = None) -> list[ReportRow]:
@@ -221,7 +240,8 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
     notes = ("reduction = 1 - tokens(CTWM) / tokens(Graph Memory) over paired units; negative: CTWM spent more",
              "synthetic rows: CTWM under the matched budget rule (--match-tokens graph: at every step its budget is "
              "what Graph Memory spent, or its minimal prompt if larger), so they compare at equal cost",
-             "CI: the interval of each source (synthetic: block bootstrap over steps; LongMemEval: paired bootstrap "
-             "over "
-             "questions; text games: paired bootstrap over games)")
+             "CI: the interval of each source (synthetic: its replay's resampling, episodes or blocks of steps; "
+             "LongMemEval: paired bootstrap over questions; text games: paired bootstrap over games)",
+             "tokens counted: whole request (system prompt + user message + chat template) or user message (the "
+             "prompt alone); rows that count differently are not comparable")
     return BenchReport(results=tuple(rows), notes=notes)

@@ -47,7 +47,7 @@ import numpy as np
 from ..checks import check_range
 from ..errors import InputError, UsageError
 from ..intervals import ConfidenceInterval
-from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, token_counter
+from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, USER_MESSAGE, token_counter
 from ..progress import ProgressCallback
 from ..paired import BlockResample, IndexResample, paired_delta
 from ..results import ToDict, result
@@ -298,6 +298,7 @@ class TextGameResult(ToDict):
     success_ctwm: int
     success_note: str
     bootstrap: dict[str, Any]
+    tokens_counted: str = USER_MESSAGE  # every token figure: the prompt (user message) alone, no system/template
 
 
 def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "walkthrough", max_steps: int = 50,
@@ -360,7 +361,7 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
         resample = BlockResample([played[0].steps], block, bootstrap, rng)
         d = paired_delta((c_all, np.ones(c_all.size)), (g_all, np.ones(g_all.size)), resample, level=level,
                          treatment="ctwm", baseline="graph", metric="tokens")
-        method = "moving-block bootstrap over the steps of the one game, percentile interval"
+        method = "circular block bootstrap over the steps of the one game, percentile interval"
     # reduction = 1 - sum(ctwm)/sum(graph) = -relative, so its interval is the relative one negated
     rci = d.relative_confidence_interval
     method = method if d.interval == "formed" else d.interval

@@ -253,14 +253,16 @@ def textworld(
 def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
     t = Table(title="Cross-benchmark token reduction: CTWM vs Graph Memory, paired (Table 5 style)",
               title_justify="left", caption="; ".join(res.notes) + ".", caption_justify="left")
-    for col in ("configuration", "paired", "graph tokens", "ctwm tokens", "token reduction", "CI", "quality",
+    for col in ("configuration", "paired", "tokens counted", "graph tokens", "ctwm tokens", "token reduction", "CI",
+                "quality",
                 "ctwm - graph [CI]", "parity", "graph", "ctwm"):
         t.add_column(col, justify="left" if col in ("configuration", "parity", "quality") else "right")
     for r in res.results:
         q = "–" if r.quality_delta is None else f"{r.quality_delta:+.3f}" + (
             f" ({r.quality_interval})" if r.quality_confidence_interval is None else
             f" {_ci(r.quality_confidence_interval, pct=False)}")
-        t.add_row(r.configuration, f"{r.n:,} {r.units}", fmt_num(r.baseline_tokens, 5), fmt_num(r.treatment_tokens, 5),
+        t.add_row(r.configuration, f"{r.n:,} {r.units}", (r.tokens_counted or "–").replace("_", " "),
+                  fmt_num(r.baseline_tokens, 5), fmt_num(r.treatment_tokens, 5),
                   _pct(r.reduction), _ci(r.reduction_confidence_interval),
                   (r.quality_metric or "–").replace("_", " "), q,
                   r.parity_metric or "–", fmt_num(r.baseline_parity, 3), fmt_num(r.treatment_parity, 3))

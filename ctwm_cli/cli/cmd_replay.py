@@ -14,6 +14,7 @@ from rich.table import Table
 from ..errors import CheckFailed, UsageError
 from .options import Format, comma_list, output_flags, tau_values
 from .output import emit, fmt_num, message, progress_bar
+from .replay_tables import arms_table, ci_text, deltas_table
 from .replay_options import (
     BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
     TimeoutOpt, build_config, timed, replay_options, replay_options_no_out,
@@ -22,16 +23,6 @@ from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..replay import ReplayResult
-
-METRIC_LABELS = {"tokens_mean": "tokens/step", "user_tokens_mean": "user msg tokens/step", "tail_error": "tail error",
-                 "overall_error": "overall error",
-                 "state_coverage": "state cov.", "transition_coverage": "transition cov.",
-                 "answerable_tail_error": "answerable tail err.", "answerable_overall_error": "answerable err.",
-                 "evidence_in_prompt": "evidence in prompt", "majority_evidence_in_prompt": "majority in prompt",
-                 "tasks_per_episode": "tasks/episode",
-                 "steps_per_task": "steps/task"}
-METRIC_LABELS.update({f"{k}_regret": f"{v} regret" for k, v in list(METRIC_LABELS.items()) if k.endswith("error")})
-
 
 COMPARE_MEMORIES = "full,flat,graph,ctwm,none"
 
@@ -42,101 +33,6 @@ def default_baseline(memories: list[str]) -> str | None:
     if "graph" in memories:
         return "graph"
     return memories[0] if len(memories) > 1 else None
-
-
-def _ci(ci, digits: int = 3) -> str:
-    return "–" if ci is None else f"[{fmt_num(ci.low, digits)}, {fmt_num(ci.high, digits)}]"
-
-
-def _pct(v) -> str:
-    return "–" if v is None else f"{100 * v:+.1f}%"
-
-
-def _arms_table(res: ReplayResult, title: str) -> Table:
-    cfg = res.config
-    closed = res.loop == "closed"
-    t = Table(title=f"{title} ({res.loop} loop): {cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x "
-                    f"{cfg.steps:,} steps, budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}",
-              title_justify="left",
-              caption="tokens: the whole request a model receives per step (system prompt, user message, chat "
-                      f"template of {res.tokenizer}); user msg: the memory prompt alone (what the budget binds); "
-                      "coverage: state/transition; answerable: an "
-                      "outcome of (s, a) was seen earlier, so a memory could hold it; evidence: share of answerable "
-                      "steps whose evidence "
-                      "reached the prompt; majority: ... whose most often seen outcome did; tail: steps at the "
-                      "least-visited half of the visited states"
-                      + ("; each arm drives its own trajectory (closed loop)." if closed else "."),
-              caption_justify="left")
-    cols = ["method", "tokens/step", "p95", "user msg", "coverage", "tail err", "overall err", "answerable",
-            "ans. tail err", "ans. err", "evidence", "majority"]
-    if closed:
-        cols += ["decision tokens", "tasks reached", "steps/task"]
-    for col in cols:
-        t.add_column(col, justify="left" if col == "method" else "right", no_wrap=col == "method")
-    for a in res.arms:
-        row = [a.arm, fmt_num(a.tokens_mean, 5), fmt_num(a.tokens_p95, 5), fmt_num(a.user_tokens_mean, 5),
-               f"{fmt_num(a.state_coverage, 3)}/{fmt_num(a.transition_coverage, 3)}", fmt_num(a.tail_error, 3),
-               fmt_num(a.overall_error, 3), f"{a.answerable_steps:,}", fmt_num(a.answerable_tail_error, 3),
-               fmt_num(a.answerable_overall_error, 3), fmt_num(a.evidence_in_prompt, 3),
-               fmt_num(a.majority_evidence_in_prompt, 3)]
-        if closed:
-            row += [fmt_num(a.decision_tokens_mean, 5), f"{a.tasks_reached}/{a.tasks_started}",
-                    fmt_num(a.steps_per_task, 4)]
-        t.add_row(*row)
-    for r in res.references:
-        label = r.name if r.on is None else f"{r.name} on {r.on}"
-        row = [f"{label} (reference)", "–", "–", "–", "–", fmt_num(r.tail_error, 3), fmt_num(r.overall_error, 3),
-               f"{r.answerable_steps:,}", fmt_num(r.answerable_tail_error, 3), fmt_num(r.answerable_overall_error, 3),
-               "–", "–"]
-        t.add_row(*([*row, "–", "–", "–"] if closed else row))
-    return t
-
-
-def reading(d) -> str:
-    """What a paired delta says, in words: significant, bounded by its MDE, or why there is no interval."""
-    if d.interval != "formed":
-        return d.interval
-    ci = d.confidence_interval
-    if ci is None:
-        return "–"
-    capped = " (block at its cap: the dependence may outlast it; try --resample episodes)" if d.block_capped else ""
-    if ci.low > 0 or ci.high < 0:
-        return ("higher" if ci.low > 0 else "lower") + capped
-    return ("no difference larger than ±" + fmt_num(d.mde, 2) if d.mde is not None else "interval includes 0") + capped
-
-
-def _resampled(d) -> str:
-    if d.resampling == "episodes":
-        return "episodes"
-    if d.block is None:
-        return "–"
-    return f"{d.block}" + ("" if d.lag1_autocorrelation is None else f" / {d.lag1_autocorrelation:+.2f}")
-
-
-def _deltas_table(res: ReplayResult, seed: int) -> Table:
-    cfg = res.config
-    on = "; error metrics as regret (error - counts on the arm's own steps)" if res.loop == "closed" else ""
-    c = Table(title=f"paired deltas (treatment - baseline), {int(100 * cfg.level)}% CIs, MDE at 80% power "
-                    f"(B={cfg.bootstrap}, resample {cfg.resampling}, block {cfg.block}, seed={seed}){on}",
-              title_justify="left",
-              caption="block / ρ1: the bootstrap block (steps) and the lag-1 autocorrelation of the per-step "
-                      "difference it was chosen from; episodes: whole episodes resampled (Student-t interval); MDE: "
-                      "the smallest difference this run detects 80% of the time", caption_justify="left")
-    for col in ("treatment - baseline", "metric", "treatment", "baseline", "delta [CI]", "MDE", "block / ρ1",
-                "reading", "relative [CI]"):
-        c.add_column(col, justify="left" if col in ("treatment - baseline", "metric", "reading") else "right")
-    last = None
-    for d in res.comparisons:
-        pair = f"{d.treatment} - {d.baseline}"
-        rci = d.relative_confidence_interval
-        rel = "–" if d.relative is None else _pct(d.relative) + (
-            "" if rci is None else f" [{_pct(rci.low)}, {_pct(rci.high)}]")
-        delta = fmt_num(d.delta, 3) + ("" if d.confidence_interval is None else f" {_ci(d.confidence_interval)}")
-        c.add_row(pair if pair != last else "", METRIC_LABELS.get(d.metric, d.metric),
-                  fmt_num(d.treatment_value, 4), fmt_num(d.baseline_value, 4), delta, fmt_num(d.mde, 3),
-                  _resampled(d), reading(d), rel)
-        last = pair
-    return c
 
 
 def check_min_effect(res: ReplayResult, specs: list[str] | None) -> None:
@@ -161,9 +57,9 @@ def check_min_effect(res: ReplayResult, specs: list[str] | None) -> None:
 
 
 def _render(res: ReplayResult, fmt: Format, seed: int, title: str, plot: str | None = None) -> None:
-    tables: list[Any] = [_arms_table(res, title)]
+    tables: list[Any] = [arms_table(res, title)]
     if res.comparisons:
-        tables.append(_deltas_table(res, seed))
+        tables.append(deltas_table(res, seed))
     if res.tau_sweep:
         s = Table(title="τ sweep (ctwm, measured on the episodes)", title_justify="left")
         for col in ("encoding", "tau", "tokens/step", "tail error", "overall error", "core lines", "tail listed",
@@ -244,7 +140,8 @@ def replay(
 def compare(
     memories: Annotated[list[str] | None, typer.Option(
         "--memory", help="Memory policies, a comma list or repeated (full, flat, graph, ctwm, tiered, none: no "
-        f"memory, the floor row) [default: {COMPARE_MEMORIES}].")] = None,
+        "memory, the floor row), or your own class: package.module:ClassName or path/to/file.py:ClassName (runs "
+        f"that code; see ctwm_cli.memory.MemoryPolicy) [default: {COMPARE_MEMORIES}].")] = None,
     encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
     baseline: Annotated[str | None, typer.Option(
         "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas) [default: graph if "
@@ -261,7 +158,9 @@ def compare(
     Tokens per step, coverage, tail and overall error, answerable error and evidence in prompt per
     policy, the oracle and counts reference rows (none: the floor), and the paired deltas of every
     policy against --baseline with bootstrap CIs and their MDE at 80% power (closed loop: on regret,
-    each arm's error minus counts on its own steps). A --tau sweep runs ctwm once per τ.
+    each arm's error minus the oracle's on its own steps: how far its memory left the reader below the
+    best possible prediction of the steps it walked into; not whether those steps were easy). A --tau
+    sweep runs ctwm once per τ.
 
     \b
     Examples:
@@ -362,12 +261,12 @@ def pareto(
     for col in cols:
         t.add_column(col, justify="left" if col == "series" else "right", no_wrap=col == "series")
     for p in res.points:
-        row = [p.arm, str(p.budget), f"{fmt_num(p.tokens_mean, 5)} {_ci(p.tokens_confidence_interval, 4)}",
+        row = [p.arm, str(p.budget), f"{fmt_num(p.tokens_mean, 5)} {ci_text(p.tokens_confidence_interval, 4)}",
                f"{fmt_num(p.answerable_tail_error, 3)} "
-               f"{_ci(p.answerable_tail_error_confidence_interval)}",
+               f"{ci_text(p.answerable_tail_error_confidence_interval)}",
                fmt_num(p.evidence_in_prompt, 3)]
         if res.loop == "closed":
-            row.append(f"{fmt_num(p.task_rate, 3)} {_ci(p.task_rate_confidence_interval)}")
+            row.append(f"{fmt_num(p.task_rate, 3)} {ci_text(p.task_rate_confidence_interval)}")
         t.add_row(*row)
     tables: list[Any] = [t]
     if plot:
@@ -438,8 +337,8 @@ def frozen(
             tt.add_column(col, justify="left" if col in ("memory", "live enc", "interval") else "right")
         for g in res.trajectory_terms:
             tt.add_row(g.memory if g.tau is None else f"{g.memory}(tau={g.tau:g})", g.live_encoding, str(g.episodes),
-                       f"{fmt_num(g.mean, 3)} {_ci(g.confidence_interval)}",
-                       f"{fmt_num(g.tail_mean, 3)} {_ci(g.tail_confidence_interval)}", g.interval)
+                       f"{fmt_num(g.mean, 3)} {ci_text(g.confidence_interval)}",
+                       f"{fmt_num(g.tail_mean, 3)} {ci_text(g.tail_confidence_interval)}", g.interval)
         tables.append(tt)
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")

@@ -40,8 +40,8 @@ GraphRetrieval = choice("GraphRetrieval", GRAPH_RETRIEVALS)
 CtwmStore = choice("CtwmStore", CTWM_STORES)
 ReplayWalk = choice("ReplayWalk", WORLD_WALKS)
 ReplayPreset = choice("ReplayPreset", WORLD_PRESETS)
-OPEN_LOOP_EPISODES = 3
-CLOSED_LOOP_EPISODES = 30  # measured: benchmarks/power_replay.py memory-off (README, "How many episodes")
+OPEN_LOOP_EPISODES = 5  # the fewest the cluster bootstrap over episodes (the default resampling) forms on
+CLOSED_LOOP_EPISODES = 30  # power measured by benchmarks/power_replay.py memory-off: about 61% at 30 (issue 45)
 
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="Endpoint predictor or agent: base URL (http/https) of an OpenAI-compatible server, e.g. "
@@ -97,6 +97,7 @@ class ReplayOptions:
     ctwm_store: Any = None
     walk: Any = None
     preset: Any = None
+    episodes_from: str | None = None
 
 
 SHARED = [
@@ -111,9 +112,15 @@ SHARED = [
     param("seed", SeedOpt, None),
     opt("episodes", int | None, ("--episodes",),
          "Episodes (seeds SEED, SEED+1, ...); every arm replays the same ones [default: "
-         f"{OPEN_LOOP_EPISODES} in open loop, {CLOSED_LOOP_EPISODES} in closed loop, enough to detect memory off by "
-         "tasks per episode at least 80% of the time on the default world].", None),
+         f"{OPEN_LOOP_EPISODES} in open loop, the fewest whole-episode intervals form on; {CLOSED_LOOP_EPISODES} in "
+         "closed loop, where memory off was detected by tasks per episode in about 61% of runs on the default world "
+         "(issue 45's measurement: not 80%; every interval prints the MDE this run can detect at 80% power, and "
+         "benchmarks/power_replay.py memory-off measures power on your world)].", None),
     opt("seeds", int | None, ("--seeds",), "Deprecated alias of --episodes.", None, hidden=True),
+    opt("episodes_from", str | None, ("--episodes-from",),
+         "Replay your own recorded episodes instead (open loop): a JSON Lines file, one row per step with state, "
+         "action, observation (the next state) and optionally run and step; every policy replays every episode.",
+         None, metavar="FILE"),
     opt("budget", int, ("--budget", "-B"), "Prompt budget in tokens (whole prompt); binds every policy except full.",
          DEFAULT_BUDGET),
     opt("k", int, ("--k",), "Items retrieved by flat and graph (top-k).", DEFAULT_K),
@@ -134,12 +141,14 @@ SHARED = [
     opt("bootstrap", int, ("--bootstrap",), "Bootstrap replicates for the paired CIs (0: no intervals).", 1000,
          callback=at_most("ci_bootstrap")),
     opt("block", str, ("--block",),
-         "Block length (steps) of the moving-block bootstrap, or auto: per metric, the Politis-White rule on the "
-         "per-step difference (reported with its lag-1 autocorrelation). At most half the steps.", "auto"),
+         "Block length (steps) of the circular block bootstrap (--resample steps), or auto: per metric, the "
+         "Politis-White rule on the per-step difference (reported with its lag-1 autocorrelation). At most half the "
+         "steps.", "auto"),
     opt("resample", Resample, ("--resample",),
-         "What the bootstrap resamples: steps (moving blocks within each episode), episodes (cluster bootstrap "
-         "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: steps in open loop, episodes in "
-         "closed loop. Task metrics are always resampled by episode.", Resample["auto"]),
+         "What the bootstrap resamples: steps (circular blocks within each episode), episodes (cluster bootstrap "
+         "over whole episodes, Student-t interval; needs >= 5 episodes) or auto: episodes in closed loop and "
+         "wherever there are >= 5 episodes, else steps. Task metrics are always resampled by episode.",
+         Resample["auto"]),
     opt("min_effect", list[str] | None, ("--min-effect",),
          "X or METRIC=X (repeatable): exit 1 when a comparison cannot detect an effect of X at 80% power (its minimum "
          "detectable effect is larger, or no interval formed). A bare X is for answerable tail error (its regret in "
@@ -201,6 +210,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
         episodes, flag = o.seeds, "--seeds"
     if episodes < 1:
         raise UsageError(f"{flag} must be >= 1, got {episodes}")
+    if o.episodes_from is not None and (o.episodes is not None or o.seeds is not None):
+        raise UsageError("--episodes-from replays the file's episodes; drop --episodes")
     endpoint = {"base_url": o.base_url, "model": o.model, "timeout": o.timeout}
     uses = o.predictor.value == "endpoint" or o.agent.value == "endpoint"
     if not uses and (o.base_url or o.model):
@@ -215,7 +226,8 @@ def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
                         verify_tokens=o.verify_tokens, tiered=parse_tiered(o.tiered))
     artifact = {k: getattr(o, k).value for k in ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk",
                                                  "preset") if getattr(o, k) is not None}
-    return dataclasses.replace(cfg, **artifact)
+    cfg = dataclasses.replace(cfg, **artifact, episodes_from=o.episodes_from)
+    return cfg.checked() if o.episodes_from is not None else cfg  # the file's episodes become the seeds
 
 
 def parse_block(text: str) -> int | str:

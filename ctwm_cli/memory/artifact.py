@@ -39,6 +39,7 @@ from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CA
 from .base import EpisodicMemory
 from .base import MemoryPolicy, Prompt, Retrieval
 from .encodings import Encoding
+from .plugins import is_policy_spec, make_user_policy
 from .policies import CoreTail, allocation_slots, check_policy_args, make_policy
 from .tokens import TokenCounter
 
@@ -170,6 +171,9 @@ class FiveFeatureCoreTail(CoreTail):
         self.visits[s] += 1
         self.visits[d] += 1
 
+    def retained(self) -> set[int]:
+        return set(self.ids)  # the 200-entry store, after its evictions
+
     def scores(self) -> np.ndarray:
         """c over the stored entries (in insertion order)."""
         mem = self.memory
@@ -249,6 +253,8 @@ def make_variant_policy(name: str, memory: EpisodicMemory, *, seed: int = 0, fla
                         graph_retrieval: str = "tiers", ctwm_store: str = "ranked", **kw: Any) -> MemoryPolicy:
     """:func:`~ctwm_cli.memory.policies.make_policy`, with the paper's code's variants where asked for;
     ``seed`` seeds the variants that draw (uniform flat, five-feature ctwm)."""
+    if is_policy_spec(name):  # the user's own class (ctwm_cli.memory.plugins)
+        return make_user_policy(name, memory, seed=seed, **kw)
     check_choice("flat_retrieval", flat_retrieval, FLAT_RETRIEVALS)
     check_choice("graph_retrieval", graph_retrieval, GRAPH_RETRIEVALS)
     check_choice("ctwm_store", ctwm_store, CTWM_STORES)

@@ -94,19 +94,33 @@ class EpisodicMemory:
 
 
 class MemoryPolicy(ABC):
-    """Base class: ``retrieve`` (ρ, encoding-free) and ``render`` (prompt under an encoding)."""
+    """The memory-policy protocol: ``retrieve`` (ρ, encoding-free) and ``render`` (the prompt under an
+    encoding and ``budget``). Every built-in policy is one; so is a user's own class loaded with
+    ``ctwm replay compare --memory package.module:ClassName`` (:mod:`ctwm_cli.memory.plugins` says how
+    it is constructed and called, and which attributes of :class:`EpisodicMemory` it may rely on). A
+    subclass needs only :meth:`retrieve`; :meth:`render` lists the ranked items while they fit.
+    ``kind`` picks the encoding's header and footer (``ranked``; ``core`` for a core-tail prompt)."""
 
     name = "policy"
     kind = "ranked"
 
-    def __init__(self, memory: EpisodicMemory, *, budget: int | None = DEFAULT_BUDGET, k: int = DEFAULT_K):
+    def __init__(self, memory: EpisodicMemory, *, budget: int | None = DEFAULT_BUDGET, k: int = DEFAULT_K,
+                 **_: Any):
         self.memory = memory
         self.budget = budget
         self.k = k
 
     @abstractmethod
     def retrieve(self, state: int, action: int) -> Retrieval:
-        ...
+        """ρ at a step: the ranked stored transition ids (rank 1 first) and their scores, for the current
+        state and the action taken (its index within the state)."""
+
+    def retained(self) -> set[int] | None:
+        """The transition ids the policy's store holds now (what the paper's code calls its retained
+        entries, from which its coverage is computed). Default: every id written, since the episodic
+        store never evicts; a policy with a bounded store returns its entries; ``None``: its entries are
+        not transitions."""
+        return set(self.memory.history)
 
     def retrieve_state(self, state: int) -> Retrieval:
         """ρ for the state alone (a closed-loop agent deciding which action to take). Default: the

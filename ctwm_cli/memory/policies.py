@@ -117,6 +117,9 @@ class NoMemory(MemoryPolicy):
 
     name = "none"
 
+    def retained(self) -> set[int]:
+        return set()  # it keeps nothing
+
     def __init__(self, memory: EpisodicMemory, **_: Any):
         super().__init__(memory, budget=None)
 

@@ -554,6 +554,9 @@ class TieredMemory(MemoryPolicy):
         return old
 
     # ------------------------------------------------------------------ retrieval and rendering
+    def retained(self) -> None:
+        return None  # its entries are facts and episodes, not transitions
+
     def retrieve(self, state: int, action: int) -> Retrieval:
         mem = self.memory
         g = mem.act_ptr[state] + action

@@ -30,6 +30,11 @@ from ..errors import UsageError
 from ..vocabulary import TOKENIZERS
 
 DEFAULT_TOKENIZER = "cl100k_base"
+#: What a token figure counts (the ``tokens_counted`` field of every result that reports tokens): the whole chat
+#: request a model receives (system prompt + user message + chat template) or the user message alone.
+WHOLE_REQUEST = "whole_request"
+USER_MESSAGE = "user_message"
+TOKENS_COUNTED = (WHOLE_REQUEST, USER_MESSAGE)
 _CACHE_MAX = 1 << 18
 TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|> ... <|end|> around each message (OpenAI's rule)
 REPLY_PRIMING = 3  # <|start|>assistant<|message|>

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..allocation.sweep import check_taus, parse_sweep
 from ..errors import UsageError
+from ..memory.plugins import is_policy_spec
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
@@ -20,6 +21,7 @@ from ..results import ToDict, result
 from .agents import make_agent
 from .metrics import ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_steps
 from .output import prepare_dir, write_outputs
+from .recorded import read_episodes
 from .runner import Arm, Episode, EpisodeLog, ReplayConfig, episode, run_episode
 
 
@@ -158,10 +160,7 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
     if outdir is not None:
         manifest = {"config": cfg.to_dict(), "seed": seed, "loop": cfg.loop, "arms": [a.to_dict() for a in arms],
                     "tokenizer": {"name": counter.name, "package": counter.package},
-                    "predictor": cfg.predictor, "episodes": {
-                        str(s): {"world_run": cfg.world_config(s).resolved().command(),
-                                 "n_states": episodes[s].world.size,
-                                 "n_transitions": episodes[s].world.n_transitions} for s in cfg.seeds},
+                    "predictor": cfg.predictor, "episodes": _episodes_manifest(cfg, episodes),
                     "tail_states": TAIL_TEXT[cfg.tail_rule],
                     **(manifest_extra or {})}
         keys = [(i, s) for i in range(len(arms)) for s in cfg.seeds]
@@ -173,6 +172,16 @@ def run_arms(cfg: ReplayConfig, arms: Sequence[Arm], comparisons: Sequence[tuple
                         predictor=cfg.predictor, bootstrap=boot, out=str(outdir) if outdir is not None else None,
                         files=files, predictor_stats=predictor.stats(),
                         agent_stats=agent.stats() if agent is not None else {}, matched_over_budget=over)
+
+
+def _episodes_manifest(cfg: ReplayConfig, episodes: dict[int, Episode]) -> dict[str, Any]:
+    """How to get each episode again: its ``ctwm world run``, or its run in the recorded file."""
+    if cfg.episodes_from is not None:
+        rec = read_episodes(cfg.episodes_from)
+        return {str(s): {"episodes_from": rec.path, "run": rec.runs[s], "steps": int(rec.tids[s].size),
+                         "n_states": rec.world.size, "n_transitions": rec.world.n_transitions} for s in cfg.seeds}
+    return {str(s): {"world_run": cfg.world_config(s).resolved().command(), "n_states": episodes[s].world.size,
+                     "n_transitions": episodes[s].world.n_transitions} for s in cfg.seeds}
 
 
 TAIL_TEXT = {
@@ -187,15 +196,15 @@ TAIL_TEXT = {
 
 def _method(cfg: ReplayConfig) -> str:
     """How the intervals were formed, in words (the JSON's ``bootstrap.method``)."""
-    steps = ("moving-block bootstrap over steps, stratified by seed, " +
+    steps = ("circular block bootstrap over steps within each episode, " +
              ("block per metric by the Politis-White rule on the per-step difference"
-              if cfg.block == "auto" else f"block {cfg.block}"))
+              if cfg.block == "auto" else f"block {cfg.block}") + ", percentile interval")
     base = "cluster bootstrap over episodes, Student-t interval" if cfg.resampling == "episodes" else steps
-    by_episode = cfg.loop == "closed" and cfg.resampling == "steps"
-    tasks = "; task metrics: cluster bootstrap over episodes" if by_episode else ""
-    regret = "; closed loop: error metrics compared as regret (error - counts on the arm's own steps)" \
+    by_episode = cfg.resampling == "steps"
+    tasks = "; task metrics: cluster bootstrap over episodes, Student-t interval" if by_episode else ""
+    regret = "; closed loop: error metrics compared as regret (error - oracle on the arm's own steps)" \
         if cfg.loop == "closed" else ""
-    return f"{base}{tasks}{regret}; percentile interval; mde at {POWER:.0%} power"
+    return f"{base}{tasks}{regret}; mde at {POWER:.0%} power"
 
 
 def _sweep(arms: Sequence[Arm], pooled: Sequence[ArmMetrics]) -> tuple[TauRow, ...]:
@@ -218,9 +227,9 @@ def _arm_list(memory: str, encodings: Sequence[str], taus: Sequence[float], matc
 def replay_encodings(cfg: ReplayConfig, *, memory: str = "ctwm", taus: Sequence[float] = (1.0,),
                      **kw: Any) -> ReplayResult:
     """Verbose vs compact for one memory policy on the same episodes (``ctwm replay``)."""
-    if memory not in MEMORY_POLICIES:
-        raise UsageError(f"unknown memory policy {memory!r} (choose from: {', '.join(MEMORY_POLICIES)})",
-                         params=("memory",))
+    if memory not in MEMORY_POLICIES and not is_policy_spec(memory):
+        raise UsageError(f"unknown memory policy {memory!r} (choose from: {', '.join(MEMORY_POLICIES)}, or "
+                         "package.module:ClassName)", params=("memory",))
     taus = tuple(taus) if memory == "ctwm" else (1.0,)
     arms = []
     comps = []
@@ -242,9 +251,9 @@ def replay_compare(cfg: ReplayConfig, *, memories: Sequence[str] = MEMORY_POLICI
     if not mems:
         raise UsageError("memories needs at least one policy", params=("memories",))
     for m in mems:
-        if m not in MEMORY_POLICIES:
-            raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)})",
-                             params=("memories",))
+        if m not in MEMORY_POLICIES and not is_policy_spec(m):
+            raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)}, or "
+                             "package.module:ClassName / path/to/file.py:ClassName)", params=("memories",))
     if baseline is not None and baseline not in mems:
         raise UsageError(f"baseline {baseline} is not among memories {','.join(mems)}",
                          params=("baseline", "memories"))

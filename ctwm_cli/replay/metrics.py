@@ -6,10 +6,15 @@ Per arm (pooled over the seeds' steps, and per seed):
   model receives: system prompt, user message (the memory prompt: header, memory lines, output
   contract) and the chat template (:meth:`~ctwm_cli.memory.tokens.TokenCounter.chat_overhead`);
   ``user_tokens_mean``, ``user_tokens_p95``: the user message alone (what the budget binds);
-  ``tokens_counted`` says so. p95 and the median by linear interpolation, numpy's default;
+  ``tokens_counted`` says so (``whole_request``; closed loop's ``decision_tokens_counted``:
+  ``user_message``). p95 and the median by linear interpolation, numpy's default;
 * ``state_coverage``: of the steps at which the memory held a transition from ``s_t``, the share
   whose prompt shows one (as a line or a tail-summary entry); ``transition_coverage``: the same for
-  an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction;
+  an outcome of ``(s_t, a_t)``. Full History has 1/1 by construction. This is *prompt* coverage;
+  ``store_state_coverage`` / ``store_transition_coverage`` are the paper's (its code's
+  ``coverage_state`` / ``coverage_trans``): of the episode's distinct states ``s_0..s_{T-1}`` /
+  transitions, the share its store still holds at the end (a state is held as an end of a held
+  transition), mean over episodes. A store that never evicts holds 1 of the transitions;
 * ``tail_error``: the error rate over steps whose current state ``s_t`` is a **tail state**: the
   ⌊n/2⌋ least visited of the n states visited at ``s_0 .. s_{T-1}`` of the episode (visit counts
   ascending, ties to the smaller state id) — in open loop the same set for every arm of a seed.
@@ -38,14 +43,20 @@ budget; ties: the one seen first) and has no prediction on unanswerable steps.
 (tokens of the agent's decision prompt per step, beside ``tokens_mean`` of the prediction prompt); in
 open loop they are ``None``.
 
-**Regret.** Every error metric has a regret: the arm's error minus the ``counts`` reference's error
-*on the arm's own steps* (``*_regret``), and minus ``oracle``'s (``*_oracle_regret``). In open loop
+**Regret.** Every error metric has a regret: the arm's error minus the ``oracle`` reference's error
+*on the arm's own steps* (``*_oracle_regret``), and minus ``counts``'s (``*_regret``). In open loop
 every arm has the same steps, so the reference cancels and a difference of regrets is exactly the
 difference of errors. In closed loop each arm drives its own trajectory, and a raw error difference
 mixes what the memory did with which steps the arm happened to walk into (Graph Memory with top-k = 1
 walked into easier steps and scored a *lower* answerable tail error than Graph, significantly); a
-difference of regrets holds each arm to its own ceiling. So closed-loop comparisons of error metrics
-are on regret (metric names ``*_regret``), paired by episode.
+difference of regrets holds each arm to its own ceiling. The ceiling is the oracle (the argmax of the
+true ``P(s' | s_t, a_t)``), which predicts on every step: ``counts`` has no prediction on an
+unanswerable step and is wrong there, so a regret against it was 94–96% the reader's guessing
+accuracy on those steps. So closed-loop comparisons of error metrics are on oracle regret (metric
+names ``*_oracle_regret``), paired by episode. What regret measures: how far below the best possible
+prediction of the steps it walked into an arm's memory left the reader. What it does not: whether
+the arm walked into easy or hard steps (compare ``tasks_per_episode`` for that), nor, on unanswerable
+steps, anything a memory could have changed (read ``answerable_*`` for that).
 
 **Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.paired`: the confidence
 interval is a percentile interval of a moving-block bootstrap over steps, stratified by seed (each
@@ -71,11 +82,12 @@ import numpy as np
 
 from ..blocklength import politis_white_block
 from ..errors import UsageError
+from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
 from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 from ..results import ToDict, result
 from ..vocabulary import TAIL_ON
 
-__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
+__all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "REGRET", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
            "ReferenceMetrics", "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "tail_steps",
            "undetectable"]
 
@@ -86,6 +98,10 @@ CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
 EPISODE_METRICS = CLOSED_LOOP_METRICS  # their unit is the episode: always resampled by episode
 RESAMPLES = ("steps", "episodes")
 HEADLINE_METRIC = "answerable_tail_error"  # what a bare --min-effect X is about
+#: The regret closed-loop comparisons are on: error minus the oracle's on the arm's own steps. The oracle is a
+#: ceiling on every step; ``counts`` (``*_regret``) has no prediction on unanswerable steps, so a regret against it
+#: was mostly the reader's guessing accuracy there, weighted by how many such steps each arm walked into.
+REGRET = "_oracle_regret"
 #: Which state decides whether a step is a tail step: s_t (ctwm, the paper's text) or s_{t+1} (the paper's code).
 
 
@@ -116,15 +132,21 @@ class ArmMetrics(ToDict):
     items_summarised: float  # tail-summary entries per step
     tail_items: float  # tail items per step (listed or counted)
     api_prompt_tokens: float | None  # endpoint predictor: API-reported prompt tokens per step
-    decision_tokens_mean: float | None  # closed loop only: tokens of the agent's decision prompt per step
+    decision_tokens_mean: float | None  # closed loop only: tokens of the agent's decision prompt per step (its user
+    # message: decision_tokens_counted)
     tasks_started: int | None
     tasks_reached: int | None
     steps_per_task: float | None
     majority_evidence_in_prompt: float | None = None  # answerable steps whose prompt shows the most seen outcome
     user_tokens_mean: float | None = None  # the user message alone (tokens_* count the whole request)
     user_tokens_p95: float | None = None
-    tokens_counted: str = "request"  # tokens_*: "request" (system + user + chat template) or "user" (message only)
+    tokens_counted: str = WHOLE_REQUEST  # tokens_*: "whole_request" (system + user + chat template) or "user_message"
     tasks_per_episode: float | None = None  # closed loop: targets reached per episode
+    decision_tokens_counted: str | None = None  # closed loop: "user_message" (the decision prompt alone)
+    # the paper's coverage (its code's): share of the episode's distinct states / transitions its store holds at
+    # the end, mean over episodes; state_coverage / transition_coverage are ctwm's prompt coverage
+    store_state_coverage: float | None = None
+    store_transition_coverage: float | None = None
     # error minus the counts (oracle) reference's error on this arm's own steps
     tail_error_regret: float | None = None
     overall_error_regret: float | None = None
@@ -181,6 +203,12 @@ def _ratio(num: float, den: float) -> float | None:
     return float(num / den) if den else None
 
 
+def _mean_of(logs: Sequence, name: str) -> float | None:
+    """Mean over episodes of a per-episode figure; None when an episode has none."""
+    vals = [getattr(g, name, None) for g in logs]
+    return None if any(v is None for v in vals) else float(np.mean(vals))
+
+
 def _cat(logs: Sequence, name: str) -> np.ndarray:
     return np.concatenate([getattr(g, name) for g in logs])
 
@@ -190,11 +218,11 @@ def _tails(logs: Sequence, tails: Sequence[np.ndarray] | None) -> np.ndarray:
 
 
 def _request(logs: Sequence) -> tuple[np.ndarray, str]:
-    """Per-step tokens of the whole request (``"request"``), or of the user message when a log has no
-    request count (``"user"``)."""
+    """Per-step tokens of the whole request (``"whole_request"``), or of the user message when a log has no
+    request count (``"user_message"``)."""
     if all(getattr(g, "request_tokens", None) is not None for g in logs):
-        return _cat(logs, "request_tokens"), "request"
-    return _cat(logs, "tokens"), "user"
+        return _cat(logs, "request_tokens"), WHOLE_REQUEST
+    return _cat(logs, "tokens"), USER_MESSAGE
 
 
 def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, seed: int | None = None) -> ArmMetrics:
@@ -231,7 +259,10 @@ def arm_metrics(logs: Sequence, tails: Sequence[np.ndarray] | None = None, *, se
         tasks_started=sum(g.tasks_started for g in logs) if closed else None, tasks_reached=reached,
         steps_per_task=_ratio(sum(sum(g.task_lengths) for g in logs), reached) if closed else None,
         majority_evidence_in_prompt=_ratio((mc & te).sum(), te.sum()) if mc is not None else None,
-        tasks_per_episode=reached / len(logs) if closed else None, user_tokens_mean=float(user.mean()),
+        tasks_per_episode=reached / len(logs) if closed else None,
+        decision_tokens_counted=USER_MESSAGE if closed else None,
+        store_state_coverage=_mean_of(logs, "store_state_coverage"),
+        store_transition_coverage=_mean_of(logs, "store_transition_coverage"), user_tokens_mean=float(user.mean()),
         user_tokens_p95=float(np.percentile(user, 95)), tokens_counted=counted, **regret,
     )
 
@@ -314,7 +345,7 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
     if resample not in RESAMPLES:
         raise ValueError(f"resample must be one of {', '.join(RESAMPLES)}, got {resample!r}")
     names = [m for m in (metrics or (*METRICS, *CLOSED_LOOP_METRICS)) if m in a and m in b]
-    names = [f"{m}_regret" if regret and m in ERROR_METRICS else m for m in names]
+    names = [f"{m}{REGRET}" if regret and m in ERROR_METRICS else m for m in names]
     tname, bname = treat[0].arm.name, base[0].arm.name
     blocks: dict[int, BlockResample] = {}
     clusters: EpisodeResample | None = None
@@ -346,7 +377,7 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
 def undetectable(comparisons: Sequence[PairedDelta], metric: str, effect: float) -> list[PairedDelta]:
     """The comparisons of ``metric`` (or its regret) that cannot detect ``effect`` at 80% power: their
     minimum detectable effect is larger, or no interval was formed. Raises when none compares ``metric``."""
-    got = [d for d in comparisons if d.metric in (metric, f"{metric}_regret")]
+    got = [d for d in comparisons if d.metric in (metric, f"{metric}_regret", f"{metric}{REGRET}")]
     if not got:
         known = sorted({d.metric for d in comparisons})
         raise UsageError(f"min_effect: no comparison of {metric!r} in this run (metrics: {', '.join(known) or 'none'})",

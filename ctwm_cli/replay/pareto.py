@@ -152,7 +152,8 @@ def _point_block(cfg: ReplayConfig, by_arm: Sequence[Sequence]) -> int:
 
 def _finding(comps: Sequence[PairedDelta], monotone: dict[str, bool]) -> str:
     """The answer in words, from the matched deltas of answerable tail error (whatever it is)."""
-    matched = [c for c in comps if c.metric in ("answerable_tail_error", "answerable_tail_error_regret")
+    matched = [c for c in comps if c.metric in ("answerable_tail_error", "answerable_tail_error_regret",
+                                                    "answerable_tail_error_oracle_regret")
                and "[<=graph]" in c.treatment]
     parts = []
     if matched:
@@ -215,7 +216,7 @@ def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequen
         toks = [p.tokens_mean for p in points if p.arm == a.label]
         monotone[a.label] = all(x <= y + 1e-9 for x, y in itertools.pairwise(toks))
     boot = {"replicates": cfg.bootstrap, "block": cfg.block, "level": cfg.level, "seed": seed,
-            "method": "moving-block bootstrap over steps, stratified by seed, percentile interval; block 'auto': "
+            "method": "circular block bootstrap over steps within each episode, percentile interval; block 'auto': "
                       "per budget, the longest Politis-White block of any series' tokens and answerable tail loss"}
     return ParetoResult(config=cfg, loop=cfg.loop, budgets=budgets, points=tuple(points), comparisons=tuple(comps),
                         references=refs, tokens_non_decreasing=monotone, interval=status, bootstrap=boot,

@@ -27,192 +27,25 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_choice, check_range
 from ..errors import UsageError
-from ..allocation.rank import check_tau
 from ..memory.artifact import make_variant_policy
-from ..memory.encodings import ENCODINGS, Encoding, make_encoding
-from ..memory.policies import (
-    DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES, CoreTail, EpisodicMemory,
-    FullHistory, check_policy_args,
-)
-from ..memory.predictor import PREDICTORS, SYSTEM_PROMPT, Predictor, make_predictor
-from ..memory.tiered_params import check_tiered_args
-from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, TokenCounter, token_counter
-from ..results import ToDict, result
+from ..memory.encodings import Encoding, make_encoding
+from ..memory.policies import CoreTail, EpisodicMemory, FullHistory
+from ..memory.predictor import SYSTEM_PROMPT, Predictor, make_predictor
+from ..memory.tokens import TokenCounter, token_counter
+from ..vocabulary import REPLAY_AGENTS as AGENTS
 from ..world.env import WorldEnv
 from ..world.policy_base import TaskSampler
-from ..world.presets import ARTIFACT_REPLAY, ARTIFACT_REPLAY_DEFAULTS, ARTIFACT_REPLAY_WORLD
-from ..world.run import WorldConfig, simulate
-from .agents import CLOSED_LOOP_AGENTS, ClosedLoopAgent, decision_prompt
-from ..vocabulary import REPLAY_AGENTS as AGENTS
-from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON
-from ..vocabulary import WORLD_PRESETS as PRESETS
-from ..vocabulary import WORLD_WALKS as WALKS
-from .metrics import RESAMPLES
+from ..world.run import simulate
+from .agents import ClosedLoopAgent, decision_prompt
+from .config import MATCH_TOKENS, OPTIONAL_FIELDS, Arm, ReplayConfig
+from .recorded import read_episodes
 
-MATCH_TOKENS = ("graph",)
+__all__ = ["AGENTS", "MATCH_TOKENS", "MAX_TASK_STEPS", "OPTIONAL_FIELDS", "TASK_ZIPF", "Arm", "Episode", "EpisodeLog",
+           "ReplayConfig", "episode", "oracle_outcomes", "run_episode", "store_coverage"]
+
 TASK_ZIPF = 1.1
 MAX_TASK_STEPS = 200
-#: Fields dropped from ``to_dict()`` while ``None`` (default configs and manifests stay as they were).
-OPTIONAL_FIELDS = ("tail_on", "flat_retrieval", "graph_retrieval", "ctwm_store", "walk", "preset")
-
-
-@result
-class ReplayConfig(ToDict):
-    """Everything that determines a replay (stored in its manifest)."""
-
-    family: str = "scale-free"
-    size: int = 500
-    agent: str = "random-walk"
-    agent_params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    graph_params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    world_params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    steps: int = 2000
-    seeds: tuple[int, ...] = (0,)
-    budget: int = DEFAULT_BUDGET
-    k: int = DEFAULT_K
-    core: int = DEFAULT_CORE
-    max_candidates: int = DEFAULT_MAX_CANDIDATES
-    tokenizer: str = DEFAULT_TOKENIZER
-    predictor: str = "reader"
-    predictor_params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    bootstrap: int = 1000
-    block: int | str = "auto"  # steps per bootstrap block, or "auto": the Politis-White rule per metric
-    # "steps" (moving blocks), "episodes" (cluster bootstrap; task metrics always) or "auto": steps in open
-    # loop, episodes in closed loop (where step t of one arm and step t of another are different steps)
-    resample: str = "auto"
-    level: float = 0.95
-    verify_tokens: bool = False
-    tiered: dict[str, Any] = dataclasses.field(default_factory=dict)  # overrides of the tiered policy's parameters
-    # Readings of the paper's code (see ctwm_cli.world.presets); None = ctwm's own, left out of to_dict()
-    tail_on: str | None = None  # None = "current": s_t decides a tail step; "next": s_{t+1} (the paper's code)
-    flat_retrieval: str | None = None  # None = "bm25"; "uniform": k stored transitions at random (the code's Flat)
-    graph_retrieval: str | None = None  # None = "tiers"; "recency": latest transitions out of s_t (the code's Graph)
-    ctwm_store: str | None = None  # None = "ranked"; "five-feature": the code's scored 200-entry store
-    walk: str | None = None  # None = the world's own (typed; uniform-neighbour under a world preset)
-    preset: str | None = None
-
-    @property
-    def loop(self) -> str:
-        """``closed`` when the agent acts from the memory prompt, else ``open``."""
-        return "closed" if self.agent in CLOSED_LOOP_AGENTS else "open"
-
-    @property
-    def resampling(self) -> str:
-        """What the intervals resample: ``resample``, with ``auto`` resolved by the loop."""
-        if self.resample == "auto":
-            return "episodes" if self.loop == "closed" else "steps"
-        return self.resample
-
-    @property
-    def tail_rule(self) -> str:
-        return self.tail_on or TAIL_ON[0]
-
-    def variants(self) -> dict[str, str]:
-        """The memory policies' variants (unset ones at ctwm's own)."""
-        return {"flat_retrieval": self.flat_retrieval or FLAT_RETRIEVALS[0],
-                "graph_retrieval": self.graph_retrieval or GRAPH_RETRIEVALS[0],
-                "ctwm_store": self.ctwm_store or CTWM_STORES[0]}
-
-    def _with_preset(self) -> ReplayConfig:
-        """The preset's fields filled in wherever none was given (see :mod:`ctwm_cli.world.presets`)."""
-        if self.preset is None:
-            return self
-        check_choice("preset", self.preset, PRESETS)
-        unset = {k: v for k, v in ARTIFACT_REPLAY.items() if getattr(self, k) is None}
-        at_default = {k: v for k, (d, v) in ARTIFACT_REPLAY_DEFAULTS.items() if getattr(self, k) == d}
-        return dataclasses.replace(self, **unset, **at_default,
-                                   world_params={**ARTIFACT_REPLAY_WORLD, **self.world_params})
-
-    def checked(self) -> ReplayConfig:
-        self = self._with_preset()
-        for name, choices in (("tail_on", TAIL_ON), ("flat_retrieval", FLAT_RETRIEVALS),
-                              ("graph_retrieval", GRAPH_RETRIEVALS), ("ctwm_store", CTWM_STORES), ("walk", WALKS)):
-            if getattr(self, name) is not None:
-                check_choice(name, getattr(self, name), choices)
-        if self.agent not in AGENTS:
-            raise UsageError(f"unknown agent {self.agent!r} (choose from: {', '.join(AGENTS)})", params=("agent",))
-        check_range("steps", self.steps, lo=2)
-        if not self.seeds:
-            raise UsageError("at least one seed is needed", params=("seeds",))
-        for s in self.seeds:
-            if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
-                raise UsageError(f"seeds must be non-negative integers, got {s!r}", params=("seeds",))
-        if len(set(self.seeds)) != len(self.seeds):
-            raise UsageError(f"seeds must be distinct, got {list(self.seeds)}", params=("seeds",))
-        if self.tokenizer not in TOKENIZERS:
-            raise UsageError(f"unknown tokenizer {self.tokenizer!r} (choose from: {', '.join(TOKENIZERS)})",
-                             params=("tokenizer",))
-        if self.predictor not in PREDICTORS:
-            raise UsageError(f"unknown predictor {self.predictor!r} (choose from: {', '.join(PREDICTORS)})",
-                             params=("predictor",))
-        check_range("bootstrap", self.bootstrap, lo=0)
-        if self.block != "auto":
-            if isinstance(self.block, bool) or not isinstance(self.block, (int, np.integer)):
-                raise UsageError(f"block must be a number of steps or 'auto', got {self.block!r}", params=("block",))
-            check_range("block", self.block, lo=1)
-        if self.resample not in ("auto", *RESAMPLES):
-            raise UsageError(f"resample must be one of auto, {', '.join(RESAMPLES)}, got {self.resample!r}",
-                             params=("resample",))
-        check_range("level", self.level, lo=0, hi=1, lo_open=True, hi_open=True)
-        check_policy_args(budget=self.budget, k=self.k, core=self.core, tau=1.0, max_candidates=self.max_candidates)
-        check_tiered_args(self.tiered)
-        return dataclasses.replace(self, seeds=tuple(int(s) for s in self.seeds))
-
-    def world_config(self, seed: int) -> WorldConfig:
-        """The ``ctwm world run`` configuration of the seed's episode (closed loop: its world only)."""
-        closed = self.loop == "closed"
-        return WorldConfig(family=self.family, size=self.size, policy="random-walk" if closed else self.agent,
-                           policy_params={} if closed else dict(self.agent_params),
-                           graph_params=dict(self.graph_params), world_params=dict(self.world_params),
-                           retriever="state-frequency", steps=self.steps, seed=int(seed), preset=self.preset,
-                           walk=None if closed else self.walk)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = ToDict.to_dict(self)
-        d["predictor_params"] = {k: v for k, v in self.predictor_params.items() if k != "api_key"}
-        d["agent_params"] = {k: v for k, v in self.agent_params.items() if k != "api_key"}
-        for key in OPTIONAL_FIELDS:
-            if d.get(key) is None:
-                d.pop(key, None)
-        d["loop"] = self.loop
-        d["resampling"] = self.resampling
-        return d
-
-
-@result
-class Arm(ToDict):
-    """One replayed configuration: a memory policy, an encoding and (ctwm) τ."""
-
-    memory: str
-    encoding: str
-    tau: float | None = None
-    match_tokens: str | None = None  # ctwm: per step, the budget is what this arm spent on the same step
-
-    @property
-    def label(self) -> str:
-        base = self.memory if self.tau is None else f"{self.memory}(tau={self.tau:g})"
-        return base if self.match_tokens is None else f"{base}[<={self.match_tokens}]"
-
-    @property
-    def name(self) -> str:
-        return f"{self.label}/{self.encoding}"
-
-    def checked(self) -> Arm:
-        if self.memory not in MEMORY_POLICIES:
-            raise UsageError(f"unknown memory policy {self.memory!r} (choose from: {', '.join(MEMORY_POLICIES)})",
-                             params=("memory",))
-        if self.encoding not in ENCODINGS:
-            raise UsageError(f"unknown encoding {self.encoding!r} (choose from: {', '.join(ENCODINGS)})",
-                             params=("encoding",))
-        if self.match_tokens is not None and (self.memory != "ctwm" or self.match_tokens not in MATCH_TOKENS):
-            raise UsageError(f"match_tokens applies to ctwm and must be one of {', '.join(MATCH_TOKENS)}, "
-                             f"got {self.match_tokens!r} for {self.memory}", params=("match_tokens",))
-        if self.memory == "ctwm":
-            return dataclasses.replace(self, tau=check_tau(1.0 if self.tau is None else self.tau, "tau"))
-        return dataclasses.replace(self, tau=None)
-
 
 @dataclasses.dataclass
 class Episode:
@@ -273,10 +106,20 @@ class EpisodeLog:
     item_names: list[str] | None = None
     memory_events: list[tuple[int, str, int, int]] | None = None
     memory_stats: dict[str, Any] | None = None
+    # the paper's code's coverage: of the distinct states (s_0..s_{T-1}) / transitions of the episode, the share
+    # the policy's store still holds at its end (None: the store's entries are not transitions)
+    store_state_coverage: float | None = None
+    store_transition_coverage: float | None = None
 
 
 def episode(cfg: ReplayConfig, seed: int, world=None) -> Episode:
-    """The seed's world and (open loop) trajectory (``ctwm world run`` with the same settings)."""
+    """The seed's world and (open loop) trajectory (``ctwm world run`` with the same settings); with
+    ``episodes_from``, recorded episode number ``seed`` of the file and the file's world."""
+    if cfg.episodes_from is not None:
+        rec = read_episodes(cfg.episodes_from)
+        w, tids = rec.world, rec.tids[seed]
+        return Episode(seed=int(seed), world=w, tids=tids, states=w.tid_src[tids], actions=w.tid_local[tids],
+                       next_states=w.tid_dst[tids])
     sim = simulate(cfg.world_config(seed), world=world)
     w = sim.world
     if cfg.loop == "closed":
@@ -295,6 +138,20 @@ def oracle_outcomes(world) -> list[int]:
         lo, hi = int(out_ptr[g]), int(out_ptr[g + 1])
         best.append(int(dst[lo + int(np.argmax(prob[lo:hi]))]))
     return best
+
+
+def store_coverage(pol, world, tids: np.ndarray) -> tuple[float | None, float | None]:
+    """The paper's code's coverage (``retained_state_ids`` / ``retained_transition_ids`` against the walk):
+    of the distinct states ``s_0..s_{T-1}`` and transitions of the episode, the share its store holds at
+    the end; a state is held when it is an end of a held transition."""
+    held = pol.retained() if hasattr(pol, "retained") else None
+    if held is None or not tids.size:
+        return None, None
+    walked = set(tids.tolist())
+    states = set(world.tid_src[tids].tolist())
+    kept = np.fromiter(held, dtype=np.int64, count=len(held))
+    kept_states = set(world.tid_src[kept].tolist()) | set(world.tid_dst[kept].tolist())
+    return len(kept_states & states) / len(states), len(held & walked) / len(walked)
 
 
 class _Loop:
@@ -455,7 +312,9 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         lt = pol.line_tokens
         hist_tokens = np.asarray(lt + [0] * (n - len(lt)), dtype=np.int64)[:n]
     closed = agent is not None
+    store_cov = store_coverage(pol, world, tids)
     return EpisodeLog(
+        store_state_coverage=store_cov[0], store_transition_coverage=store_cov[1],
         arm=arm, seed=ep.seed, tids=tids, states=world.tid_src[tids], prediction=pred, correct=pred == nxt,
         oracle_correct=oracle_pred == nxt, counts_correct=counts_pred == nxt, tokens=tokens, confidence=conf,
         evidence=evid, state_evidence=se, transition_evidence=te, state_covered=sc & se, transition_covered=tc & te,
@@ -468,7 +327,7 @@ def run_episode(ep: Episode, arm: Arm, cfg: ReplayConfig, *, counter: TokenCount
         tasks_started=loop.started if closed else None, tasks_reached=loop.reached if closed else None,
         task_lengths=loop.lengths if closed else None, task_end_steps=loop.ends if closed else None,
         decision_tokens=loop.decision_tokens if closed else None,
-        item_names=pol.item_names if observe is not None else None,
-        memory_events=list(pol.events) if observe is not None else None,
-        memory_stats=pol.memory_stats() if observe is not None else None,
+        item_names=getattr(pol, "item_names", None) if observe is not None else None,
+        memory_events=list(getattr(pol, "events", ())) if observe is not None else None,
+        memory_stats=pol.memory_stats() if observe is not None and hasattr(pol, "memory_stats") else None,
     )
