@@ -113,11 +113,13 @@ def test_hot_and_cold_lists_pooled_and_per_user_are_the_traces_counts(page):
         assert [r[:4] for r in hot[1:]] == _expected_hot(sub), where
         assert cold[0] == ["Memory", "Text"]
         assert {r[0] for r in cold[1:]} == _expected_cold(sub), where
+        n = len(_expected_cold(sub))
+        assert f"Never-read live memories{where}: {n:,} of {n:,}, oldest first" in tables
     # four tenants: each tenant's lists sit in a closed <details> (no script opens them), under one heading
     summaries = [d for d in tree.root.iter("details") if any(c.tag == "summary" for c in d.children)]
     assert [next(c for c in d.children if c.tag == "summary").all_text() for d in summaries
             if "open" not in d.attrs and "user=" in d.all_text()[:12]] == [f"user={u}" for u in USERS]
-    assert any(h.all_text() == "Per user: 4 scopes" for h in tree.root.iter("h5"))
+    assert any(h.all_text() == "Memory lists per user: 4 scopes" for h in tree.root.iter("h4"))
 
 
 def test_stale_above_current_line_is_the_hand_count(page):

@@ -34,15 +34,13 @@ def cut(value: str | None) -> str:
 
 def _hot_table(hot: Any, where: str) -> Table:
     hits = HIT_WORDS.get(hot.hit_event or "", "Hits")
-    return Table(caption=f"Most-read memories{where}: the {len(hot.hot):,} with the most "
-                 f"{(hot.hit_event or 'hit') + ' rows'}, most first",
+    return Table(caption=f"Most-read memories{where}: top {len(hot.hot):,} by {hot.hit_event or 'hit'} rows",
                  columns=("Memory", hits, "Key reads", "State at the end", "Text"),
                  rows=tuple((e.item, e.hits, e.reads, e.state or "–", cut(e.text)) for e in hot.hot))
 
 
-def _cold_table(hot: Any, where: str) -> Table:
-    return Table(caption=f"Never-read live memories{where}: live at the end, nothing retrieved, injected or read "
-                 f"them; the oldest {len(hot.cold):,}",
+def _cold_table(hot: Any, where: str, total: int) -> Table:
+    return Table(caption=f"Never-read live memories{where}: {len(hot.cold):,} of {total:,}, oldest first",
                  columns=("Memory", "Text"), rows=tuple((e.item, cut(e.text)) for e in hot.cold))
 
 
@@ -62,7 +60,7 @@ def stale_line(s: Any) -> str:
 
 def _examples_table(s: Any, where: str) -> Table:
     shown = s.examples[:EXAMPLES]
-    return Table(caption=f"Stale above current{where}: the first {len(shown):,} of {s.queries_stale_above:,} queries",
+    return Table(caption=f"Stale above current{where}: {len(shown):,} of {s.queries_stale_above:,} queries",
                  columns=("Query", "Stale memory", "Stale rank", "Live memory", "Live rank", "Why stale"),
                  rows=tuple((e["query"], e["stale"], e["stale_rank"], e["current"], e["current_rank"], e["reason"])
                             for e in shown))
@@ -76,7 +74,7 @@ def lists_block(report: Any, title: str, *, where: str = "", collapsed: bool = F
     if hot.hot:
         tables.append(_hot_table(hot, where))
     if hot.cold:
-        tables.append(_cold_table(hot, where))
+        tables.append(_cold_table(hot, where, max(report.dead_weight.never_retrieved, len(hot.cold))))
     if s.examples:
         tables.append(_examples_table(s, where))
     if not tables and not s.queries_with_results:
@@ -84,26 +82,23 @@ def lists_block(report: Any, title: str, *, where: str = "", collapsed: bool = F
     return Block(title=title, text=stale_line(s), tables=tuple(tables), collapsed=collapsed)
 
 
-def memory_lists(pooled: Any, notes: list[str]) -> Block | None:
-    """The pooled lists and, when health was grouped, one part per scope (closed when there are many)."""
-    scopes = []
+def memory_lists(pooled: Any, notes: list[str]) -> tuple[Block, ...]:
+    """The pooled lists and, when health was grouped, a block of one part per scope (closed when there are many)."""
     groups = pooled.groups[:MAX_SCOPES]
     many = len(groups) > OPEN_SCOPES
+    scopes = []
     for g in groups:
-        label = f"{pooled.group_by}={g.group}"
-        part = lists_block(g.report, f"{visible(label)}", where=f" of {visible(label)}", collapsed=many)
+        label = visible(f"{pooled.group_by}={g.group}")
+        part = lists_block(g.report, label, where=f" of {label}", collapsed=many)
         if part is not None:
             scopes.append(part)
     if len(pooled.groups) > MAX_SCOPES:
         notes.append(f"memory lists: {len(pooled.groups):,} scopes by {pooled.group_by}; the page lists the first "
                      f"{MAX_SCOPES} (ctwm health --group-by {pooled.group_by} lists them all)")
     top = lists_block(pooled, "Most-read and never-read memories")
-    if top is None and not scopes:
-        return None
-    top = top or Block(title="Most-read and never-read memories", text="No memory was hit or left unread.")
+    out = () if top is None else (top,)
     if scopes:
-        per = Block(title=f"Per {visible(pooled.group_by)}: {len(scopes):,} scopes", parts=tuple(scopes),
-                    text="Each scope's own lists, as ctwm health --group-by prints them"
-                    + (" (open one to read it)." if many else "."))
-        top = Block(title=top.title, text=top.text, tables=top.tables, parts=(per,))
-    return top
+        out += (Block(title=f"Memory lists per {visible(pooled.group_by)}: {len(scopes):,} scopes",
+                      text="Each scope's own lists, as ctwm health --group-by prints them"
+                      + (" (open one to read it)." if many else "."), parts=tuple(scopes)),)
+    return out

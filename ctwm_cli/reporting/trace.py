@@ -277,7 +277,7 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
     lists = memory_lists(pooled, notes)
     return Block(title="Memory health", text="Context usage, stale hits, revoked share and the growth class of the "
                  "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables),
-                 parts=() if lists is None else (lists,)), pooled
+                 parts=lists), pooled
 
 
 def _grouped_health(path, read, objects, budget, group_by, notes: list[str]):
