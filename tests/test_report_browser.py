@@ -98,3 +98,49 @@ def test_hostile_and_telemetry_page_in_chromium(tmp_path):
     assert not {e.tag for e in tree.root.iter()} & {"script", "img"}
     assert "<script>alert(1)</script>" in tree.root.all_text()
     assert float(pixels[..., :3].std()) > 0.05
+
+
+#: opens every <details> and lists each element whose right edge passes the viewport (a probe copy of the page:
+#: the page itself runs no script, so its CSP is dropped from the copy only)
+OVERFLOW_PROBE = """<script>
+document.querySelectorAll('details').forEach(d => d.open = true);
+const w = document.documentElement.clientWidth, bad = [];
+document.querySelectorAll('body *').forEach(e => {
+  const r = e.getBoundingClientRect();
+  if (r.right > w + 1 || (e.classList.contains('scroll') && e.scrollWidth > e.clientWidth + 1))
+    bad.push(e.tagName + ' ' + Math.round(r.right) + ' ' + (e.textContent || '').slice(0, 40));
+});
+const o = document.createElement('pre'); o.id = 'overflow'; o.textContent = JSON.stringify(bad);
+document.body.appendChild(o);
+</script>"""
+
+
+def _overflow(html: str, tmp: Path, name: str) -> list[str]:
+    import json
+
+    probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace(
+        "</body>", OVERFLOW_PROBE + "</body>")
+    page = tmp / f"{name}-probe.html"
+    page.write_text(probe, encoding="utf-8")
+    dom = _chromium(page, tmp, "--dump-dom", "--window-size=1280,2000")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = [e for e in parse(dom.stdout).root.iter("pre") if e.attrs.get("id") == "overflow"]
+    assert len(found) == 1, "the probe did not run"
+    return json.loads(found[0].all_text())
+
+
+def test_memory_lists_page_in_chromium_fits_1280_px(tmp_path):
+    """The trace page with hot, cold and stale-above-current lists per tenant (every <details> opened) has no
+    element past a 1,280 px window, and loads with no console message; a page with a too-wide paragraph fails."""
+    from test_report_hotlist import _workload
+
+    trace, objects = tmp_path / "agent.jsonl", tmp_path / "objects.jsonl"
+    _workload(trace, objects)
+    rep = ctwm_cli.report(str(trace), objects=str(objects), group_by="user", seed=1, bootstrap=10, sweep=None)
+    dom, messages, _ = _open(rep.html, tmp_path, "lists")
+    assert messages == []
+    captions = [e.all_text() for e in parse(dom).root.iter("caption")]
+    assert any(c.startswith("Most-read memories of user=dave") for c in captions)
+    assert _overflow(rep.html, tmp_path, "lists") == []
+    wide = rep.html.replace("</main>", '<p style="width:2000px">a paragraph wider than the window</p></main>')
+    assert _overflow(wide, tmp_path, "wide") != []

@@ -56,12 +56,16 @@ class Card(ToDict):
 
 @result
 class Block(ToDict):
-    """A titled part of a section: an optional lead paragraph, figures (each with its table), plain tables."""
+    """A titled part of a section: an optional lead paragraph, figures (each with its table), plain tables, and
+    parts of its own (a heading one level down each; ``collapsed``: drawn as a closed ``<details>``, for long
+    per-tenant lists a reader opens on purpose)."""
 
     title: str
     text: str = ""
     figures: tuple[Figure, ...] = ()
     tables: tuple[Table, ...] = ()
+    parts: tuple[Block, ...] = ()
+    collapsed: bool = False
 
 
 @result

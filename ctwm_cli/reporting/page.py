@@ -105,13 +105,16 @@ def card_html(c: Card) -> str:
     return f'<div class="card {cls}"><p class="headline">{text(c.headline)}</p><dl>{rows}</dl></div>'
 
 
-def block_html(b: Block) -> str:
-    parts = [f"<h3>{text(b.title)}</h3>"]
-    if b.text:
-        parts.append(f"<p>{text(b.text)}</p>")
+def block_html(b: Block, level: int = 3) -> str:
+    """A block under an ``<h{level}>`` (its parts one level down), or, ``collapsed``, a closed ``<details>`` whose
+    summary is its title (no script: the browser opens it; printing shows it open)."""
+    parts = [f"<p>{text(b.text)}</p>"] if b.text else []
     parts += [figure_html(f) for f in b.figures]
     parts += [table_html(t) for t in b.tables]
-    return "".join(parts)
+    parts += [block_html(p, min(level + 1, 6)) for p in b.parts]
+    if b.collapsed:
+        return f"<details><summary>{text(b.title)}</summary>{''.join(parts)}</details>"
+    return f"<h{level}>{text(b.title)}</h{level}>" + "".join(parts)
 
 
 def section_html(s: Section, index: int) -> str:

@@ -27,6 +27,7 @@ from ..tail.compare import pvalue_text
 from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
+from .memory_lists import memory_lists
 from .model import Block, Card, Figure, Section, Table
 from .summary import audits_summary, health_summary
 from .svg import draw_svg
@@ -250,7 +251,7 @@ def _health_table(h) -> Table:
 
 def _health_block(path, read, objects, budget, key: str, group_by, counts, notes: list[str]) -> tuple[Block, Any]:
     """The memory-health block, and the pooled report it shows (for the section's lead)."""
-    pooled = health_of_trace(path, read, objects=objects, budget=budget)
+    pooled = _grouped_health(path, read, objects, budget, group_by, notes)
     notes += [f"health: {w}" for w in pooled.warnings]
     alt = _health_alt(pooled)
     figures = [Figure(key=f"{key}-health", title="Store-size growth and success against memory volume", alt=alt,
@@ -270,10 +271,25 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
             figures.append(Figure(key=f"{key}-health-{i}", title=f"Memory health of run {c.group}", alt=alt_i,
                                   table=_health_table(h),
                                   svg=draw_svg(lambda h=h: plot_health(h), key=f"{key}-health-{i}", alt=alt_i)))
-    elif group_by is not None:
-        notes.append(f"memory health per {group_by}: health splits a trace by run only; the view is pooled")
+    elif pooled.groups:
+        notes.append(f"memory health per {group_by}: the figures are of the pooled store; the memory lists are "
+                     f"also per {group_by} (as ctwm health --group-by {group_by} prints them)")
+    lists = memory_lists(pooled, notes)
     return Block(title="Memory health", text="Context usage, stale hits, revoked share and the growth class of the "
-                 "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables)), pooled
+                 "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables),
+                 parts=lists), pooled
+
+
+def _grouped_health(path, read, objects, budget, group_by, notes: list[str]):
+    """``ctwm health`` of the trace, per ``group_by`` scope when one is given and the trace has it (else pooled,
+    with a note saying why)."""
+    if group_by is None:
+        return health_of_trace(path, read, objects=objects, budget=budget)
+    try:
+        return health_of_trace(path, read, objects=objects, budget=budget, group_by=group_by)
+    except InputError as exc:
+        notes.append(f"memory health per {group_by}: {exc}; the view is pooled")
+        return health_of_trace(path, read, objects=objects, budget=budget)
 
 
 def _simulate_block(path, read, events, taus, core, slots, key: str, notes: list[str]) -> Block | None:
