@@ -93,6 +93,18 @@ def test_a_users_policy_runs_beside_the_built_in_ones_on_recorded_episodes(run_c
     assert oracle["overall_error"] <= arms[mine]["overall_error"]
 
 
+def test_the_table_names_the_recorded_file_not_a_synthetic_world(run_cli, files):
+    """The arms table's title said "scale-free, |V|=500, agent random-walk, 5 x 40 steps" for a recorded file:
+    the synthetic world's defaults, which were not what ran."""
+    _, eps = files
+    res = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--episodes-from", str(eps), "--seed", "1",
+                   "--bootstrap", "0"])
+    assert res.code == 0, res.err
+    title = next(line for line in res.out.splitlines() if "open loop" in line)
+    assert "episodes from" in title and "episodes.jsonl" in title
+    assert "|V|=" not in title and "agent " not in title
+
+
 @pytest.mark.parametrize("spec,match", [
     ("{pol}:Missing", "has no Missing"),
     ("{pol}:NoRetrieve", "lacks the MemoryPolicy method(s) retrieve"),

@@ -75,11 +75,11 @@ Metrics (names usable in --fail-on):
   supersede_cycles, max_chain_length, superseded_but_retrieved
                            cycles of the supersede graph (from `by` and the objects' supersedes),
                            items on its longest chain, items retrieved after being superseded
-  dead_weight_share        live memories with no retrieve/inject row in the window (--window, default
-                           the whole trace) / live memories. Live at the window's end: written (or in
+  dead_weight_share        live memories with no retrieve, inject or read (key lookup) row in the window
+                           (--window, default the whole trace) / live memories. Live at the window's end: written (or in
                            the store when the trace began), not superseded, invalidated, archived or
                            evicted since, not past valid_until. Not available when the trace
-                           records no reads (no search, retrieve or inject row)
+                           records no reads (no search, retrieve, inject or read row)
   dead_token_share         the same by tokens (a memory's tokens: its last write/update row with
                            tokens), when every live memory's size is known. The oldest
                            never-retrieved memories are listed. A read row (get()) is a use

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from rich.table import Table
 
+from ..inert import visible
 from .output import fmt_num
 
 if TYPE_CHECKING:
@@ -36,8 +38,11 @@ def pct_text(v) -> str:
 def arms_table(res: ReplayResult, title: str) -> Table:
     cfg = res.config
     closed = res.loop == "closed"
-    t = Table(title=f"{title} ({res.loop} loop): {cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x "
-                    f"{cfg.steps:,} steps, budget {cfg.budget} tokens ({res.tokenizer}), predictor {res.predictor}",
+    # recorded episodes are the user's file, not a synthetic world: name the file, not the world's settings
+    episodes = (f"episodes from {escape(visible(cfg.episodes_from))}" if cfg.episodes_from is not None else
+                f"{cfg.family}, |V|={cfg.size}, agent {cfg.agent}, {len(cfg.seeds)} x {cfg.steps:,} steps")
+    t = Table(title=f"{title} ({res.loop} loop): {episodes}, budget {cfg.budget} tokens ({res.tokenizer}), "
+                    f"predictor {res.predictor}",
               title_justify="left",
               caption="tokens: the whole request a model receives per step (system prompt, user message, chat "
                       f"template of {res.tokenizer}); user msg: the memory prompt alone (what the budget binds); "
