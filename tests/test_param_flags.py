@@ -29,6 +29,7 @@ _WRITER = "TraceWriter's arguments (the integrations write traces; no command ta
 _KEY = "a key inside --graph-param/--world-param KEY=VALUE, named by its key"
 _NOTEBOOK = "a library function's input that the CLI builds itself (never a value the user typed)"
 _KNOB = "an internal setting the CLI fixes (no flag on purpose)"
+_WRAPPER = "an integration wrapper's argument (TracedStore, TracedMemory, a task and its outcome); no command takes it"
 #: parameters the library names that no command has a flag for, each with the reason
 LIBRARY_ONLY = {
     "action": _ENV, "state": _ENV, "tid": _ENV, "start": _ENV,
@@ -42,6 +43,7 @@ LIBRARY_ONLY = {
     "labels": _NOTEBOOK, "scan": _NOTEBOOK,
     "bins": _KNOB, "max_bins": _KNOB, "min_change": _KNOB, "backend": _KNOB, "eviction": _KNOB, "pool": _KNOB,
     "max_response_bytes": _KNOB, "max_tokens": _KNOB,
+    "outcome": _WRAPPER, "scope_keys": _WRAPPER, "task": _WRAPPER,
 }
 
 

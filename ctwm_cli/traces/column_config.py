@@ -51,17 +51,17 @@ def _checked(table: Any, where: str) -> tuple[dict[str, str], str | None]:
     if table is None:
         return {}, None
     if not isinstance(table, dict):
-        raise UsageError(f"{where} must be a table of field = \"column\"")
+        raise UsageError(f"{where} must be a table of field = \"column\"", params=())
     out = {}
     for key, value in table.items():
         if key not in FIELDS:
             close = difflib.get_close_matches(key, FIELDS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f" (fields: {', '.join(FIELDS)})"
-            raise UsageError(f"{where}: unknown field {visible(key)!r}{hint}")
+            raise UsageError(f"{where}: unknown field {visible(key)!r}{hint}", params=())
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME:
-            raise UsageError(f"{where}: {key} must be a column name (text of 1 to {MAX_NAME} characters)")
+            raise UsageError(f"{where}: {key} must be a column name (text of 1 to {MAX_NAME} characters)", params=())
         if any(bad in value for bad in _FORBIDDEN) or visible(value) != value:
             raise UsageError(f"{where}: {key} = {visible(value)!r} is not a column name (no paths, URLs or control "
-                             "characters)")
+                             "characters)", params=())
         out[key] = value
     return out, (where if out else None)
