@@ -27,11 +27,12 @@ def subject_label(source: str | None, group: object | None = None) -> str:
     return name if group in (None, "") else f"{name}[{group}]"
 
 
-def check_unique(names: list[str], param: str = "labels") -> None:
+def check_unique(names: list[str]) -> None:
     """Refuse two results of one run under one name (a usage error naming it): ``ctwm diff`` pairs results by
-    name, so a duplicate would hide one of them (a head whose first ``same`` regressed passed the gate)."""
+    name, so a duplicate would hide one of them (a head whose first ``same`` regressed passed the gate). The
+    message names ``label``, which the CLI writes as its ``--label`` flag."""
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise UsageError(f"{param}: two traces are named {name!r}; give each its own label", params=(param,))
+            raise UsageError(f"two traces are named {name!r}; give each its own label", params=("label",))
         seen.add(name)

@@ -120,6 +120,7 @@ def test_commands_refuse_duplicate_labels(run_cli, repo, command):
     extra = ["-b", "0", "--seed", "1"] if command == "audit" else []
     res = run_cli([command, a, b, "--label", "same", "--label", "same", *extra])
     assert res.code == 2 and "'same'" in res.err and "Traceback" not in res.err
+    assert "its own --label" in res.err  # the flag, not the library's parameter name
     assert run_cli([command, a, b, "--label", "same", "--label", "other", *extra]).code == 0
 
 
