@@ -12,6 +12,10 @@ TPL = "tpl-compatible"
 LOGNORMAL = "lognormal-compatible"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (TPL, LOGNORMAL, INCONCLUSIVE)
+#: which verdict ``--expect`` checks: the paper's rule as printed, or the calibrated one
+EXPECT_RULES = ("paper", "calibrated")
+#: packages ``--cross-check`` runs on the same data
+CROSS_CHECK_PACKAGES = ("powerlaw",)
 
 # --- machine output
 #: the JSON key of the lead paragraph (``ctwm_cli.reporting.summary``): one plain-language string per document,
