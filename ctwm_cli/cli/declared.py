@@ -21,6 +21,11 @@ from .option_groups import choice, opt, option_group
 from .options import at_most
 
 
+#: Declared options a config may not set (``config=False``), by parameter name, with the reason: read by
+#: :mod:`.check_config` beside its own refusals.
+CONFIG_REFUSED: dict[str, str] = {}
+
+
 def _cli_type(d: Declaration) -> Any:
     optional = d.default is None
     if d.spec.choices is not None:
@@ -49,6 +54,8 @@ def declared_params(decls: Sequence[Declaration]) -> list[inspect.Parameter]:
         if d.spec.limit:
             kw["callback"] = at_most(d.name)
         typ = _cli_type(d)
+        if not d.spec.config:
+            CONFIG_REFUSED[d.name] = d.spec.reason or "a config may not set it"
         out.append(opt(d.name, typ, d.spec.flags, d.spec.help, d.default, **kw))
         for i, old in enumerate(d.spec.deprecated):
             hidden_type = typ if d.default is None else typ | None

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from ..results import ToDict, jsonable, result
+from ..settings import MIN_TAIL
 from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
 from .special import kolmogi, ndtri
 
@@ -130,7 +131,7 @@ def uncertainty_tasks(hist: Histogram, *, replicates: int, seed: int, discrete: 
 
 
 def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed: int,
-              level: float = 0.95, hist: Histogram | None = None, min_tail: int = 100,
+              level: float = 0.95, hist: Histogram | None = None, min_tail: int = MIN_TAIL,
               fixed_xmin: bool = False) -> Uncertainty:
     """The replicates' summary; with ``hist`` (and x_min not fixed) also α's :class:`CutoffBand`."""
     draws = np.concatenate(rows) if rows else np.full((0, 3), np.nan)
