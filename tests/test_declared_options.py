@@ -223,8 +223,15 @@ def test_config_deprecated_names_warn_and_unsafe_keys_say_why(capsys):
 def test_every_option_of_a_checked_command_is_settable_or_refused_and_outputs_are_refused():
     from ctwm_cli.cli.check_config import COMMANDS, _refusal, command_options
 
-    writes = re.compile(r"plot|junit|^out|output|html|figure|save|scheduler|json")
+    writes = re.compile(r"plot|junit|^out$|^output|html|figure|save|scheduler|json")
     for command in COMMANDS:
         for key, (p, _) in command_options(command).items():
             if writes.search(p.name):
                 assert _refusal(p), (command, key)
+
+
+@pytest.mark.parametrize("args", [["replay", "compare", "--memory", "full,foo", "--steps", "5"],
+                                  ["replay", "compare", "--memory", "foo", "--steps", "5"]])
+def test_an_unknown_memory_policy_names_the_flag(run_cli, args):
+    res = run_cli(args)
+    assert res.code == 2 and "ctwm: error: --memory: 'foo' is not a known policy (choose from: full," in res.err
