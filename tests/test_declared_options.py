@@ -235,3 +235,11 @@ def test_every_option_of_a_checked_command_is_settable_or_refused_and_outputs_ar
 def test_an_unknown_memory_policy_names_the_flag(run_cli, args):
     res = run_cli(args)
     assert res.code == 2 and "ctwm: error: --memory: 'foo' is not a known policy (choose from: full," in res.err
+
+
+def test_the_docs_option_table_is_generated_and_current():
+    from ctwm_cli.cli.cmd_audit import options_page
+
+    page = (Path(__file__).parents[1] / "docs" / "options.md").read_text(encoding="utf-8")
+    assert page == options_page(), "docs/options.md is stale: regenerate it from cmd_audit.options_page()"
+    assert "| `--bootstrap`, `-b` | `1000` |" in page and "| `--min-tail` | `100` |" in page
