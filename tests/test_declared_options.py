@@ -243,3 +243,32 @@ def test_the_docs_option_table_is_generated_and_current():
     page = (Path(__file__).parents[1] / "docs" / "options.md").read_text(encoding="utf-8")
     assert page == options_page(), "docs/options.md is stale: regenerate it from cmd_audit.options_page()"
     assert "| `--bootstrap`, `-b` | `1000` |" in page and "| `--min-tail` | `100` |" in page
+
+
+def test_a_throwaway_command_without_a_registered_result_fails():
+    """Printing JSON needs a registered result class: ``rows``, ``audits``, ``ci_low`` under a new command name
+    passed the schema and vocabulary tests before (they walked a table, not the commands)."""
+    from ctwm_cli.cli.options import Format
+    from ctwm_cli.cli.output import UnregisteredCommand, emit
+
+    app = typer.Typer()
+
+    @app.command("throwaway")
+    def throwaway() -> None:
+        emit("throwaway", {"rows": [], "audits": 1, "ci_low": 0.1}, [], Format.json)
+
+    app.command("other")(lambda: None)
+    res = CliRunner().invoke(app, ["throwaway"])
+    assert isinstance(res.exception, UnregisteredCommand) and "'throwaway'" in str(res.exception)
+
+
+def test_every_command_that_prints_json_has_a_registered_result():
+    """Walks the commands that exist: each with --json is in the schema registry (ctwm schema describes it)."""
+    from ctwm_cli.cli.application import full_app
+    from ctwm_cli.cli.param_flags import all_commands
+    from ctwm_cli.cli.schemas import COMMANDS
+
+    printing = {path for path, command in all_commands(typer.main.get_command(full_app()))
+                if path and not getattr(command, "commands", None)
+                and any(p.name == "output_json" for p in command.params)}
+    assert printing and printing - set(COMMANDS) == set()
