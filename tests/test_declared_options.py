@@ -272,3 +272,16 @@ def test_every_command_that_prints_json_has_a_registered_result():
                 if path and not getattr(command, "commands", None)
                 and any(p.name == "output_json" for p in command.params)}
     assert printing and printing - set(COMMANDS) == set()
+
+
+def test_read_trace_names_a_path_as_the_cli_does(monkeypatch, run_cli):
+    from ctwm_cli import read_trace
+
+    monkeypatch.chdir(Path(__file__).parents[1])
+    counts = read_trace("./sample_traces/tpl_events.parquet")
+    assert counts.source == "sample_traces/tpl_events.parquet"  # was ./sample_traces/...
+    import json
+
+    doc = json.loads(run_cli(["audit", "./sample_traces/tpl_events.parquet", "-b", "0", "--seed", "1",
+                              "--json"]).out)
+    assert doc["results"][0]["label"] == counts.source
