@@ -285,3 +285,26 @@ def test_read_trace_names_a_path_as_the_cli_does(monkeypatch, run_cli):
     doc = json.loads(run_cli(["audit", "./sample_traces/tpl_events.parquet", "-b", "0", "--seed", "1",
                               "--json"]).out)
     assert doc["results"][0]["label"] == counts.source
+
+
+def _intervals(doc, path="$"):
+    if isinstance(doc, dict):
+        if "low" in doc and "high" in doc:
+            yield path, doc
+        for k, v in doc.items():
+            yield from _intervals(v, f"{path}.{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _intervals(v, f"{path}[{i}]")
+
+
+def test_uncertainty_intervals_carry_their_level(run_cli):
+    """--uncertainty wrote {low, high} through a second Interval class: now the vocabulary's {low, high, level}."""
+    import json
+
+    trace = str(Path(__file__).parents[1] / "sample_traces" / "tpl_events.parquet")
+    doc = json.loads(run_cli(["audit", trace, "-b", "0", "--seed", "1", "--uncertainty", "20", "--json"]).out)
+    found = list(_intervals(doc))
+    assert any(".uncertainty.interval.alpha" in p for p, _ in found)
+    assert any(p.endswith(".uncertainty.alpha_band") for p, _ in found)
+    assert [p for p, d in found if "level" not in d] == []
