@@ -45,7 +45,8 @@ class OptionSpec:
     :class:`UsageError` naming ``name``; ``convert`` normalises a checked value (a seed drawn for
     ``None``); ``parse`` reads the flag's text (``LO:HI``) into the value. ``config``: whether a
     ``ctwm.toml`` entry may set it, ``reason`` why not. ``limit``: bounded by :mod:`ctwm_cli.limits`.
-    ``deprecated``: old flag spellings, accepted with a warning."""
+    ``deprecated``: old flag spellings, accepted with a warning; ``envvar``: an environment variable that
+    sets it on the command line."""
 
     flags: tuple[str, ...] = ()
     help: str = ""
@@ -58,6 +59,7 @@ class OptionSpec:
     reason: str = ""
     limit: bool = False
     deprecated: tuple[str, ...] = ()
+    envvar: str | None = None
 
 
 def option(default: Any, **spec: Any) -> Any:

@@ -308,3 +308,14 @@ def test_uncertainty_intervals_carry_their_level(run_cli):
     assert any(".uncertainty.interval.alpha" in p for p, _ in found)
     assert any(p.endswith(".uncertainty.alpha_band") for p, _ in found)
     assert [p for p, d in found if "level" not in d] == []
+
+
+def test_the_read_options_are_declared_and_their_config_refusals_come_from_the_declaration():
+    from ctwm_cli.cli.options import ReadFlags
+
+    decls = {d.name: d for d in ReadFlags.declarations()}
+    assert decls["scheduler"].spec.config is False and decls["engine"].spec.choices == vocabulary.ENGINES
+    assert _flags({"item-col": "memory.id", "memory_limit": "1GB"}, "check #1", "inspect", CONFINE) == [
+        "--item-col=memory.id", "--memory-limit=1GB"]
+    with pytest.raises(UsageError, match=r"'engine' is not allowed in a config: --engine dask starts or contacts"):
+        _flags({"engine": "dask"}, "check #1", "inspect", CONFINE)

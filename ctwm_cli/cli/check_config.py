@@ -33,13 +33,12 @@ TOP_KEYS = ("junit_xml", "check", "columns")
 # what must never come from a config is refused by name with its reason: nothing that writes a file (--plot,
 # --junit-xml: the config's top-level junit_xml is confined instead), nothing that contacts another machine
 # (--scheduler, --engine dask), nothing that changes the output ctwm check itself parses (--format, --json),
-# and a declared option marked ``config=False`` (:data:`ctwm_cli.cli.declared.CONFIG_REFUSED`).
+# and a declared option marked ``config=False`` with its reason (:data:`.option_groups.CONFIG_REFUSED`: --scheduler,
+# --engine).
 # --trust-config lifts the refusals for a user's own config.
 REFUSED: dict[str, str] = {
     "plot": "it writes a file",
     "junit_xml": "it writes a file (the config's top-level junit_xml is confined instead)",
-    "scheduler": "it contacts another machine (a Dask scheduler)",
-    "engine": "--engine dask starts or contacts a Dask cluster",
     "output_format": "ctwm check reads the entry's JSON output itself",
     "output_json": "ctwm check reads the entry's JSON output itself",
     "quiet": "ctwm check reads the entry's JSON output itself",
@@ -146,7 +145,7 @@ def command_options(command: str) -> dict[str, tuple[Any, bool]]:
 
 
 def _refusal(p: Any) -> str | None:
-    from .declared import CONFIG_REFUSED
+    from .option_groups import CONFIG_REFUSED
 
     return REFUSED.get(p.name) or CONFIG_REFUSED.get(p.name)
 

@@ -393,4 +393,7 @@ and its help. The same fields generate the command's options, their checks and t
 {option_table(AuditRun)}
 ## The command's own options (`ctwm_cli.cli.cmd_audit.AuditFlags`)
 
-{option_table(AuditFlags)}"""
+{option_table(AuditFlags)}
+## Reading the traces (`ctwm_cli.cli.options.ReadFlags`, shared by every command that reads one)
+
+{option_table(ReadFlags)}"""

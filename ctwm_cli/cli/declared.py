@@ -1,67 +1,22 @@
 """Typer options generated from declared settings (:mod:`ctwm_cli.settings`): one field, one option.
 
 :func:`declared_flags` turns each :class:`~ctwm_cli.settings.Declaration` with flags into a Typer option
-(choices shown as choices, size limits as :func:`.options.at_most`, metavars, each deprecated spelling a
+(choices shown as choices, size limits as :func:`.option_groups.at_most`, metavars, each deprecated spelling a
 hidden option that warns), adds them to a command as an option group and hands the command the checked
 settings (``build``, by default the class's own ``checked``). :func:`option_table` is the docs' table.
 """
 
 from __future__ import annotations
 
-import inspect
-import types
-import typing
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
 from ..settings import Declaration
 from .aliases import aliased
-from .option_groups import choice, opt, option_group
-from .options import at_most
+from .option_groups import CONFIG_REFUSED, declared_params, hidden_name, option_group
 
-
-#: Declared options a config may not set (``config=False``), by parameter name, with the reason: read by
-#: :mod:`.check_config` beside its own refusals.
-CONFIG_REFUSED: dict[str, str] = {}
-
-
-def _cli_type(d: Declaration) -> Any:
-    optional = d.default is None
-    if d.spec.choices is not None:
-        base: Any = choice("".join(w.title() for w in d.name.split("_")), d.spec.choices)
-    elif d.spec.parse is not None:
-        base = str
-    else:
-        args = [a for a in typing.get_args(d.type) if a is not type(None)]
-        base = args[0] if isinstance(d.type, types.UnionType) and len(args) == 1 else d.type
-    return base | None if optional else base
-
-
-def _hidden_name(d: Declaration, i: int) -> str:
-    return f"{d.name}_alias" if i == 0 else f"{d.name}_alias{i}"
-
-
-def declared_params(decls: Sequence[Declaration]) -> list[inspect.Parameter]:
-    """The Typer parameters of ``decls`` (those with flags), each deprecated spelling a hidden one."""
-    out = []
-    for d in decls:
-        if not d.spec.flags:
-            continue
-        kw: dict[str, Any] = {}
-        if d.spec.metavar:
-            kw["metavar"] = d.spec.metavar
-        if d.spec.limit:
-            kw["callback"] = at_most(d.name)
-        typ = _cli_type(d)
-        if not d.spec.config:
-            CONFIG_REFUSED[d.name] = d.spec.reason or "a config may not set it"
-        out.append(opt(d.name, typ, d.spec.flags, d.spec.help, d.default, **kw))
-        for i, old in enumerate(d.spec.deprecated):
-            hidden_type = typ if d.default is None else typ | None
-            out.append(opt(_hidden_name(d, i), hidden_type, (old,), f"Deprecated spelling of {d.flag}.", None,
-                           hidden=True, **kw))
-    return out
+__all__ = ["CONFIG_REFUSED", "cli_values", "declared_flags", "declared_params", "option_table"]
 
 
 def cli_values(decls: Sequence[Declaration], values: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +28,7 @@ def cli_values(decls: Sequence[Declaration], values: dict[str, Any]) -> dict[str
             continue
         value = values[d.name]
         for i, old in enumerate(d.spec.deprecated):
-            value = aliased(value, values.get(_hidden_name(d, i)), old, d.flag or d.name)
+            value = aliased(value, values.get(hidden_name(d, i)), old, d.flag or d.name)
         if isinstance(value, Enum):
             value = value.value
         if d.spec.parse is not None and isinstance(value, str):
