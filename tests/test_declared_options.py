@@ -319,3 +319,20 @@ def test_the_read_options_are_declared_and_their_config_refusals_come_from_the_d
         "--item-col=memory.id", "--memory-limit=1GB"]
     with pytest.raises(UsageError, match=r"'engine' is not allowed in a config: --engine dask starts or contacts"):
         _flags({"engine": "dask"}, "check #1", "inspect", CONFINE)
+
+
+def test_ctwm_check_runs_an_entry_with_discrete_false_and_significance(run_cli, tmp_path, monkeypatch):
+    """`discrete = false` was --no-discrete (exit 2, no such option) and `significance` was refused."""
+    import shutil
+
+    shutil.copy(Path(__file__).parents[1] / "sample_traces" / "tpl_events.parquet", tmp_path / "t.parquet")
+    (tmp_path / "ctwm.toml").write_text(
+        '[[check]]\nname = "tail"\ncommand = "audit"\ntraces = ["t.parquet"]\n'
+        'options = { discrete = false, significance = 0.1, bootstrap = 0, seed = 1, fit-level = 0.1 }\n',
+        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    res = run_cli(["check", "ctwm.toml", "--format", "json"])
+    assert res.code == 0, res.err
+    import json
+
+    assert json.loads(res.out)["entries"][0]["status"] == "pass"
