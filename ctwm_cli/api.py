@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from .errors import UsageError
+from .labels import identity
 from .plots.audit_groups import plot_audit_groups
 from .results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .auditing import AuditResult, audit_many
@@ -160,7 +161,9 @@ def read_trace(
     if isinstance(source, (str, Path)):
         name = str(source)
         scan = scan_trace(open_trace(name, cmap, keep=keep, where=where), group_by=group_by)
-        return _relabel(scan, item_counts(scan, events), label or name)
+        # named as ctwm audit names it (./x is x): the same label, so the same grouped seeds and diff pairs
+        shown = name if "://" in name or name == "-" else identity(name)
+        return _relabel(scan, item_counts(scan, events), label or shown)
     table, kind = _as_table(source)
     name = label or f"<{kind}>"
     scan = scan_trace(ArrowReader(table, name, "arrow", cmap, keep, where=where), group_by=group_by)

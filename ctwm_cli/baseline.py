@@ -44,6 +44,7 @@ import numpy as np
 
 from .diagnostics.measures import concentration
 from .checks import check_range
+from .settings import MIN_TAIL
 from .errors import InputError, UsageError
 from .intervals import ConfidenceInterval
 from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
@@ -235,7 +236,7 @@ def _stats(counts: np.ndarray, min_tail: int) -> dict[str, float]:
 
 def diff_counts(
     base: np.ndarray, head: np.ndarray, *, subject: str = "trace", tolerances: Mapping[str, float] = (),
-    replicates: int = 200, level: float = 0.95, seed: int | None = None, min_tail: int = 100,
+    replicates: int = 200, level: float = 0.95, seed: int | None = None, min_tail: int = MIN_TAIL,
 ) -> Diff:
     """Change in Gini, top-10% share and α between two count vectors: a permutation p-value of "no change"
     and a percentile bootstrap interval of each change, ``replicates`` of each; a tolerance gates a metric

@@ -13,10 +13,9 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 SCHEMA_VERSION = 2  # 2: one vocabulary (issue 24): results lists, n_* counts, confidence_interval objects
 REPR_CHARS = 600  # a result's repr is cut here (notebooks print it after every cell)
@@ -35,8 +34,20 @@ def timing(default: Any = dataclasses.MISSING) -> Any:
     return dataclasses.field(default=default, metadata={"timing": True})
 
 
+class _NoNumpy:
+    """Stands in for numpy before it is imported: no value can be a numpy object then, so no
+    ``isinstance`` against these matches (a settings object's ``to_dict`` needs no numpy; ``--help`` loads none)."""
+
+    ndarray = bool_ = integer = floating = type("_never", (), {})
+
+
+def _np() -> Any:
+    return sys.modules.get("numpy") or _NoNumpy
+
+
 def jsonable(value: Any) -> Any:
     """Convert ``value`` into JSON-safe built-ins (NaN and infinities become ``None``)."""
+    np = _np()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         to_dict = getattr(value, "to_dict", None)
         if callable(to_dict):
@@ -73,6 +84,7 @@ def flat_scalars(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def short_value(value: Any) -> str:
     """A value as it appears inside a repr: numbers to 4 significant digits, long text cut."""
+    np = _np()
     if isinstance(value, (bool, np.bool_)) or value is None:
         return repr(value if value is None else bool(value))
     if isinstance(value, (float, np.floating)):

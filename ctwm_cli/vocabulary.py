@@ -12,6 +12,10 @@ TPL = "tpl-compatible"
 LOGNORMAL = "lognormal-compatible"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (TPL, LOGNORMAL, INCONCLUSIVE)
+#: which verdict ``--expect`` checks: the paper's rule as printed, or the calibrated one
+EXPECT_RULES = ("paper", "calibrated")
+#: packages ``--cross-check`` runs on the same data
+CROSS_CHECK_PACKAGES = ("powerlaw",)
 
 # --- machine output
 #: the JSON key of the lead paragraph (``ctwm_cli.reporting.summary``): one plain-language string per document,
@@ -68,5 +72,18 @@ LOCAL_MODEL_N_CTX = 8192
 #: the spectral exponent band fitted by ``ctwm psd``
 BETA_BAND = (0.5, 1.5)
 ENGINES = ("duckdb", "dask")
+#: what a JSON trace file is read as: ``auto`` sniffs its content; the others are the telemetry readers
+#: (``traces.telemetry.ROW_READERS``)
+INPUT_FORMATS = ("auto", "otel", "mem0", "openinference")
+#: ``ctwm psd``'s segment detrending (scipy.signal.welch)
+DETRENDS = ("constant", "linear")
+#: ``ctwm finite-size``'s logarithm bases
+LOG_BASES = ("e", "10", "2")
+#: the readings of σ_top10: ``log`` (ctwm's default), ``raw`` (the paper's words), ``cv`` (closest to its numbers)
+SIGMA_VARIANTS = ("log", "raw", "cv")
+#: ``ctwm simulate``'s ranking of items: per step when the trace allows, by counts, or per step (required)
+RANKINGS = ("auto", "counts", "step")
+#: what a replay's intervals resample: ``auto`` resolves to steps (blocks) or episodes (clusters)
+RESAMPLES = ("auto", "steps", "episodes")
 #: DuckDB's memory limit while reading and counting
 MEMORY_LIMIT = "50%"

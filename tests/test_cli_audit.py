@@ -118,7 +118,7 @@ def test_audit_new_options_reach_the_result(run_cli, grouped_trace):
     "args,code,text",
     [
         (["--xmin-range", "5"], 2, "--xmin-range must be LO:HI"),
-        (["--xmin-range", "9:3"], 2, "--xmin-range must be (lo, hi)"),
+        (["--xmin-range", "9:3"], 2, "--xmin-range needs 0 < low <= high, got low 9 and high 3"),
         (["--uncertainty", "-1"], 2, "uncertainty must be >= 0"),
         (["--scan-floor", "1"], 2, "--scan-floor must be >= 2"),
     ],

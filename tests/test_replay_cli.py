@@ -83,7 +83,7 @@ def test_frozen_cli_round_trip(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "match"), [
-    (["replay", "compare", "--memory", "full,lru"], "unknown memory policy 'lru'"),
+    (["replay", "compare", "--memory", "full,lru"], "--memory: 'lru' is not a known policy"),
     (["replay", "compare", "--memory", "flat,ctwm", "--baseline", "graph"], "--baseline graph is not among"),
     (["replay", "--tau", "0"], "--tau must be a finite number > 0"),
     (["replay", "--tau", "2:1:3"], "STOP must be larger than START"),

@@ -107,3 +107,48 @@ def test_the_lead_is_published_where_the_cli_writes_it(command, where):
 
     found = dict(_paths(command_schema(command)))
     assert where.endswith(SUMMARY_KEY) and found[where]["type"] == "string"
+
+
+def _objects(schema: Any, path: str = "") -> Iterator[tuple[str, dict]]:
+    """(dotted path, schema) of every object schema reachable, anyOf branches included."""
+    if isinstance(schema, dict):
+        if "properties" in schema:
+            yield path, schema
+        for key, sub in schema.get("properties", {}).items():
+            yield from _objects(sub, f"{path}.{key}".lstrip("."))
+        for part in ("items", "additionalProperties"):
+            yield from _objects(schema.get(part), f"{path}[]" if part == "items" else f"{path}.*")
+        for sub in [*schema.get("anyOf", []), *schema.get("prefixItems", [])]:
+            yield from _objects(sub, path)
+
+
+def test_every_interval_carries_its_level():
+    """Issue 43: an object with ``low`` and ``high`` is an interval and says its confidence level (``--uncertainty``
+    wrote ``{low, high}`` through a second Interval class)."""
+    bare = sorted({(c, p) for c in COMMANDS for p, s in _objects(command_schema(c))
+                   if {"low", "high"} <= set(s["properties"]) and "level" not in s["properties"]})
+    assert bare == []
+
+
+#: where the key ``interval`` is a status string ("formed", or why not) rather than an interval: issue 43 renames
+#: it ``interval_status`` (with the schema version raised once); the list may only shrink
+INTERVAL_AS_STATUS = {"bench longmemeval", "replay", "replay ablation", "replay compare", "replay frozen",
+                      "replay pareto"}
+
+
+def _string_intervals() -> set[str]:
+    found = set()
+    for c in COMMANDS:
+        for _, s in _objects(command_schema(c)):
+            sub = s["properties"].get("interval")
+            types = [sub.get("type")] + [a.get("type") for a in sub.get("anyOf", [])] if isinstance(sub, dict) else []
+            if any(t == "string" or (isinstance(t, list) and "string" in t) for t in types):
+                found.add(c)
+    return found
+
+
+def test_interval_never_names_a_status_outside_the_pending_list():
+    found = _string_intervals()
+    assert found - INTERVAL_AS_STATUS == set(), "a status is interval_status, never interval"
+    gone = INTERVAL_AS_STATUS - found
+    assert gone == set(), f"renamed, so remove from INTERVAL_AS_STATUS: {gone}"

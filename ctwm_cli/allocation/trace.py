@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import vocabulary
 from ..checks import check_choice
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
@@ -38,7 +39,7 @@ from .allocate import allocate_unchecked
 from .rank import check_budget, check_int
 from .sweep import TauSweep, check_taus, sweep_from_allocations
 
-RANKINGS = ("auto", "counts", "step")
+RANKINGS = vocabulary.RANKINGS
 
 
 @result

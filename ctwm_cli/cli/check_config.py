@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import glob
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from ..confine import Confinement, admit_files, admit_name, is_remote
 from ..errors import InputError, UsageError
+from .output import message
 
 COMMANDS = ("audit", "concentration", "psd", "simulate", "health", "inspect")
 ENTRY_KEYS = {"name", "command", "traces", "options", "expect", "fail_on"}
@@ -25,28 +27,30 @@ ENTRY_KEYS = {"name", "command", "traces", "options", "expect", "fail_on"}
 #: project's column map, read by every command, not by ``ctwm check`` itself).
 TOP_KEYS = ("junit_xml", "check", "columns")
 
-# The options a config may set, per command: reading and analysis only. A config from a pull request
-# is not the user's words, so this is an allow-list (a new option is refused until it is added here):
-# nothing that writes a file (--plot, --junit-xml: the config's top-level junit_xml is confined instead),
-# nothing that contacts another machine (--scheduler, --engine dask), nothing that changes the output
-# ctwm check itself parses (--format, --json). --trust-config lifts it for a user's own config.
-_READING = ("item_col", "step_col", "run_col", "event_col", "count_col", "col", "where", "memory_limit")
-ALLOWED_OPTIONS: dict[str, frozenset[str]] = {
-    "audit": frozenset({*_READING, "event", "group_by", "details", "seed", "bootstrap", "jobs", "xmin", "xmin_range",
-                        "xmax", "discrete", "continuous", "min_tail", "scan_floor", "p_star", "z_star", "level",
-                        "calibrate", "uncertainty", "power", "cross_check", "diagnostics", "expect_rule"}),
-    "concentration": frozenset({*_READING, "event", "group_by", "details"}),
-    "psd": frozenset({*_READING, "event", "series", "run", "nperseg", "detrend", "band", "beta_band"}),
-    "simulate": frozenset({*_READING, "event", "tau", "sweep", "budget", "core", "items", "ranking", "show"}),
-    "health": frozenset({*_READING, "run", "budget", "task_col", "outcome_col", "by_col", "input_format"}),
-    "inspect": frozenset(_READING),
+# A config from a pull request is not the user's words. Its keys are the command's own flags, read off the
+# click command (kebab or snake case: ``min-tail`` or ``min_tail``; a boolean pair's either side:
+# ``discrete = false`` is --continuous), so a new option can be set from a config the moment it exists;
+# what must never come from a config is refused by name with its reason: nothing that writes a file (--plot,
+# --junit-xml: the config's top-level junit_xml is confined instead), nothing that contacts another machine
+# (--scheduler, --engine dask), nothing that changes the output ctwm check itself parses (--format, --json),
+# and a declared option marked ``config=False`` with its reason (:data:`.option_groups.CONFIG_REFUSED`: --scheduler,
+# --engine).
+# --trust-config lifts the refusals for a user's own config.
+REFUSED: dict[str, str] = {
+    "plot": "it writes a file",
+    "junit_xml": "it writes a file (the config's top-level junit_xml is confined instead)",
+    "output_format": "ctwm check reads the entry's JSON output itself",
+    "output_json": "ctwm check reads the entry's JSON output itself",
+    "quiet": "ctwm check reads the entry's JSON output itself",
+    "fail_on": "it is the entry's own fail_on key",
+    "expect": "it is the entry's own expect key",
+    "trace": "it is the entry's own traces key",
 }
 #: The longest value a config may give an option (the longest typed --where, below the kernel's 128 KiB
 #: bound on one argument).
 MAX_VALUE = 65_536
 #: Options whose value is a file the entry reads: admitted like its traces.
 PATH_OPTIONS = frozenset({"objects"})
-ALLOWED_OPTIONS["health"] |= PATH_OPTIONS
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,36 +124,102 @@ class Confine:
         return hits
 
 
+def command_options(command: str) -> dict[str, tuple[Any, bool]]:
+    """Every config key of ``command`` -> (its click option, the boolean its key means): each long flag
+    without ``--`` in snake case, a boolean pair's second flag meaning false (``continuous`` -> discrete
+    false)."""
+    import typer.main  # the CLI is loaded already: ctwm check runs in it
+
+    from .application import app_for
+
+    click_command = typer.main.get_command(app_for([command])).commands[command]
+    out: dict[str, tuple[Any, bool]] = {}
+    for p in click_command.params:
+        if getattr(p, "param_type_name", "") != "option":
+            continue
+        for flags, meaning in ((p.opts, True), (p.secondary_opts, False)):
+            for flag in flags:
+                if flag.startswith("--"):
+                    out.setdefault(flag[2:].replace("-", "_"), (p, meaning))
+    return out
+
+
+def _refusal(p: Any) -> str | None:
+    from .option_groups import CONFIG_REFUSED
+
+    return REFUSED.get(p.name) or CONFIG_REFUSED.get(p.name)
+
+
+def _deprecated(p: Any) -> str | None:
+    """The flag a hidden deprecated spelling stands for (its help says ``Deprecated spelling of --x``)."""
+    m = re.match(r"Deprecated spelling of (--[\w-]+)", p.help or "") if getattr(p, "hidden", False) else None
+    return m.group(1) if m else None
+
+
 def _flags(options: dict[str, Any], where: str, command: str, confine: Confine) -> list[str]:
     """``{"group_by": "run", "diagnostics": False, "event": ["a", "b"]}`` -> ``--group-by=run`` ...
 
-    Each value is attached to its flag (``--flag=value``), so a value can never be read as an option."""
+    Each key is one of the command's flags (:func:`command_options`); each value is attached to its flag
+    (``--flag=value``), so a value can never be read as an option."""
     if not isinstance(options, dict):
         raise UsageError(f"{where}: options must be a table of option = value")
+    known = command_options(command)
+    settable = sorted(k for k, (p, meaning) in known.items()
+                      if meaning and not _deprecated(p) and (confine.trusted or not _refusal(p)))
     out: list[str] = []
-    allowed = ALLOWED_OPTIONS[command]
     for key, value in options.items():
-        if not confine.trusted and key not in allowed:
-            raise UsageError(f"{where}: option {key!r} is not allowed in a config for {command} (allowed: "
-                             f"{', '.join(sorted(allowed))}); pass --trust-config for a config of your own")
-        if not key.replace("_", "").isalnum() or not key[:1].isalpha():
+        if not isinstance(key, str) or not key.replace("_", "").replace("-", "").isalnum() or not key[:1].isalpha():
             raise UsageError(f"{where}: {key!r} is not an option name")
-        flag = "--" + key.replace("_", "-")
-        values = value if isinstance(value, list) else [value]
-        for v in values:
-            if isinstance(v, bool) and not isinstance(value, list):
-                out.append(flag if v else f"--no-{key.replace('_', '-')}")
-            elif isinstance(v, str) and "\x00" in v:  # no argument of a process can hold one
-                raise UsageError(f"{where}: option {key!r} holds a NUL character")
-            elif isinstance(v, str) and len(v) > MAX_VALUE:  # nor be longer than the kernel's 128 KiB
-                raise UsageError(f"{where}: option {key!r} is {len(v):,} characters long; a config's value may be "
-                                 f"at most {MAX_VALUE:,}")
-            elif isinstance(v, (int, float, str)) and not isinstance(v, bool):
-                text = confine.path(str(v), f"{where}: option {key!r}") if key in PATH_OPTIONS else str(v)
-                out.append(f"{flag}={text}")
-            else:
-                raise UsageError(f"{where}: option {key!r} must be a number, text, true/false or a list")
+        name = key.replace("-", "_")
+        if name not in known:
+            close = difflib.get_close_matches(name, settable, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"{where}: {command} has no option {key!r} ({hint}a config sets: "
+                             f"{', '.join(settable)})")
+        p, meaning = known[name]
+        why = _refusal(p)
+        if why and not confine.trusted:
+            raise UsageError(f"{where}: option {key!r} is not allowed in a config: {why}; pass --trust-config "
+                             "for a config of your own")
+        if (new := _deprecated(p)) is not None:
+            message(f"warning: {where}: option {key!r} is deprecated; use {new[2:]!r}")
+        out += _option_args(p, meaning, key, value, where, confine)
     return out
+
+
+def _option_args(p: Any, meaning: bool, key: str, value: Any, where: str, confine: Confine) -> list[str]:
+    """One config option as its command-line arguments."""
+    if getattr(p, "is_flag", False):
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: option {key!r} is true or false, got {value!r}")
+        on = value == meaning
+        if p.secondary_opts:
+            return [_long(p.opts) if on else _long(p.secondary_opts)]
+        if on == bool(p.default):
+            return []
+        if on:
+            return [_long(p.opts)]
+        raise UsageError(f"{where}: option {key!r} cannot be set to {str(value).lower()}")
+    flag = _long(p.opts)
+    values = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and not p.multiple and p.nargs == 1:
+        raise UsageError(f"{where}: option {key!r} takes one value, not a list")
+    out = []
+    for v in values:
+        if isinstance(v, str) and "\x00" in v:  # no argument of a process can hold one
+            raise UsageError(f"{where}: option {key!r} holds a NUL character")
+        if isinstance(v, str) and len(v) > MAX_VALUE:  # nor be longer than the kernel's 128 KiB
+            raise UsageError(f"{where}: option {key!r} is {len(v):,} characters long; a config's value may be "
+                             f"at most {MAX_VALUE:,}")
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise UsageError(f"{where}: option {key!r} must be a number, text or a list of them, got {v!r}")
+        text = confine.path(str(v), f"{where}: option {key!r}") if p.name in PATH_OPTIONS else str(v)
+        out.append(f"{flag}={text}")
+    return out
+
+
+def _long(opts: list[str]) -> str:
+    return next(o for o in opts if o.startswith("--"))
 
 
 def _traces(entry: dict[str, Any], where: str, confine: Confine) -> list[str]:
@@ -204,8 +274,8 @@ def entry_argv(entry: Any, index: int, confine: Confine) -> Entry:
         argv += [f"--trace={t}" for t in traces]
     else:
         argv += ["--", *traces]  # after --, a trace named like an option is still a trace
-    inputs = [*traces, *[str(v) for k, v in options.items() if k in PATH_OPTIONS]] if isinstance(options, dict) \
-        else list(traces)
+    inputs = [*traces, *[str(v) for k, v in options.items() if k.replace("-", "_") in PATH_OPTIONS]] \
+        if isinstance(options, dict) else list(traces)
     name = entry.get("name") or f"{command} {' '.join(traces)}"
     return Entry(name=str(name), argv=argv, inputs=inputs)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from pathlib import Path
 from typing import Annotated
 
@@ -14,118 +14,74 @@ from rich.text import Text
 from ..errors import InputError, UsageError
 from ..inert import visible
 from ..plots import check_plot_path
-from ..vocabulary import SUMMARY_KEY, VERDICTS
-from .aliases import aliased
-from .option_groups import choice
+from ..settings import AuditRun, AuditSettings, Declared, checked_audit, in_range, option
+from ..vocabulary import EXPECT_RULES, SUMMARY_KEY, VERDICTS
+from .declared import declared_flags, option_table
 from .options import (
-    TRACES_HELP, DetailsOpt, FailOnOpt, Format, JobsOpt, JunitOpt, LabelOpt, PlotOpt, ReadFlags,
-    SeedOpt, at_most, read_flags, output_flags, trace_labels,
+    TRACES_HELP, DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, read_flags, output_flags,
+    trace_labels,
 )
 from .output import (
     announce_seed, check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar,
 )
 
-Verdict = choice("Verdict", VERDICTS)
-ExpectRule = choice("ExpectRule", ("paper", "calibrated"))
-CrossCheckPackage = choice("CrossCheckPackage", ("powerlaw",))
 #: the summary table's columns when several traces or groups are audited
 SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
 
 VERDICT_STYLE = {"tpl-compatible": "bold green", "lognormal-compatible": "bold cyan", "inconclusive": "bold yellow"}
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AuditFlags(Declared):
+    """The options of ``ctwm audit`` that are the command's, not the library audit's: what is read, what is
+    expected of the verdict, and the --across test."""
+
+    WHAT = "audit option"
+
+    group_by: str | None = option(None, flags=("--group-by",),
+                                  help="One audit per value of this column (e.g. run, agent, episode, family).")
+    event: list[str] | None = option(None, flags=("--event", "-e"), help="Event kind to count (repeatable). "  # noqa: RUF009
+                                     "Default: retrieve if present, else inject.")
+    expect: str | None = option(None, flags=("--expect",), choices=VERDICTS,
+                                help="Exit 1 unless every audit's verdict is this one.")
+    expect_rule: str = option("paper", flags=("--expect-rule",), choices=EXPECT_RULES,
+                              help="Which verdict --expect checks: paper (the main verdict as printed: Definition "
+                              "3.4 with the fit check, or as published with --no-fit-check) or calibrated (needs "
+                              "--calibrate).")
+    value_col: str | None = option(None, flags=("--value-col",), metavar="COLUMN",
+                                   help="Audit the numbers in this column, one observation per row (real-valued "
+                                   "sizes such as city populations or fire areas), instead of counting items; "
+                                   "add --continuous for real values.")
+    across: str | None = option(None, flags=("--across",), metavar="COLUMN",
+                                help="Also test whether the groups of this column (run, agent, user) share one law: "
+                                "a permutation likelihood-ratio test of one α against one α per group at the pooled "
+                                "x_min, reported beside the pooled verdict (at --significance).")
+    permutations: int = option(999, flags=("--permutations",), check=in_range(lo=1),
+                               help="Permutations of the --across test.")
+
+    def related(self) -> None:
+        if self.across is not None and self.group_by is not None:
+            raise UsageError("--across tests the groups of the pooled trace; it cannot be combined with --group-by "
+                             "(which audits each group on its own)")
+        if self.value_col is not None and self.event:
+            raise UsageError("--event selects events to count; --value-col reads numbers, not events")
+
+
 @output_flags
 @read_flags(engine=True, scheduler=True)
+@declared_flags(AuditFlags, name="flags")
+@declared_flags(AuditSettings, AuditRun, build=checked_audit, name="checked")
 def audit(
     traces: Annotated[list[str], typer.Argument(
         metavar="TRACE...", help=TRACES_HELP + " One audit per trace (or per group).")],
-    group_by: Annotated[str | None, typer.Option(
-        "--group-by", help="One audit per value of this column (e.g. run, agent, episode, family).")] = None,
-    event: Annotated[list[str] | None, typer.Option(
-        "--event", "-e", help="Event kind to count (repeatable). Default: retrieve if present, else inject.")] = None,
-    discrete: Annotated[bool, typer.Option(
-        "--discrete/--continuous",
-        help="Discrete fits (counts are integers; default) or continuous densities.")] = True,
-    xmin: Annotated[float | None, typer.Option(
-        "--xmin", help="Fix the tail cutoff instead of choosing it by KS minimisation.")] = None,
-    bootstrap: Annotated[int, typer.Option(
-        "--bootstrap", "-b", callback=at_most("bootstrap"),
-        help="Bootstrap replicates for p_gof (0 skips it; then no TPL verdict is possible).")] = 1000,
-    bootstrap_old: Annotated[int | None, typer.Option(
-        "-B", hidden=True, callback=at_most("bootstrap"),
-        help="Deprecated spelling of --bootstrap (-B means --budget elsewhere).")] = None,
-    seed: SeedOpt = None,
-    jobs: JobsOpt = None,
-    min_tail: Annotated[int, typer.Option(
-        "--min-tail", help="Minimum tail size n_tail (Assumption 3.3). A KS-optimal cutoff leaving fewer points makes "
-        "the verdict inconclusive; the best cutoff leaving --min-tail points is shown beside it, labelled "
-        "constrained.")] = 100,
-    scan_floor: Annotated[int, typer.Option(
-        "--scan-floor", help="The x_min scan considers every cutoff leaving at least this many points "
-        "(separate from --min-tail).")] = 10,
-    xmax: Annotated[float | None, typer.Option(
-        "--xmax", help="Fit a doubly truncated power law on [x_min, x_max] (values above are outside the model). "
-        "Supports the power-law fit, its x_min scan and KS only: no alternatives, LR tests or p_gof.")] = None,
-    xmin_range: Annotated[str | None, typer.Option(
-        "--xmin-range", metavar="LO:HI",
-        help="Only candidate cutoffs LO <= x_min <= HI (either side may be empty).")] = None,
-    uncertainty: Annotated[int, typer.Option(
-        "--uncertainty", metavar="B", callback=at_most("uncertainty"),
-        help="Nonparametric bootstrap of the whole fit (x_min re-selected): standard errors and "
-        "95% percentile intervals of x_min, α and n_tail (0: off; e.g. 500).")] = 0,
-    cross_check: Annotated[CrossCheckPackage | None, typer.Option(  # type: ignore[valid-type]
-        "--cross-check", help="Run the powerlaw package (Alstott et al.) on the same data and show its x_min, α, R "
-        "and p beside ours, each disagreement with its known cause.")] = None,
-    power: Annotated[int, typer.Option(
-        "--power", metavar="R", callback=at_most("power"),
-        help="For an inconclusive verdict: simulate R data sets per family (fitted log-normal, fitted TPL) "
-        "at 1x-16x the observed size and report how often the verdict (fit check included) is right, and the smallest "
-        "multiple with power >= 0.8 (0: off; e.g. 100).")] = 0,
-    p_star: Annotated[float, typer.Option("--p-star", help="p_gof threshold p* of Definition 3.4.")] = 0.10,
-    z_star: Annotated[float, typer.Option("--z-star", help="|Λ/σ| threshold z* of Definition 3.4.")] = 1.96,
-    fit_check: Annotated[bool, typer.Option(
-        "--fit-check/--no-fit-check",
-        help="A decisive verdict also needs the family it prefers to pass its own bootstrap KS test on the tail "
-        "(default); --no-fit-check: Definition 3.4 as published. The checks are reported either way.")] = True,
-    fit_level: Annotated[float, typer.Option(
-        "--fit-level", help="Level of the preferred family's own fit check (p_gof of that family below it: "
-        "inconclusive).")] = 0.05,
-    check_all_families: Annotated[bool, typer.Option(
-        "--check-all-families", help="Bootstrap every alternative family's own fit, not only the TPL's and the "
-        "log-normal's (the ones a verdict can prefer); costs B refits per family.")] = False,
-    diagnostics: Annotated[bool, typer.Option(
-        "--diagnostics/--no-diagnostics",
-        help="Show concentration numbers (Gini, skew, max/median, σ_top10) beside the verdict.")] = True,
-    calibrate: Annotated[int, typer.Option(
-        "--calibrate", callback=at_most("calibrate"), help="Calibrate the verdict with R replicates simulated from "
-        "the fitted log-normal and R from the fitted TPL, each re-audited in full (0: off).")] = 0,
-    level: Annotated[float, typer.Option(
-        "--significance", help="Significance level a of the calibrated verdict: TPL only when z exceeds the (1-a) "
-        "quantile of z under the fitted log-normal.")] = 0.05,
-    level_alias: Annotated[float | None, typer.Option(
-        "--level", hidden=True, help="Deprecated spelling of --significance.")] = None,
-    expect: Annotated[Verdict | None, typer.Option(  # type: ignore[valid-type]
-        "--expect", help="Exit 1 unless every audit's verdict is this one.")] = None,
-    expect_rule: Annotated[ExpectRule, typer.Option(  # type: ignore[valid-type]
-        "--expect-rule",
-        help="Which verdict --expect checks: paper (the main verdict as printed: Definition 3.4 with the fit check, "
-        "or as published with --no-fit-check) or calibrated (needs --calibrate).")] = "paper",
     fail_on: FailOnOpt = None,
     junit_xml: JunitOpt = None,
     details: DetailsOpt = False,
     plot: PlotOpt = None,
     label: LabelOpt = None,
-    value_col: Annotated[str | None, typer.Option(
-        "--value-col", metavar="COLUMN", help="Audit the numbers in this column, one observation per row "
-        "(real-valued sizes such as city populations or fire areas), instead of counting items; "
-        "add --continuous for real values.")] = None,
-    across: Annotated[str | None, typer.Option(
-        "--across", metavar="COLUMN", help="Also test whether the groups of this column (run, agent, user) share "
-        "one law: a permutation likelihood-ratio test of one α against one α per group at the pooled x_min, "
-        "reported beside the pooled verdict (at --significance).")] = None,
-    permutations: Annotated[int, typer.Option(
-        "--permutations", help="Permutations of the --across test.")] = 999,
     *,
+    checked: tuple[AuditSettings, AuditRun],
+    flags: AuditFlags,
     opts: ReadFlags,
     fmt: Format = Format.table,
 ) -> None:
@@ -149,67 +105,57 @@ def audit(
       ctwm audit trace.parquet --calibrate 200 --expect tpl-compatible --expect-rule calibrated
       ctwm audit trace.parquet --fail-on 'n_tail<100' --fail-on 'gini>0.9' --format github
     """
-    # Long only by its option declarations (Typer reads the signature); the body validates, calls audit_many, renders.
-    from ..gates import parse_checks
+    # The options are declared in AuditSettings, AuditRun and AuditFlags; the body calls audit_many and renders.
     from ..auditing import audit_many
-    from ..tail.settings import AuditSettings
     from ..distributed import check_scheduler, using_scheduler
-    from ..traces.paths import read_counts
-    from ..traces.values import read_values
+    from ..gates import parse_checks
 
-    if bootstrap_old is not None:
-        message("warning: -B is deprecated for audit (it means --budget elsewhere); use -b/--bootstrap")
-        bootstrap = bootstrap_old
-    level = aliased(level, level_alias, "--level", "--significance")
-    expect = None if expect is None else Verdict(expect).value
-    expect_rule = ExpectRule(expect_rule).value
+    (settings, run), f = checked, flags
     gates = parse_checks(fail_on, GATE_METRICS, parameter="--fail-on")
     junit = check_output_path(junit_xml, "--junit-xml")
-    if expect_rule == "calibrated" and calibrate < 1:
+    if f.expect_rule == "calibrated" and run.calibrate < 1:
         raise UsageError("--expect-rule calibrated needs --calibrate R (R >= 1)")
     labels = trace_labels(label, traces)
-    if across is not None and group_by is not None:
-        raise UsageError("--across tests the groups of the pooled trace; it cannot be combined with --group-by "
-                         "(which audits each group on its own)")
-    if permutations < 1:
-        raise UsageError(f"--permutations must be >= 1, got {permutations}")
-    if value_col is not None and event:
-        raise UsageError("--event selects events to count; --value-col reads numbers, not events")
     check_plot_path(plot)
     check_outputs(traces, junit_xml=junit_xml, plot=plot)
-    scan_range = _parse_range(xmin_range)
-    settings = AuditSettings.checked(
-        discrete=discrete, xmin=xmin, bootstrap=bootstrap, min_tail=min_tail, p_star=p_star, z_star=z_star,
-        seed=seed, scan_floor=scan_floor, xmin_range=scan_range, uncertainty=uncertainty,
-        cross_check=None if cross_check is None else CrossCheckPackage(cross_check).value, power=power, xmax=xmax,
-        fit_check=fit_check, fit_level=fit_level, check_all=check_all_families, calibrate=calibrate, level=level,
-        jobs=jobs)  # checked once; audit_many uses them as they are
     check_scheduler(opts.scheduler)
     read = opts.read_options()
-    seed = settings.seed
     with using_scheduler(opts.scheduler):
-        with progress_bar("reading traces") as progress:
-            counts = (read_values(traces, read, column=value_col, group_by=group_by, progress=progress, labels=labels)
-                      if value_col is not None else
-                      read_counts(traces, read, group_by=group_by, events=event, progress=progress, labels=labels))
-        if value_col is not None and discrete:
-            _integers_only(counts, value_col)
-        announce_seed(seed)
+        counts = _read(traces, read, f, labels, settings.discrete)
+        announce_seed(settings.seed)
         with progress_bar("bootstrap replicates") as progress, progress_bar("calibration replicates") as cal_progress:
-            results = audit_many(counts, settings=settings, jobs=jobs, diagnostics=diagnostics, calibrate=calibrate,
-                                 level=level, progress=progress, calibration_progress=cal_progress)
-        if across is not None:
-            results = _across(results, traces, read, across, value_col, event, labels, permutations, level)
+            results = audit_many(counts, settings=settings, jobs=run.jobs, diagnostics=run.diagnostics,
+                                 calibrate=run.calibrate, level=run.level, progress=progress,
+                                 calibration_progress=cal_progress)
+        if f.across is not None:
+            results = _across(results, traces, read, f.across, f.value_col, f.event, labels, f.permutations,
+                              run.level)
     if plot:
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
-    checks = _checks(results, rows, gates, expect, expect_rule)
+    checks = _checks(results, rows, gates, f.expect, f.expect_rule)
     from ..reporting.summary import VALUES, ACCESSES, audit_summaries  # the lead paragraph, JSON summary
 
-    payload = audit_summaries(results, noun="groups" if group_by else "traces", words=VALUES if value_col else ACCESSES)
-    emit("audit", payload, rows, fmt, seed=seed, tables=[_table(r) for r in results], checks=checks,
+    payload = audit_summaries(results, noun="groups" if f.group_by else "traces",
+                              words=VALUES if f.value_col else ACCESSES)
+    emit("audit", payload, rows, fmt, seed=settings.seed, tables=[_table(r) for r in results], checks=checks,
          subject_field="label", summary_fields=SUMMARY_FIELDS, details=details, headline=payload[SUMMARY_KEY])
     conclude("audit", checks, junit)
+
+
+def _read(traces, read, f: AuditFlags, labels, discrete: bool):
+    """The counts (or --value-col's values) of every trace or group."""
+    from ..traces.paths import read_counts
+    from ..traces.values import read_values
+
+    with progress_bar("reading traces") as progress:
+        counts = (read_values(traces, read, column=f.value_col, group_by=f.group_by, progress=progress,
+                              labels=labels)
+                  if f.value_col is not None else
+                  read_counts(traces, read, group_by=f.group_by, events=f.event, progress=progress, labels=labels))
+    if f.value_col is not None and discrete:
+        _integers_only(counts, f.value_col)
+    return counts
 
 
 def _integers_only(counts, column: str) -> None:
@@ -325,19 +271,6 @@ def _cross_check_table(c) -> Table:
     return t
 
 
-def _parse_range(text: str | None) -> tuple[float, float] | None:
-    """--xmin-range LO:HI (either side may be empty) as (lo, hi)."""
-    if text is None:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError(text)
-        return (float(lo) if lo.strip() else 1e-300, float(hi) if hi.strip() else math.inf)
-    except ValueError:
-        raise UsageError(f"--xmin-range must be LO:HI (numbers; either side may be empty), got {text!r}") from None
-
-
 def _plot_paths(plot: str, results) -> list[Path]:
     p = Path(plot)
     if len(results) == 1:
@@ -440,3 +373,27 @@ def _table(r) -> Group:
 
 def register(app: typer.Typer) -> None:
     app.command("audit")(audit)
+
+
+def options_page() -> str:
+    """docs/options.md: the option tables of ``ctwm audit``, generated from the declarations (a test fails when
+    the page is stale; write it with ``python -c "from ctwm_cli.cli.cmd_audit import options_page; ..."``)."""
+    return f"""# Options of `ctwm audit`
+
+Generated from the declarations (`ctwm_cli.cli.cmd_audit.options_page`); `tests/test_declared_options.py`
+fails when this page is stale. Each row is one field of a settings dataclass: its flag(s), default, choices,
+whether a `ctwm.toml` entry may set it (in `[[check]] options`, under the flag's name in kebab or snake case)
+and its help. The same fields generate the command's options, their checks and the errors that name the flag.
+
+## The audit's settings (`ctwm_cli.settings.AuditSettings`)
+
+{option_table(AuditSettings)}
+## How the audit runs (`ctwm_cli.settings.AuditRun`)
+
+{option_table(AuditRun)}
+## The command's own options (`ctwm_cli.cli.cmd_audit.AuditFlags`)
+
+{option_table(AuditFlags)}
+## Reading the traces (`ctwm_cli.cli.options.ReadFlags`, shared by every command that reads one)
+
+{option_table(ReadFlags)}"""

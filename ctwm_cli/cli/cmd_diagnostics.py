@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..labels import subject_label
 from ..plots import check_plot_path
-from ..vocabulary import BETA_BAND
+from ..vocabulary import BETA_BAND, DETRENDS, LOG_BASES, SIGMA_VARIANTS
 from .option_groups import choice
 from .options import (
     DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
@@ -21,9 +21,9 @@ from .options import (
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 
-Detrend = choice("Detrend", ("constant", "linear"))
-LogBase = choice("LogBase", ("e", "10", "2"))
-SigmaVariant = choice("SigmaVariant", ("log", "raw", "cv"))  # diagnostics.measures.SIGMA_VARIANTS
+Detrend = choice("Detrend", DETRENDS)
+LogBase = choice("LogBase", LOG_BASES)
+SigmaVariant = choice("SigmaVariant", SIGMA_VARIANTS)
 SIGMA_HELP = ("Reading of σ_top10. The paper's Table 1: 'the standard deviation of the top 10% access counts', read "
               "in Section 5.1 as 'top-tail log-normal concentration'. log [default]: sd of ln(count) over the top "
               "decile, the log-normal reading, scale-free so traces of any length compare; raw: sd of the counts as "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -11,14 +10,13 @@ from rich.text import Text
 
 from ..plots import check_plot_path
 from .health_tables import hot_tables, scope_hot_tables, scope_table
+from ..vocabulary import INPUT_FORMATS
+from .option_groups import choice
 from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
-class InputFormat(StrEnum):
-    auto = "auto"
-    otel = "otel"
-    mem0 = "mem0"
+InputFormat = choice("InputFormat", INPUT_FORMATS)
 
 
 HEALTH_HELP = """Memory-health metrics of an agent's memory trace (the article's section 8).
@@ -143,7 +141,8 @@ def health(
     )] = None,
     input_format: Annotated[InputFormat, typer.Option(
         "--input-format",
-        help="auto (sniff JSON content), otel (OTLP JSON spans) or mem0 (history export).")] = InputFormat.auto,
+        help="auto (sniff JSON content), otel (OTLP JSON spans), mem0 (history export) or openinference "
+        "(OTLP spans of OpenInference retrievers).")] = "auto",
     plot: PlotOpt = None,
     task_col: Annotated[str | None, typer.Option(
         "--task-col", help="Source column holding the task id [default: task].")] = None,
@@ -165,7 +164,8 @@ def health(
     check_outputs([trace, *([objects] if objects else [])], junit_xml=junit_xml, plot=plot)
     with progress_bar(f"reading {trace}") as progress:
         report = health_of_trace(
-            trace, cmap, objects=objects, budget=budget, run=run, input_format=input_format.value, checks=checks,
+            trace, cmap, objects=objects, budget=budget, run=run, input_format=InputFormat(input_format).value,
+            checks=checks,
             extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, group_by=group_by, window=window,
             progress=progress,
         )

@@ -3,7 +3,6 @@ what it would have done with a real trace."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -13,8 +12,9 @@ from rich.text import Text
 
 from ..errors import UsageError
 from ..plots import check_plot_path
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_TAU
+from ..vocabulary import DEFAULT_BUDGET, DEFAULT_TAU, RANKINGS
 from ..vocabulary import SIMULATE_CORE as DEFAULT_CORE
+from .option_groups import choice
 from .options import (
     TAU_SPEC_HELP, FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags,
     tau_values,
@@ -34,10 +34,7 @@ TRACE_METRICS = (
 DEFAULT_ITEMS = 1000
 
 
-class Ranking(StrEnum):
-    auto = "auto"
-    counts = "counts"
-    step = "step"
+Ranking = choice("Ranking", RANKINGS)
 
 
 @output_flags
@@ -78,7 +75,7 @@ def simulate(
         typer.Option(
             "--ranking", help="With --trace: 'counts' ranks items by access count; 'step' ranks each (run, step) list "
             "by its rank/score column; 'auto' uses 'step' when the trace has step and rank/score columns."),
-    ] = Ranking.auto,
+    ] = "auto",
     event: Annotated[
         list[str] | None,
         typer.Option(
@@ -132,7 +129,7 @@ def simulate(
         cmap = opts.read_options()
         with progress_bar("reading trace") as progress:
             res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
-                                 ranking=ranking.value, progress=progress)
+                                 ranking=Ranking(ranking).value, progress=progress)
         _plot(plot, res.allocation, res)
         checks = [
             c for r in res.rows for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")

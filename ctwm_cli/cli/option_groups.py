@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
+import typing
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Annotated, Any
 
 import typer
+
+from ..errors import UsageError
+from ..limits import check_limit
+from ..settings import Declaration
 
 
 def choice(name: str, values: tuple[str, ...]) -> type[Enum]:
@@ -68,3 +74,64 @@ def option_group(
         return wrapper
 
     return decorate
+
+
+def at_most(name: str):
+    """Typer callback for a size option: its value, or exit 2 with the limit and why (``ctwm_cli.limits``)."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None:
+            try:
+                check_limit(name, value)
+            except UsageError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+
+    return check
+
+
+#: Declared options a config may not set (``config=False``), by parameter name, with the reason: read by
+#: :mod:`.check_config` beside its own refusals.
+CONFIG_REFUSED: dict[str, str] = {}
+
+
+def _cli_type(d: Declaration) -> Any:
+    optional = d.default is None
+    if d.spec.choices is not None:
+        base: Any = choice("".join(w.title() for w in d.name.split("_")), d.spec.choices)
+    elif d.spec.parse is not None:
+        base = str
+    else:
+        args = [a for a in typing.get_args(d.type) if a is not type(None)]
+        base = args[0] if isinstance(d.type, types.UnionType) and len(args) == 1 else d.type
+    return base | None if optional else base
+
+
+def hidden_name(d: Declaration, i: int) -> str:
+    """The parameter name of ``d``'s ``i``-th deprecated spelling."""
+    return f"{d.name}_alias" if i == 0 else f"{d.name}_alias{i}"
+
+
+def declared_params(decls: Sequence[Declaration]) -> list[inspect.Parameter]:
+    """The Typer parameters of ``decls`` (those with flags; :mod:`ctwm_cli.settings`): choices shown as choices,
+    size limits as :func:`at_most`, metavars, an envvar, each deprecated spelling a hidden parameter."""
+    out = []
+    for d in decls:
+        if not d.spec.flags:
+            continue
+        kw: dict[str, Any] = {}
+        if d.spec.metavar:
+            kw["metavar"] = d.spec.metavar
+        if d.spec.limit:
+            kw["callback"] = at_most(d.name)
+        if d.spec.envvar:
+            kw["envvar"] = d.spec.envvar
+        if not d.spec.config:
+            CONFIG_REFUSED[d.name] = d.spec.reason or "a config may not set it"
+        typ = _cli_type(d)
+        out.append(opt(d.name, typ, d.spec.flags, d.spec.help, d.default, **kw))
+        for i, old in enumerate(d.spec.deprecated):
+            hidden_type = typ if d.default is None else typ | None
+            out.append(opt(hidden_name(d, i), hidden_type, (old,), f"Deprecated spelling of {d.flag}.", None,
+                           hidden=True, **{k: v for k, v in kw.items() if k != "envvar"}))
+    return out

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..errors import UsageError
-from ..limits import check_limit
+from ..settings import Declared, option
 from ..traces.formats import traces_help
 from ..vocabulary import ENGINES, MEMORY_LIMIT
-from .option_groups import choice, opt, option_group
+from .option_groups import at_most, declared_params, opt, option_group  # noqa: F401 - at_most: the commands' import
 
 if TYPE_CHECKING:
     from ..traces.engine import ReadOptions
@@ -88,20 +88,6 @@ def trace_labels(labels: list[str] | None, traces: list[str]) -> list[str] | Non
 TRACES_HELP = traces_help()
 
 
-def at_most(name: str):
-    """Typer callback for a size option: its value, or exit 2 with the limit and why (``ctwm_cli.limits``)."""
-
-    def check(value: int | None) -> int | None:
-        if value is not None:
-            try:
-                check_limit(name, value)
-            except UsageError as exc:
-                raise typer.BadParameter(str(exc)) from None
-        return value
-
-    return check
-
-
 def resolved_format(*, output_format: Format = Format.table, output_json: bool = False, quiet: bool = False) -> Format:
     """The one place --json and --format meet: --json is --format json. Resolved as the command starts, so it
     also starts the command's progress (:func:`.progress_display.begin`: --quiet, and the clock of its lines)."""
@@ -165,23 +151,42 @@ def tau_values(specs: str | list[str] | None, flag: str = "--tau") -> list[float
 
 
 
-EngineChoice = choice("EngineChoice", ENGINES)
+COL_HELP = ("Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position); the column must exist. Repeatable. "
+            "Every remapping may also be set once per project: [columns] in ctwm.toml ([tool.ctwm.columns] in "
+            "pyproject.toml); a flag overrides it.")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class ReadFlags:
-    """The trace-reading options as parsed: the column remapping, --where, --memory-limit and the engine."""
+class ReadFlags(Declared):
+    """The trace-reading options as parsed: the column remapping, --where, --memory-limit and the engine, each
+    declared once (:func:`ctwm_cli.settings.option`); :data:`READ_FLAGS` and the config keys come from them."""
 
-    item_col: str | None = None
-    step_col: str | None = None
-    run_col: str | None = None
-    event_col: str | None = None
-    count_col: str | None = None
-    col: list[str] | None = None
-    where: str | None = None
-    memory_limit: str = MEMORY_LIMIT
-    engine: Any = "duckdb"  # an EngineChoice once parsed
-    scheduler: str | None = None
+    WHAT = "reading option"
+
+    item_col: str | None = option(None, flags=("--item-col",), help="Source column holding the item id [default: "
+                                  "item]. A list column is one event per element, its 1-based position the rank; a "
+                                  "dotted path (memory.id) reads a nested field. A named column must exist (exit 3).")
+    step_col: str | None = option(None, flags=("--step-col",),
+                                  help="Source column holding the agent step [default: step]; must exist.")
+    run_col: str | None = option(None, flags=("--run-col",),
+                                 help="Source column holding the run id [default: run]; must exist.")
+    event_col: str | None = option(None, flags=("--event-col",),
+                                   help="Source column holding the event kind [default: event]; must exist.")
+    count_col: str | None = option(None, flags=("--count-col",), help="Source column holding per-item counts "
+                                   "(counts tables) [default: count]; must exist.")
+    col: list[str] | None = option(None, flags=("--col",), help=COL_HELP)  # noqa: RUF009
+    where: str | None = option(None, flags=("--where",), metavar="SQL", help="Count only rows matching this SQL "
+                               "predicate over the trace's columns, e.g. \"run LIKE 'prod-%' AND step > 1000\".")
+    memory_limit: str = option(MEMORY_LIMIT, flags=("--memory-limit",), help="Memory DuckDB may use while reading "
+                               "and counting (e.g. 1GB, 512MiB, 50%); beyond it, it spills to a temporary directory.")
+    engine: str = option("duckdb", flags=("--engine",), choices=ENGINES, config=False,  # a str Enum once parsed
+                         reason="--engine dask starts or contacts a Dask cluster",
+                         help="Counting engine: duckdb (embedded) or dask (dask.dataframe on --scheduler; needs the "
+                         "dask extra).")
+    scheduler: str | None = option(None, flags=("--scheduler",), envvar="CTWM_SCHEDULER", config=False,
+                                   reason="it contacts another machine, a Dask scheduler",
+                                   help="Dask scheduler: tcp://HOST:PORT of a running cluster, or local (a "
+                                   "LocalCluster on this machine). Needs the dask extra.")
 
     def columns(self) -> ColumnMap:
         """The :class:`ColumnMap` of the project's column map (``[columns]``) overridden by the remapping options
@@ -216,34 +221,11 @@ class ReadFlags:
         return ReadOptions(columns=self.columns(), where=self.where, engine=engine)
 
 
-COLUMN_FLAGS = [
-    opt("item_col", str | None, ("--item-col",), "Source column holding the item id [default: item]. A list "
-        "column is one event per element, its 1-based position the rank; a dotted path (memory.id) reads a nested "
-        "field. A named column must exist (exit 3).", None),
-    opt("step_col", str | None, ("--step-col",), "Source column holding the agent step [default: step]; must "
-        "exist.", None),
-    opt("run_col", str | None, ("--run-col",), "Source column holding the run id [default: run]; must exist.", None),
-    opt("event_col", str | None, ("--event-col",), "Source column holding the event kind [default: event]; must "
-        "exist.", None),
-    opt("count_col", str | None, ("--count-col",),
-        "Source column holding per-item counts (counts tables) [default: count]; must exist.", None),
-    opt("col", list[str] | None, ("--col",),
-        "Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position); the column must exist. Repeatable. "
-        "Every remapping may also be set once per project: [columns] in ctwm.toml ([tool.ctwm.columns] in "
-        "pyproject.toml); a flag overrides it.", None),
-]
-READ_FLAGS = [
-    *COLUMN_FLAGS,
-    opt("where", str | None, ("--where",), "Count only rows matching this SQL predicate over the trace's columns, "
-        "e.g. \"run LIKE 'prod-%' AND step > 1000\".", None, metavar="SQL"),
-    opt("memory_limit", str, ("--memory-limit",), "Memory DuckDB may use while reading and counting (e.g. 1GB, "
-        "512MiB, 50%); beyond it, it spills to a temporary directory.", MEMORY_LIMIT),
-]
-ENGINE_FLAG = opt("engine", EngineChoice, ("--engine",), "Counting engine: duckdb (embedded) or dask "
-                  "(dask.dataframe on --scheduler; needs the dask extra).", "duckdb")
-SCHEDULER_FLAG = opt("scheduler", str | None, ("--scheduler",), "Dask scheduler: tcp://HOST:PORT of a running "
-                     "cluster, or local (a LocalCluster on this machine). Needs the dask extra.", None,
-                     envvar="CTWM_SCHEDULER")
+_READ_PARAMS = {p.name: p for p in declared_params(ReadFlags.declarations())}
+COLUMN_FLAGS = [_READ_PARAMS[n] for n in ("item_col", "step_col", "run_col", "event_col", "count_col", "col")]
+READ_FLAGS = [*COLUMN_FLAGS, _READ_PARAMS["where"], _READ_PARAMS["memory_limit"]]
+ENGINE_FLAG = _READ_PARAMS["engine"]
+SCHEDULER_FLAG = _READ_PARAMS["scheduler"]
 
 #: adds the column remapping options to a command, which receives them as ``opts: ReadFlags`` (``opts.columns()``)
 column_flags = option_group(COLUMN_FLAGS, ReadFlags)

@@ -28,9 +28,11 @@ from .._version import __version__
 from ..errors import CheckFailed, UsageError
 from ..files import check_output_file, write_text
 from ..inert import spreadsheet_safe, visible
+from ..results import SCHEMA_VERSION
 from .consoles import InertConsole, stderr_console
 from .options import Format
 from .progress_display import LIVE, progress_bar  # noqa: F401 - the commands' import
+from .schemas import COMMANDS as REGISTERED
 from .reporters import check_status, failure_text, github_annotations, junit_xml, markdown_report
 
 if TYPE_CHECKING:
@@ -76,9 +78,11 @@ def jsonable(value: Any) -> Any:
     return to_builtins(value)
 
 
-def schema_version() -> int:
-    from ..results import SCHEMA_VERSION
+class UnregisteredCommand(RuntimeError):
+    """A command printed a result with no registered result class (so no schema, no vocabulary check)."""
 
+
+def schema_version() -> int:
     return SCHEMA_VERSION
 
 
@@ -120,6 +124,9 @@ def emit(
     ``checks`` are gate outcomes; ``subject_field`` names the row field they refer to (or ``subjects``
     gives each row's subject, when no field of the row is its label).
     """
+    if command not in REGISTERED:  # a command's JSON is a contract: its result class is registered first
+        raise UnregisteredCommand(f"command {command!r} prints a result but registers no result class "
+                                  "(ctwm_cli.cli.schemas.RESULTS)")
     if subjects is None and subject_field is not None:
         subjects = [str(r.get(subject_field)) for r in rows]
     out = sys.stdout

@@ -30,6 +30,8 @@ def option_flags(command: Any) -> dict[str, str]:
             continue
         longs = [o for o in p.opts if o.startswith("--")]
         out[p.name] = (longs or list(p.opts))[0]
+        if getattr(p, "secondary_opts", None):  # a boolean pair: ``discrete=False`` is --continuous
+            out[f"{p.name}=True"], out[f"{p.name}=False"] = out[p.name], p.secondary_opts[0]
     return out
 
 
@@ -68,7 +70,7 @@ def flag_message(exc: CtwmError, flags: Mapping[str, str]) -> str:
     or a quoted value (``out 'out': …`` -> ``--out 'out': …``). A parameter the command has no option for
     keeps its library name."""
     text = str(exc)
-    for param in getattr(exc, "params", ()):
+    for param in sorted(getattr(exc, "params", ()), key=len, reverse=True):  # discrete=False before discrete
         flag = flags.get(param)
         if flag is not None:
             text = re.sub(rf"(?<![\w./\x27\x22-]){re.escape(param)}(?![\w/\x27\x22-]|\.\w)", flag, text)

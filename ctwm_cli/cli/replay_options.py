@@ -16,7 +16,7 @@ import typer
 from ..errors import UsageError
 from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, ENCODINGS, MEMORY_POLICIES
 from ..vocabulary import GRAPH_FAMILIES as FAMILIES
-from ..vocabulary import PREDICTORS, REPLAY_AGENTS, TOKENIZERS
+from ..vocabulary import PREDICTORS, REPLAY_AGENTS, RESAMPLES, TOKENIZERS
 from .aliases import CONFIDENCE, aliased
 from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON, WORLD_PRESETS, WORLD_WALKS
 from .option_groups import choice, opt, option_group, param
@@ -33,7 +33,7 @@ Memory = choice("Memory", MEMORY_POLICIES)
 EncodingName = choice("EncodingName", ENCODINGS)
 Tokenizer = choice("Tokenizer", TOKENIZERS)
 PredictorName = choice("PredictorName", PREDICTORS)
-Resample = choice("Resample", ("auto", "steps", "episodes"))
+Resample = choice("Resample", RESAMPLES)
 TailOn = choice("TailOn", TAIL_ON)
 FlatRetrieval = choice("FlatRetrieval", FLAT_RETRIEVALS)
 GraphRetrieval = choice("GraphRetrieval", GRAPH_RETRIEVALS)

@@ -17,7 +17,7 @@ import typing
 from typing import Any
 
 from ..vocabulary import SUMMARY_KEY
-from .output import schema_version
+from ..results import SCHEMA_VERSION
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -141,7 +141,7 @@ def envelope_schema(command: str) -> dict[str, Any]:
         "type": "object",
         "required": ["schema_version", "tool", "version", "command"],
         "properties": {
-            "schema_version": {"const": schema_version()},
+            "schema_version": {"const": SCHEMA_VERSION},
             "tool": {"const": "ctwm"},
             "version": {"type": "string"},
             "command": {"const": command},
@@ -182,5 +182,5 @@ def command_schema(command: str) -> dict[str, Any]:
     for where in SUMMARY.get(command, ()):
         _add_summary(doc, where)
     name = command.replace(" ", "-")
-    return {"$schema": DRAFT, "$id": f"https://ctwm.invalid/schema/v{schema_version()}/{name}.json",
+    return {"$schema": DRAFT, "$id": f"https://ctwm.invalid/schema/v{SCHEMA_VERSION}/{name}.json",
             "title": f"ctwm {command} --format json", **doc}

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import vocabulary
 from ..checks import check_choice
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
@@ -52,7 +53,7 @@ STATISTICS = {
     "cv": "sigma_top10 (cv): sd (ddof=1) / mean of the counts of the ceil(0.1 n) most-accessed items, per run",
 }
 
-LOG_BASES = {"e": math.e, "10": 10.0, "2": 2.0}
+LOG_BASES = dict(zip(vocabulary.LOG_BASES, (math.e, 10.0, 2.0), strict=True))
 
 
 @result

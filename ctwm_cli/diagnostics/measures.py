@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import vocabulary
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -89,7 +90,7 @@ DEFINITIONS = {
 }
 
 #: The σ_top10 readings: ``log`` (ctwm's default), ``raw`` (the paper's words), ``cv`` (closest to its numbers).
-SIGMA_VARIANTS = ("log", "raw", "cv")
+SIGMA_VARIANTS = vocabulary.SIGMA_VARIANTS
 SIGMA_FIELDS = {"log": "sigma_top10", "raw": "sigma_top10_raw", "cv": "sigma_top10_cv"}
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import vocabulary
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
 from ..results import ToDict, result
@@ -106,7 +107,7 @@ def parse_band(text: str, name: str) -> tuple[float, float]:
 
 def check_psd_args(nperseg: int | None, band, beta_band, detrend: str) -> None:
     """Checks that do not need the series; raise :class:`UsageError` naming the parameter."""
-    if detrend not in ("constant", "linear"):
+    if detrend not in vocabulary.DETRENDS:
         raise UsageError(f"detrend must be 'constant' or 'linear', got {detrend!r}", params=("detrend",))
     bad_type = isinstance(nperseg, bool) or not isinstance(nperseg, (int, np.integer))
     if nperseg is not None and (bad_type or nperseg < 16):

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..allocation.rank import check_items
+from ..settings import MIN_TAIL
 from ..allocation.sweep import MAX_SWEEP_TAUS, check_taus
 from ..errors import UsageError
 from ..progress import ProgressCallback
@@ -77,7 +78,7 @@ class XminPath(ToDict):
 
 
 def xmin_path(taus: Sequence[float], *, n_items: int = 1000, n_events: int = 100_000, replicates: int = 5,
-              min_tail: int = 100, seed: int | None = None, progress: ProgressCallback | None = None) -> XminPath:
+              min_tail: int = MIN_TAIL, seed: int | None = None, progress: ProgressCallback | None = None) -> XminPath:
     """Audit a replicated τ scan of allocation-driven traces (see the module docstring)."""
     ts, m = _checked(taus, n_items, n_events, replicates, min_tail)
     children = np.random.SeedSequence(seed).spawn(len(ts) * replicates)

@@ -198,7 +198,8 @@ class Arm(ToDict):
         if is_policy_spec(self.memory):
             load_policy(self.memory)  # a spec that does not load is refused before any work
         elif self.memory not in MEMORY_POLICIES:
-            raise UsageError(f"unknown memory policy {self.memory!r} (choose from: {', '.join(MEMORY_POLICIES)})",
+            raise UsageError(f"memory: {self.memory!r} is not a known policy (choose from: "
+                             f"{', '.join(MEMORY_POLICIES)})",
                              params=("memory",))
         if self.encoding not in ENCODINGS:
             raise UsageError(f"unknown encoding {self.encoding!r} (choose from: {', '.join(ENCODINGS)})",

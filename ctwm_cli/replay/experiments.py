@@ -228,7 +228,7 @@ def replay_encodings(cfg: ReplayConfig, *, memory: str = "ctwm", taus: Sequence[
                      **kw: Any) -> ReplayResult:
     """Verbose vs compact for one memory policy on the same episodes (``ctwm replay``)."""
     if memory not in MEMORY_POLICIES and not is_policy_spec(memory):
-        raise UsageError(f"unknown memory policy {memory!r} (choose from: {', '.join(MEMORY_POLICIES)}, or "
+        raise UsageError(f"memory: {memory!r} is not a known policy (choose from: {', '.join(MEMORY_POLICIES)}, or "
                          "package.module:ClassName)", params=("memory",))
     taus = tuple(taus) if memory == "ctwm" else (1.0,)
     arms = []
@@ -252,7 +252,7 @@ def replay_compare(cfg: ReplayConfig, *, memories: Sequence[str] = MEMORY_POLICI
         raise UsageError("memories needs at least one policy", params=("memories",))
     for m in mems:
         if m not in MEMORY_POLICIES and not is_policy_spec(m):
-            raise UsageError(f"unknown memory policy {m!r} (choose from: {', '.join(MEMORY_POLICIES)}, or "
+            raise UsageError(f"memories: {m!r} is not a known policy (choose from: {', '.join(MEMORY_POLICIES)}, or "
                              "package.module:ClassName / path/to/file.py:ClassName)", params=("memories",))
     if baseline is not None and baseline not in mems:
         raise UsageError(f"baseline {baseline} is not among memories {','.join(mems)}",

@@ -85,6 +85,7 @@ from ..errors import UsageError
 from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
 from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 from ..results import ToDict, result
+from .. import vocabulary
 from ..vocabulary import TAIL_ON
 
 __all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "REGRET", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
@@ -96,7 +97,7 @@ METRICS = ("tokens_mean", "user_tokens_mean", "tail_error", "overall_error", "st
 ERROR_METRICS = ("tail_error", "overall_error", "answerable_tail_error", "answerable_overall_error")
 CLOSED_LOOP_METRICS = ("tasks_per_episode", "steps_per_task")
 EPISODE_METRICS = CLOSED_LOOP_METRICS  # their unit is the episode: always resampled by episode
-RESAMPLES = ("steps", "episodes")
+RESAMPLES = tuple(r for r in vocabulary.RESAMPLES if r != "auto")  # "auto" resolves to one of these
 HEADLINE_METRIC = "answerable_tail_error"  # what a bare --min-effect X is about
 #: The regret closed-loop comparisons are on: error minus the oracle's on the arm's own steps. The oracle is a
 #: ceiling on every step; ``counts`` (``*_regret``) has no prediction on unanswerable steps, so a regret against it

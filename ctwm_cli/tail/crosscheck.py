@@ -28,8 +28,9 @@ import numpy as np
 
 from ..checks import check_choice
 from ..results import ToDict, result
+from ..vocabulary import CROSS_CHECK_PACKAGES
 
-PACKAGES = ("powerlaw",)
+PACKAGES = CROSS_CHECK_PACKAGES  # declared once in the vocabulary
 ALPHA_TOL = 1e-3
 
 

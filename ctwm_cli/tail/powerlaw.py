@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ..errors import UsageError
+from ..settings import MIN_TAIL
 from ..results import ToDict, result
 from .kernels import kernel
 from .scan import ks_continuous, ks_discrete, select_cutoff
@@ -209,7 +210,7 @@ def fit_power_law(
     *,
     discrete: bool = True,
     xmin: float | None = None,
-    min_tail: int = 100,
+    min_tail: int = MIN_TAIL,
     xmin_range: tuple[float, float] | None = None,
 ) -> PowerLawFit | None:
     """Fit the power-law tail. ``None`` when no candidate x_min leaves ``min_tail`` points above it

@@ -34,7 +34,9 @@ import math
 
 import numpy as np
 
+from ..intervals import ConfidenceInterval
 from ..results import ToDict, jsonable, result
+from ..settings import MIN_TAIL
 from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
 from .special import kolmogi, ndtri
 
@@ -48,20 +50,20 @@ STREAM = 2  # spawn key of the uncertainty bootstrap (0: p_gof, 1: calibration)
 KS_LEVEL = 0.05
 
 
-@result
-class Interval(ToDict):
-    low: float
-    high: float
+#: the percentile interval of one quantity: the vocabulary's one interval type, ``{low, high, level}``
+Interval = ConfidenceInterval
 
 
 @result
 class CutoffBand(ToDict):
     """α over the plausible cutoffs: the union of the percentile interval and α̂(x) ± z·se(x) at every
     cutoff x in [xmin_low, xmin_high] (the replicates' range) that leaves ``min_tail`` points and passes
-    the KS test at ``ks_level``; ``cutoffs`` counts those x."""
+    the KS test at ``ks_level``; ``cutoffs`` counts those x. ``level``: the confidence level of each
+    interval in the union (as every ``{low, high}`` of the vocabulary carries its level)."""
 
     low: float
     high: float
+    level: float
     xmin_low: float
     xmin_high: float
     cutoffs: int
@@ -130,7 +132,7 @@ def uncertainty_tasks(hist: Histogram, *, replicates: int, seed: int, discrete: 
 
 
 def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed: int,
-              level: float = 0.95, hist: Histogram | None = None, min_tail: int = 100,
+              level: float = 0.95, hist: Histogram | None = None, min_tail: int = MIN_TAIL,
               fixed_xmin: bool = False) -> Uncertainty:
     """The replicates' summary; with ``hist`` (and x_min not fixed) also α's :class:`CutoffBand`."""
     draws = np.concatenate(rows) if rows else np.full((0, 3), np.nan)
@@ -151,7 +153,7 @@ def summarise(pl: PowerLawFit, rows: list[np.ndarray], *, replicates: int, seed:
         lo, hi = np.quantile(col, q, method=QUANTILE_METHOD[name]).tolist() if col.size else (math.nan, math.nan)
         # the central share of the replicates on one value (x_min = 1 in most of them at n = 100-300,
         # issue 26): a zero-width interval would be printed as a certainty; not formed instead
-        interval[name] = Interval(low=float(lo), high=float(hi)) if lo != hi else None
+        interval[name] = ConfidenceInterval(low=float(lo), high=float(hi), level=float(level)) if lo != hi else None
         if interval[name] is not None and not lo <= estimate[name] <= hi:
             excludes.append(name)
     band = None
@@ -177,6 +179,6 @@ def cutoff_band(hist: Histogram, pl: PowerLawFit, xmins: np.ndarray, percentile:
         highs.append(percentile.high)
     if not lows:  # no admissible cutoff and no percentile interval: the fit's own α ± z·se
         lows, highs = [pl.alpha - z * pl.alpha_se], [pl.alpha + z * pl.alpha_se]
-    return CutoffBand(low=float(min(lows)), high=float(max(highs)), xmin_low=lo_x, xmin_high=hi_x,
+    return CutoffBand(low=float(min(lows)), high=float(max(highs)), level=float(level), xmin_low=lo_x, xmin_high=hi_x,
                       cutoffs=int(xs.size), ks_level=KS_LEVEL)
 

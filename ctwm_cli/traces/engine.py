@@ -24,10 +24,9 @@ from ..errors import UsageError
 from ..interrupts import Interrupted
 from .predicate import check_where
 from .schema import ColumnMap
-from ..vocabulary import ENGINES, MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT
+from ..vocabulary import ENGINES, INPUT_FORMATS, MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT
 
 T = TypeVar("T")
-INPUT_FORMATS = ("auto", "otel", "mem0")
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|%)\s*$", re.IGNORECASE)
 
 
