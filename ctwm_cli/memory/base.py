@@ -156,6 +156,21 @@ class MemoryPolicy(ABC):
         return make_prompt(self, lines, self.budget - room, inj, ranks, toks, [], [], 0, state, action)
 
 
+class PooledPolicy(MemoryPolicy):
+    """A policy that ranks the candidate pool (:func:`candidate_pool`; ``graph`` and ``ctwm``): for the
+    action taken, or for the state alone (no action: every stored transition from the state is tier 2)."""
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        return self.rank_pool(state, self.memory.act_ptr[state] + action)
+
+    def retrieve_state(self, state: int) -> Retrieval:
+        return self.rank_pool(state, -1)
+
+    @abstractmethod
+    def rank_pool(self, state: int, g: int) -> Retrieval:
+        """ρ over the candidate pool of ``state`` and global action ``g`` (-1: none)."""
+
+
 def make_prompt(policy, lines, tokens, inj, ranks, toks, summ, summ_rank, tail_count, state, action) -> Prompt:
     mem = policy.memory
     g = mem.act_ptr[state] + action

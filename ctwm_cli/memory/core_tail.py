@@ -26,14 +26,14 @@ import numpy as np
 from ..allocation import allocate, largest_remainder, rank_shares
 from ..errors import UsageError
 from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
-from .base import EpisodicMemory, MemoryPolicy, Prompt, Retrieval, candidate_pool, make_prompt, top_scored
+from .base import EpisodicMemory, PooledPolicy, Prompt, Retrieval, candidate_pool, make_prompt, top_scored
 from .encodings import Encoding
 from .tokens import TokenCounter
 
 __all__ = ["CoreTail", "allocation_slots"]
 
 
-class CoreTail(MemoryPolicy):
+class CoreTail(PooledPolicy):
     name = "ctwm"
     kind = "core"
 
@@ -45,13 +45,7 @@ class CoreTail(MemoryPolicy):
         self.max_candidates = max_candidates
         self._alloc: dict[tuple[int, int], tuple[list[int], int]] = {}
 
-    def retrieve(self, state: int, action: int) -> Retrieval:
-        return self._retrieve(state, self.memory.act_ptr[state] + action)
-
-    def retrieve_state(self, state: int) -> Retrieval:
-        return self._retrieve(state, -1)  # no action: every stored transition from the state is tier 2
-
-    def _retrieve(self, state: int, g: int) -> Retrieval:
+    def rank_pool(self, state: int, g: int) -> Retrieval:
         mem = self.memory
         freq, gact, count = mem.freq, mem.gact, mem.action_count
         scored = []

@@ -50,7 +50,7 @@ from ..allocation.rank import check_tau
 from ..checks import check_range
 from ..errors import UsageError
 from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, MEMORY_POLICIES
-from .base import EpisodicMemory, MemoryPolicy, Prompt, Retrieval, candidate_pool, make_prompt, top_scored
+from .base import EpisodicMemory, MemoryPolicy, PooledPolicy, Prompt, Retrieval, candidate_pool, make_prompt, top_scored
 from .bm25 import BM25, BM25_B, BM25_K1
 from .core_tail import CoreTail
 from .encodings import Encoding
@@ -155,7 +155,7 @@ class FlatRetrieval(MemoryPolicy):
         return Retrieval(tids=tuple(t for t, _ in top), scores=tuple(float(s) for _, s in top))
 
 
-class GraphMemory(MemoryPolicy):
+class GraphMemory(PooledPolicy):
     name = "graph"
 
     def __init__(self, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K,
@@ -164,13 +164,7 @@ class GraphMemory(MemoryPolicy):
         self.max_candidates = max_candidates
         self.mask = memory.world.word_mask
 
-    def retrieve(self, state: int, action: int) -> Retrieval:
-        return self._retrieve(state, self.memory.act_ptr[state] + action)
-
-    def retrieve_state(self, state: int) -> Retrieval:
-        return self._retrieve(state, -1)  # no action: every stored transition from the state is tier 2
-
-    def _retrieve(self, state: int, g: int) -> Retrieval:
+    def rank_pool(self, state: int, g: int) -> Retrieval:
         mem = self.memory
         q = self.mask[state]
         mask, dst = self.mask, mem.dst
