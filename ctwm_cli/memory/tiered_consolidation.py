@@ -29,7 +29,7 @@ that competes with no write). ``consolidation=off`` never consolidates.
      pair pushed on the undo chain; otherwise it is rejected. When the new conclusion is the one
      the live entry superseded (the last record of the chain for that action), the chain is undone
      instead: the superseded entry is restored (``write``) and the entry that replaced it is
-     archived (``archive`` with ``by``). :meth:`TieredMemory.undo` does the same on demand.
+     archived (``archive`` with ``by``). :meth:`ConsolidatingStore.undo` does the same on demand.
    * ``article`` (the article's ``reconcile``): the winner is ``max((confidence, created_at))`` over
      the live entry and the candidate; a loser with another outcome is superseded by the winner
      (the article archives it "with reason superseded"), one with the same outcome is merged; the
