@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctwm_cli.bench.longmemeval import (
-    QUESTION_TYPES, ArmSpec, build_prompt, evidence_recall, judge_prompt, load_longmemeval, parse_longmemeval,
-    parse_verdict, recall_critical, run_longmemeval,
-)
+from ctwm_cli.bench.lme_format import QUESTION_TYPES, load_longmemeval, parse_longmemeval
+from ctwm_cli.bench.lme_judge import judge_prompt, parse_verdict
+from ctwm_cli.bench.lme_prompts import ArmSpec, build_prompt, evidence_recall, recall_critical
+from ctwm_cli.bench.longmemeval import run_longmemeval
 from ctwm_cli.bench.packing import bm25_scores, pack_ctwm, pack_graph, rank_order, words
 from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.memory.tokens import token_counter

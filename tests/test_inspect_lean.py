@@ -17,6 +17,7 @@ from ctwm_cli.traces.paths import ReadOptions, scan_paths
 #: Loaded by a JSONL or telemetry trace, or by work on the per-item Arrow table; a Parquet inspect needs none.
 NOT_FOR_PARQUET = ("ctwm_cli.traces.jsonl", "ctwm_cli.traces.telemetry", "ctwm_cli.traces.mem0",
                    "ctwm_cli.traces.otel", "ctwm_cli.traces.openinference", "ctwm_cli.traces.writer",
+                   "ctwm_cli.traces.durable_files", "ctwm_cli.traces.event_rows",
                    "pyarrow.compute", "pandas", "sqlite3")
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from ctwm_cli.errors import UsageError
 from ctwm_cli.memory.encodings import make_encoding
-from ctwm_cli.memory.policies import EpisodicMemory, allocation_slots, make_policy
+from ctwm_cli.memory.core_tail import allocation_slots
+from ctwm_cli.memory.policies import EpisodicMemory, make_policy
 from ctwm_cli.memory.tokens import token_counter
 from ctwm_cli.replay import ReplayConfig, episode
 

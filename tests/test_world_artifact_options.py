@@ -11,7 +11,7 @@ from ctwm_cli.errors import UsageError
 from ctwm_cli.memory.retrievers import StateFrequency, StateTau
 from ctwm_cli.memory.store import TransitionStore
 from ctwm_cli.world import WorldConfig, make_graph, run_ladder, run_world, simulate
-from ctwm_cli.world.graphs import components
+from ctwm_cli.world.graph_edges import components
 from ctwm_cli.world.presets import artifact_graph_params
 
 

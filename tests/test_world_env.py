@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -117,3 +119,23 @@ def test_bad_world_parameters():
         World(g, seed=0, actions_min=3, actions_max=2)
     with pytest.raises(UsageError, match="unknown world parameter"):
         build_world(g, seed=0, colour=3)
+
+
+def test_a_recorded_world_counts_and_lists_like_a_built_one(tmp_path):
+    """One definition of the counts and queries serves a file of recorded episodes too."""
+    from ctwm_cli.replay.recorded import read_episodes
+
+    rows = [("kitchen", "open fridge", "kitchen"), ("kitchen", "go north", "hall"), ("hall", "go south", "kitchen"),
+            ("kitchen", "go north", "hall"), ("hall", "go south", "cellar"), ("cellar", "climb", "kitchen")]
+    path = tmp_path / "eps.jsonl"
+    path.write_text("".join(json.dumps({"run": "r", "state": s, "action": a, "observation": o}) + "\n"
+                            for s, a, o in rows))
+    w = read_episodes(path).world
+    assert w.n_actions == len({(s, a) for s, a, _ in rows})
+    assert w.n_transitions == len(set(rows))
+    kitchen = w.places.index("kitchen")
+    assert w.actions(kitchen) == ["open fridge", "go north"]
+    north = w.transitions_of(kitchen, 1)
+    assert [w.places[d] for d in w.tid_dst[north]] == ["hall"]
+    hall = w.places.index("hall")
+    assert sorted(w.places[d] for d in w.tid_dst[w.transitions_of(hall, 0)]) == ["cellar", "kitchen"]

@@ -332,7 +332,7 @@ def test_a_live_writer_in_another_pid_namespace_keeps_its_log(tmp_path):
 
 
 def test_a_poisoned_log_is_set_aside_and_the_directory_still_opens(tmp_path):
-    from ctwm_cli.traces.writer import RecoveryWarning
+    from ctwm_cli.traces.durable_files import RecoveryWarning
 
     path = tmp_path / "t.parquet"
     path.mkdir()

@@ -1,10 +1,9 @@
 """Benchmark episodes: LongMemEval-format question sets and text games (TextWorld, ALFWorld),
 replayed under Graph Memory and CTWM with paired token counts, plus the Table 5 style report."""
 
-from .longmemeval import (
-    QUESTION_TYPES, LongMemEvalResult, Question, Recall, evidence_recall, load_longmemeval, parse_longmemeval,
-    recall_critical, run_longmemeval,
-)
+from .lme_format import QUESTION_TYPES, Question, load_longmemeval, parse_longmemeval
+from .lme_prompts import Recall, evidence_recall, recall_critical
+from .longmemeval import LongMemEvalResult, run_longmemeval
 from .packing import BENCH_POLICIES, PackedPrompt, bm25_scores, pack_ctwm, pack_graph
 from .report import BenchReport, ReportRow, bench_report
 from .textgames import GameEpisode, TextGameResult, discover_games, make_games, play_game, run_textgames

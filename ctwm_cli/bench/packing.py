@@ -11,7 +11,7 @@ budget is spent:
 ``ctwm`` (Core–Tail World Model)
     The best ``max_candidates`` items are the M ranked items. The token budget left after the fixed
     lines and the minimal tail line is split over the ``core`` ranks and one tail group by
-    b(r; τ) with :func:`ctwm_cli.memory.policies.allocation_slots` (itself
+    b(r; τ) with :func:`ctwm_cli.memory.core_tail.allocation_slots` (itself
     :func:`ctwm_cli.allocation.allocate`, largest remainder). A core item gets its line when its
     line fits in the slots of its rank plus those left unused by better ranks; otherwise it joins
     the tail. Unused core slots are not spent. The tail is one summary line: its item count, then
@@ -35,7 +35,8 @@ from collections.abc import Sequence
 
 from ..errors import UsageError
 from ..memory.bm25 import bm25_scores as shared_bm25_scores
-from ..memory.policies import allocation_slots, check_policy_args
+from ..memory.core_tail import allocation_slots
+from ..memory.policies import check_policy_args
 from ..memory.tokens import TokenCounter
 from ..results import ToDict, result
 

@@ -6,7 +6,9 @@ from .policies import MEMORY_POLICIES, EpisodicMemory, MemoryPolicy, Prompt, Ret
 from .predictor import PREDICTORS, Prediction, PromptReader, make_predictor
 from .retrievers import RETRIEVER_EVICTION, RETRIEVERS, Retriever, make_retriever, make_store
 from .store import EVICTION_RULES, TransitionStore, UniformStream
-from .tiered import TIERED_DEFAULTS, TIERS, MemoryEntry, TieredMemory
+from .tiered import TieredMemory
+from .tiered_params import TIERED_DEFAULTS
+from .tiered_store import TIERS, MemoryEntry
 from .tokens import TOKENIZERS, TokenCounter, count_tokens, token_counter
 
 __all__ = [

@@ -40,7 +40,8 @@ from .base import EpisodicMemory
 from .base import MemoryPolicy, Prompt, Retrieval
 from .encodings import Encoding
 from .plugins import is_policy_spec, make_user_policy
-from .policies import CoreTail, allocation_slots, check_policy_args, make_policy
+from .core_tail import CoreTail, allocation_slots
+from .policies import check_policy_args, make_policy
 from .tokens import TokenCounter
 
 FIVE_FEATURE_WEIGHTS = (0.3, 0.2, 0.2, 0.15, 0.15)

@@ -1,12 +1,14 @@
 """What every memory policy shares: the episodic memory it reads, the retrieval map ρ and the prompt it
 renders (see :mod:`ctwm_cli.memory.policies` for the policies themselves).
 
-This module is the base of :mod:`ctwm_cli.memory.policies` and :mod:`ctwm_cli.memory.tiered`, so
-neither imports the other's internals.
+This module is the base of :mod:`ctwm_cli.memory.policies`, :mod:`ctwm_cli.memory.core_tail` and
+:mod:`ctwm_cli.memory.tiered`, so none imports another's internals; it holds the candidate pool that
+``graph`` and ``ctwm`` share.
 """
 
 from __future__ import annotations
 
+import heapq
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -154,6 +156,21 @@ class MemoryPolicy(ABC):
         return make_prompt(self, lines, self.budget - room, inj, ranks, toks, [], [], 0, state, action)
 
 
+class PooledPolicy(MemoryPolicy):
+    """A policy that ranks the candidate pool (:func:`candidate_pool`; ``graph`` and ``ctwm``): for the
+    action taken, or for the state alone (no action: every stored transition from the state is tier 2)."""
+
+    def retrieve(self, state: int, action: int) -> Retrieval:
+        return self.rank_pool(state, self.memory.act_ptr[state] + action)
+
+    def retrieve_state(self, state: int) -> Retrieval:
+        return self.rank_pool(state, -1)
+
+    @abstractmethod
+    def rank_pool(self, state: int, g: int) -> Retrieval:
+        """ρ over the candidate pool of ``state`` and global action ``g`` (-1: none)."""
+
+
 def make_prompt(policy, lines, tokens, inj, ranks, toks, summ, summ_rank, tail_count, state, action) -> Prompt:
     mem = policy.memory
     g = mem.act_ptr[state] + action
@@ -168,3 +185,23 @@ def make_prompt(policy, lines, tokens, inj, ranks, toks, summ, summ_rank, tail_c
     return Prompt(lines=tuple(lines), tokens=int(tokens), injected=tuple(inj), injected_rank=tuple(ranks),
                   injected_tokens=tuple(toks), summarised=tuple(summ), summarised_rank=tuple(summ_rank),
                   tail_count=int(tail_count), mentions_state=ms, mentions_transition=mt)
+
+
+def candidate_pool(mem: EpisodicMemory, state: int, g: int) -> tuple[list[int], list[int], list[int]]:
+    """Candidates by tier: outcomes of (s, a) [3]; other transitions from s [2]; transitions from
+    the observed neighbours of s (successors and predecessors) [1]. The tiers are disjoint."""
+    gact, src, dst = mem.gact, mem.src, mem.dst
+    own = mem.out[state]
+    t3 = mem.by_action.get(g, [])
+    t2 = [t for t in own if gact[t] != g] if len(t3) < len(own) else []
+    neigh = {dst[t] for t in own}
+    neigh.update(src[t] for t in mem.into[state])
+    neigh.discard(state)
+    out = mem.out
+    t1 = [t for v in sorted(neigh) for t in out[v]]
+    return t3, t2, t1
+
+
+def top_scored(scored: list[tuple[float, int]], limit: int) -> list[tuple[float, int]]:
+    """The ``limit`` smallest (-score, tid) pairs, sorted: best score first, ties to the smaller id."""
+    return heapq.nsmallest(limit, scored) if len(scored) > limit else sorted(scored)

@@ -1,8 +1,9 @@
 """The ``tiered`` memory policy: four memory tiers, a write filter, consolidation (replay, attribute,
 distill, reconcile) on periodic, threshold and idle triggers, reconciliation with an undo chain,
 memory objects with the article's metadata, and scored or hybrid retrieval under a hard budget split
-(the second source document, sections 3-7). One class on purpose: the write path, consolidation and
-retrieval share its indexes (hence over 400 lines).
+(the second source document, sections 3-7). The policy is three layers over shared indexes: the store
+and its memory objects (:mod:`ctwm_cli.memory.tiered_store`), consolidation and reconciliation
+(:mod:`ctwm_cli.memory.tiered_consolidation`), and here the write path, retrieval and rendering.
 
 **Tiers.**
 
@@ -32,49 +33,6 @@ observed step (:meth:`TieredMemory.write_decision`):
 ``write_filter=off`` writes every observed transition as a new episode (no equivalence check), the
 "record everything" baseline of the article's ablation.
 
-**Confidence** is driven only by verification, never by hit counts: every later observation of an
-entry's action verifies it (same outcome) or refutes it; confidence = (wins + 1) / (trials + 2).
-
-**Consolidation** (``maintain``), the article's replay -> attribute -> distill -> reconcile, started
-by any of three triggers (counted per trigger in the statistics): *periodic* every ``period`` steps,
-*threshold* when the live episodes reach ``max_episodes``, *idle* when no new episode was written for
-``idle`` steps while observations are pending (the agent is re-walking known ground: a quiet window
-that competes with no write). ``consolidation=off`` never consolidates.
-
-1. *Replay*: the steps since the last pass, in order, with the entries each step injected.
-2. *Attribute* (``attribution=on``): an injected entry about the step's action is credited when its
-   conclusion held (the observed outcome) and blamed when it did not. A semantic entry with at
-   least ``2·min_support`` attributed uses whose credited share is more than ``margin`` below the
-   share p it claims misled the decisions it was used for: it is invalidated (``invalidate`` row;
-   health counts it as a revocation).
-3. *Distill*: for every action observed since the last pass, the dominant outcome over the whole
-   episodic log (ties to the smaller transition id) becomes a semantic candidate when it was seen
-   at least ``min_support`` times; then the action's live episodes are archived. Two-step routes
-   seen at least ``min_support`` times become procedural entries (their support refreshed later).
-   An entry's *content* (support, p) is what consolidation last wrote; its *confidence* is its
-   verification record since then.
-4. *Reconcile* the candidate with the action's live semantic entry, by ``reconcile``:
-
-   * ``ours`` (recency-first, confidence-weighted, with an undo chain): a candidate with the same
-     outcome merges into the live entry (``update`` when its support or its p, to two decimals,
-     changed); with another outcome it wins when its confidence is at least the live entry's minus
-     ``margin`` (ties go to the newer) and the loser is superseded (``supersede`` with ``by``), the
-     pair pushed on the undo chain; otherwise it is rejected. When the new conclusion is the one
-     the live entry superseded (the last record of the chain for that action), the chain is undone
-     instead: the superseded entry is restored (``write``) and the entry that replaced it is
-     archived (``archive`` with ``by``). :meth:`TieredMemory.undo` does the same on demand.
-   * ``article`` (the article's ``reconcile``): the winner is ``max((confidence, created_at))`` over
-     the live entry and the candidate; a loser with another outcome is superseded by the winner
-     (the article archives it "with reason superseded"), one with the same outcome is merged; the
-     pair goes on the undo chain, but nothing is reverted automatically.
-
-**Metadata** on every entry (the article's memory object): ``subject`` (the action, e.g. ``s12 a2``),
-``source`` (step and evidence: the observed transition, or the episodes a conclusion was distilled
-from), ``created_at``, ``last_hit_at``, ``hit_count``, ``confidence``, ``decay`` (``episodic:<ttl>
-steps`` or the recency half-life), ``valid_until`` (episodes: ``created_at + episodic_ttl`` when
-``episodic_ttl`` > 0), ``supersedes`` and ``scope`` (the world and the source state).
-:meth:`TieredMemory.objects` returns them in the object-table form ``ctwm health --objects`` reads.
-
 **Retrieval** (ρ, encoding-free). Structured filter: live entries whose source is the current state
 or an observed neighbour of it, not past ``valid_until``. ``retrieval=scored``: score = relevance x
 confidence x recency with relevance 1 (the current action), 0.3 (another action of the current
@@ -90,13 +48,6 @@ tokens, the retrieved lines at most ``floor(retrieved·B)`` (lines in score orde
 that does not fit: truncation by score), and at least ``ceil(reserve·B)`` tokens stay free
 (defaults 60% / 25% / 15%). A budget whose working share cannot hold the header and output
 contract raises :class:`~ctwm_cli.errors.UsageError`.
-
-**Events** (the trace rows a replay writes for this policy): ``write`` (new episode, semantic or
-procedural entry; a restored entry), ``update`` (a merge changed an entry's content), ``supersede``
-(with ``by``), ``invalidate`` (attribution found the entry misleading), ``archive`` (consolidated
-episodes; an undone winner, with ``by``) and one ``maintain`` row per consolidation pass that
-changed the store (its item is the first entry the pass touched). Entry names are
-``<tier><id>:<content>``, e.g. ``sem17:s12-a2->s40``.
 """
 
 from __future__ import annotations
@@ -106,53 +57,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UsageError
-from .encodings import Encoding
 from .base import DEFAULT_BUDGET, DEFAULT_K, EpisodicMemory, MemoryPolicy, Prompt, Retrieval
-from .hybrid import HybridIndex, make_embedder
-from .tiered_params import TIERED_DEFAULTS, budget_split, check_tiered_args
+from .encodings import Encoding
+from .tiered_consolidation import ConsolidatingStore
+from .tiered_params import budget_split, check_tiered_args
+from .tiered_store import TIERS, MemoryEntry
 from .tokens import TokenCounter
 
-__all__ = [
-    "TIERED_DEFAULTS", "TIERS", "Candidate", "MemoryEntry", "TieredMemory", "budget_split", "check_tiered_args",
-]
+__all__ = ["Candidate", "TieredMemory"]
 
-TIERS = ("working", "episodic", "semantic", "procedural")
-PREFIX = {"episodic": "epi", "semantic": "sem", "procedural": "proc"}
 RELEVANCE = (1.0, 0.3, 0.1)  # current action, other action of the current state, a neighbour's entry
-TRIGGERS = ("periodic", "threshold", "idle")
-
-
-@dataclasses.dataclass(slots=True)
-class MemoryEntry:
-    """A memory object (the source document's metadata, for the graph world)."""
-
-    id: int
-    tier: str
-    tid: int  # the transition (first hop for a route)
-    src: int
-    gact: int  # global action id
-    dst: int
-    created_at: int
-    last_seen: int
-    wins: int
-    trials: int
-    tid2: int = -1  # procedural: second hop
-    support: int = 0  # content (semantic, procedural): observations behind the conclusion when last written
-    p: float = 0.0  # content: the conclusion's empirical share when last written
-    hit_count: int = 0
-    status: str = "live"  # live | superseded | invalidated | archived
-    supersedes: list[int] = dataclasses.field(default_factory=list)
-    superseded_by: int | None = None
-    # the article's metadata (see the module docstring)
-    subject: str = ""
-    source: dict[str, Any] = dataclasses.field(default_factory=dict)
-    decay: str = ""
-    valid_until: int | None = None
-    scope: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-    @property
-    def confidence(self) -> float:
-        return (self.wins + 1) / (self.trials + 2)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -165,15 +79,8 @@ class Candidate:
     state: int = -1
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class UndoRecord:
-    step: int
-    subject: int  # global action
-    loser: int
-    winner: int
 
-
-class TieredMemory(MemoryPolicy):
+class TieredMemory(ConsolidatingStore, MemoryPolicy):
     """The ``tiered`` policy (see the module docstring)."""
 
     name = "tiered"
@@ -181,130 +88,11 @@ class TieredMemory(MemoryPolicy):
 
     def __init__(self, memory: EpisodicMemory, *, budget: int = DEFAULT_BUDGET, k: int = DEFAULT_K,
                  params: Mapping[str, Any] | None = None, **_: Any):
-        super().__init__(memory, budget=budget, k=k)
+        MemoryPolicy.__init__(self, memory, budget=budget, k=k)
         p = check_tiered_args(params)
-        self.params = p
+        ConsolidatingStore.__init__(self, memory, p)
         self.working_cap, self.retrieved_cap, self.reserve_min = budget_split(
             budget, p["working"], p["retrieved"], p["reserve"])
-        self.period, self.min_support, self.margin = p["period"], p["min_support"], float(p["margin"])
-        self.half_life, self.trail = float(p["half_life"]), p["trail"]
-        self.max_episodes, self.idle, self.ttl = p["max_episodes"], p["idle"], p["episodic_ttl"]
-        w = memory.world
-        self._scope_world = f"{w.graph.family}/{w.size}"
-        self.hybrid = HybridIndex(make_embedder(p["embedding"])) if p["retrieval"] == "hybrid" else None
-        self.entries: list[MemoryEntry] = []
-        self.events: list[tuple[int, str, int, int]] = []  # (step, kind, entry id, by id or -1)
-        self.undo_chain: list[UndoRecord] = []
-        self.stats = {"steps": 0, "externalised": 0, "single_step_dropped": 0, "bumped": 0, "episodes_written": 0,
-                      "semantic_written": 0, "procedural_written": 0, "merged": 0, "superseded": 0, "rejected": 0,
-                      "undone": 0, "archived": 0, "consolidations": 0, "invalidated": 0, "attributed_credit": 0,
-                      "attributed_blame": 0, "by_trigger": dict.fromkeys(TRIGGERS, 0)}
-        self.now = 0
-        self._recent: list[tuple[int, int]] = []  # (step, tid), newest last
-        self._dirty: set[int] = set()  # actions observed since the last consolidation
-        self._dirty_pairs: set[tuple[int, int]] = set()
-        self._prev = -1
-        self._n_out: dict[int, dict[int, int]] = {}  # global action -> {tid: observations}
-        self._n_act: dict[int, int] = {}
-        self._pairs: dict[tuple[int, int], int] = {}
-        self._by_src: list[set[int]] = [set() for _ in range(w.size)]  # live entries by source state
-        self._nbr: list[set[int]] = [set() for _ in range(w.size)]  # observed neighbours
-        self._episode: dict[int, int] = {}  # tid -> live episode
-        self._episodes_of: dict[int, list[int]] = {}  # global action -> live episodes
-        self._semantic: dict[int, int] = {}  # global action -> live semantic entry
-        self._routes: dict[tuple[int, int], int] = {}  # (tid1, tid2) -> live procedural entry
-        self._routes_from: dict[int, list[int]] = {}  # tid1 -> live procedural entries
-        self._of_action: dict[int, list[int]] = {}  # global action -> live entries (any tier) for verification
-        self._live_episodes = 0
-        self._episodes_after_pass = 0
-        self._since_write = 0  # steps since the last new episode (idle trigger)
-        self._injected: tuple[int, ...] = ()  # entries the last rendered prompt injected
-        self._replay_log: list[tuple[int, tuple[int, ...], int]] = []  # (step, injected, observed tid)
-
-    # ------------------------------------------------------------------ store primitives
-    def item_name(self, eid: int) -> str:
-        e = self.entries[eid]
-        act = self.memory.world.tid_local
-        head = f"{PREFIX[e.tier]}{e.id}:s{e.src}-a{int(act[e.tid])}->s{e.dst}"
-        if e.tid2 >= 0:
-            head += f"-a{int(act[e.tid2])}->s{self.memory.dst[e.tid2]}"
-        return head
-
-    @property
-    def item_names(self) -> list[str]:
-        return [self.item_name(i) for i in range(len(self.entries))]
-
-    def live(self, tier: str | None = None) -> list[MemoryEntry]:
-        return [e for e in self.entries if e.status == "live" and (tier is None or e.tier == tier)]
-
-    def _event(self, step: int, kind: str, eid: int, by: int = -1) -> None:
-        self.events.append((step, kind, eid, by))
-
-    def _new(self, tier: str, tid: int, step: int, wins: int, trials: int, tid2: int = -1) -> MemoryEntry:
-        mem = self.memory
-        src = mem.src[tid]
-        local = int(mem.world.tid_local[tid])
-        if tier == "episodic":
-            source = {"step": step, "evidence": "observed transition"}
-            decay = f"episodic:{self.ttl} steps" if self.ttl else "episodic:none"
-        else:
-            source = {"step": step, "evidence": f"consolidation of {trials} observations of the action"}
-            decay = f"{tier}:recency half-life {self.half_life:g} steps"
-        e = MemoryEntry(id=len(self.entries), tier=tier, tid=tid, src=src, gact=mem.gact[tid], dst=mem.dst[tid],
-                        created_at=step, last_seen=step, wins=wins, trials=trials, tid2=tid2, support=wins,
-                        p=wins / trials if trials else 0.0, subject=f"s{src} a{local}", source=source, decay=decay,
-                        valid_until=step + self.ttl if tier == "episodic" and self.ttl else None,
-                        scope={"world": self._scope_world, "state": src})
-        self.entries.append(e)
-        self._link(e)
-        if self.hybrid is not None:
-            self.hybrid.add(e.id, self._text(e))
-        self._event(step, "write", e.id)
-        return e
-
-    def _text(self, e: MemoryEntry) -> str:
-        """The entry's words for keyword and vector retrieval: places and action names."""
-        w = self.memory.world
-        text = f"{w.places[e.src]} {w.action_names[e.gact]} {w.places[e.dst]}"
-        if e.tid2 >= 0:
-            text += f" then {w.action_names[int(w.tid_action[e.tid2])]} {w.places[self.memory.dst[e.tid2]]}"
-        return text
-
-    def _link(self, e: MemoryEntry) -> None:
-        self._by_src[e.src].add(e.id)
-        self._of_action.setdefault(e.gact, []).append(e.id)
-        if e.tier == "episodic":
-            self._episode[e.tid] = e.id
-            self._episodes_of.setdefault(e.gact, []).append(e.id)
-            self._live_episodes += 1
-        elif e.tier == "semantic":
-            self._semantic[e.gact] = e.id
-        elif e.tier == "procedural":
-            self._routes[(e.tid, e.tid2)] = e.id
-            self._routes_from.setdefault(e.tid, []).append(e.id)
-
-    def _unlink(self, e: MemoryEntry) -> None:
-        self._by_src[e.src].discard(e.id)
-        self._of_action[e.gact].remove(e.id)
-        if e.tier == "episodic":
-            if self._episode.get(e.tid) == e.id:
-                del self._episode[e.tid]
-            self._episodes_of[e.gact].remove(e.id)
-            self._live_episodes -= 1
-        elif e.tier == "semantic":
-            if self._semantic.get(e.gact) == e.id:
-                del self._semantic[e.gact]
-        elif e.tier == "procedural":
-            del self._routes[(e.tid, e.tid2)]
-            self._routes_from[e.tid].remove(e.id)
-
-    def _retire(self, e: MemoryEntry, status: str, step: int, by: int = -1) -> None:
-        self._unlink(e)
-        e.status = status
-        if status == "superseded":
-            e.superseded_by = by
-        kind = {"superseded": "supersede", "invalidated": "invalidate"}.get(status, "archive")
-        self._event(step, kind, e.id, by)
 
     # ------------------------------------------------------------------ write path
     def write_decision(self, cand: Candidate) -> str:
@@ -393,165 +181,6 @@ class TieredMemory(MemoryPolicy):
         trigger = self._trigger(step)
         if trigger is not None:
             self.consolidate(step, trigger=trigger)
-
-    def _trigger(self, step: int) -> str | None:
-        """Which consolidation trigger fires after ``step`` (periodic first), if any."""
-        if not self.params["consolidation"]:
-            return None
-        if (step + 1) % self.period == 0:
-            return "periodic"
-        if self.max_episodes and self._live_episodes >= self.max_episodes and (
-                self._live_episodes - self._episodes_after_pass >= max(1, self.max_episodes // 10)):
-            return "threshold"  # batched: at least a tenth of the threshold written since the last pass
-        if self.idle and self._since_write >= self.idle and self._dirty:
-            return "idle"
-        return None
-
-    # ------------------------------------------------------------------ consolidation and reconciliation
-    def consolidate(self, step: int, trigger: str = "periodic") -> list[int]:
-        """One consolidation pass at ``step`` (replay, attribute, distill, reconcile); return the ids of
-        the entries it touched."""
-        first = len(self.events)
-        self.stats["consolidations"] += 1
-        self.stats["by_trigger"][trigger] += 1
-        self._since_write = 0
-        replayed, self._replay_log = self._replay_log, []
-        if self.params["attribution"]:
-            self.attribute(replayed, step)
-        ms = self.min_support
-        dirty, self._dirty = sorted(self._dirty), set()
-        for g in dirty:  # actions observed since the last pass
-            out = self._n_out[g]
-            tid, n = min(out.items(), key=lambda kv: (-kv[1], kv[0]))
-            if n < ms:
-                continue
-            self.reconcile(tid, n, self._n_act[g], step)
-            for eid in list(self._episodes_of.get(g, ())):
-                self._retire(self.entries[eid], "archived", step)
-                self.stats["archived"] += 1
-        pairs, self._dirty_pairs = sorted(self._dirty_pairs), set()
-        for t1, t2 in pairs:
-            n = self._pairs[(t1, t2)]
-            if n < ms:
-                continue
-            trials = self._n_out[self.memory.gact[t1]][t1]
-            rid = self._routes.get((t1, t2))
-            if rid is None:
-                self._new("procedural", t1, step, n, trials, tid2=t2)
-                self.stats["procedural_written"] += 1
-            else:
-                self._refresh(self.entries[rid], n, trials, step)
-        self._episodes_after_pass = self._live_episodes
-        touched = [eid for _, _, eid, _ in self.events[first:]]
-        if touched:
-            self._event(step, "maintain", touched[0])
-        return touched
-
-    def attribute(self, replayed: list[tuple[int, tuple[int, ...], int]], step: int) -> list[int]:
-        """Credit or blame the entries each replayed step injected (see the module docstring);
-        invalidate semantic entries whose credited share falls more than ``margin`` below their p.
-        Return the invalidated ids."""
-        credit: dict[int, int] = {}
-        blame: dict[int, int] = {}
-        gact, dst = self.memory.gact, self.memory.dst
-        for _, injected, tid in replayed:
-            g, d = gact[tid], dst[tid]
-            for eid in injected:
-                e = self.entries[eid]
-                if e.tier == "procedural" or e.gact != g:
-                    continue
-                if e.dst == d:
-                    credit[eid] = credit.get(eid, 0) + 1
-                else:
-                    blame[eid] = blame.get(eid, 0) + 1
-        self.stats["attributed_credit"] += sum(credit.values())
-        self.stats["attributed_blame"] += sum(blame.values())
-        out = []
-        for eid in sorted(set(credit) | set(blame)):
-            e = self.entries[eid]
-            c, n = credit.get(eid, 0), credit.get(eid, 0) + blame.get(eid, 0)
-            if e.tier == "semantic" and e.status == "live" and n >= 2 * self.min_support and c / n + self.margin < e.p:
-                self._retire(e, "invalidated", step)
-                self.stats["invalidated"] += 1
-                self._dirty.add(e.gact)  # distil the action again from the episodic log
-                out.append(eid)
-        return out
-
-    def reconcile(self, tid: int, wins: int, trials: int, step: int) -> MemoryEntry | None:
-        """Reconcile the semantic candidate "``tid`` is the dominant outcome of its action, seen
-        ``wins`` of ``trials`` times" with the action's live semantic entry; return the live winner
-        (``None`` if the candidate was rejected and nothing is live)."""
-        g, d = self.memory.gact[tid], self.memory.dst[tid]
-        sid = self._semantic.get(g)
-        if sid is None:
-            e = self._new("semantic", tid, step, wins, trials)
-            self.stats["semantic_written"] += 1
-            return e
-        cur = self.entries[sid]
-        if cur.dst == d:  # the same conclusion: merge
-            self._refresh(cur, wins, trials, step)
-            return cur
-        new_conf = (wins + 1) / (trials + 2)
-        if self.params["reconcile"] == "article":  # winner = max((confidence, created_at)); the candidate is newer
-            if (new_conf, step) < (cur.confidence, cur.created_at):
-                self.stats["rejected"] += 1
-                return cur
-            return self._replace(cur, tid, wins, trials, step)
-        last = next((r for r in reversed(self.undo_chain) if r.subject == g), None)
-        if last is not None and last.winner == cur.id and self.entries[last.loser].dst == d:
-            restored = self.undo(last.loser, step)
-            restored.wins, restored.trials = wins, trials
-            restored.support, restored.p = wins, wins / trials
-            return restored
-        if new_conf < cur.confidence - self.margin:  # recency first, unless clearly less confident
-            self.stats["rejected"] += 1
-            return cur
-        return self._replace(cur, tid, wins, trials, step)
-
-    def _replace(self, cur: MemoryEntry, tid: int, wins: int, trials: int, step: int) -> MemoryEntry:
-        """Write the candidate as a new semantic entry superseding ``cur``, on the undo chain."""
-        g = cur.gact
-        e = self._new("semantic", tid, step, wins, trials)
-        e.supersedes.append(cur.id)
-        self._retire(cur, "superseded", step, by=e.id)
-        self.undo_chain.append(UndoRecord(step=step, subject=g, loser=cur.id, winner=e.id))
-        self.stats["semantic_written"] += 1
-        self.stats["superseded"] += 1
-        return e
-
-    def _refresh(self, e: MemoryEntry, support: int, trials: int, step: int) -> None:
-        """Merge a candidate with the same conclusion: new content (support, p) -> an ``update``."""
-        p = support / trials if trials else 0.0
-        if support == e.support and round(p, 2) == round(e.p, 2):
-            return
-        e.support, e.p = support, p
-        e.hit_count += 1
-        e.last_seen = step
-        self._event(step, "update", e.id)
-        self.stats["merged"] += 1
-
-    def undo(self, entry: int | None = None, step: int | None = None) -> MemoryEntry:
-        """Undo the supersede of ``entry`` (default: the most recent one on the chain): restore it
-        and archive the entry that replaced it, if that one is still live."""
-        step = self.now if step is None else step
-        idx = len(self.undo_chain) - 1 if entry is None else next(
-            (i for i in range(len(self.undo_chain) - 1, -1, -1) if self.undo_chain[i].loser == entry), -1)
-        if idx < 0:
-            raise UsageError("nothing to undo" if entry is None else f"entry {entry} is not on the undo chain",
-                             params=())
-        rec = self.undo_chain.pop(idx)
-        old, win = self.entries[rec.loser], self.entries[rec.winner]
-        if win.status == "live":
-            self._retire(win, "archived", step, by=old.id)
-        if old.tier == "semantic" and old.gact in self._semantic:  # another conclusion is live now
-            cur = self.entries[self._semantic[old.gact]]
-            self._retire(cur, "archived", step, by=old.id)
-        old.status, old.superseded_by = "live", None
-        old.last_seen = step
-        self._link(old)
-        self._event(step, "write", old.id)
-        self.stats["undone"] += 1
-        return old
 
     # ------------------------------------------------------------------ retrieval and rendering
     def retained(self) -> None:
@@ -673,18 +302,3 @@ class TieredMemory(MemoryPolicy):
                 "embedding": self.hybrid.embedder.name if self.hybrid is not None else None,
                 "budget_split": {"working": self.working_cap, "retrieved": self.retrieved_cap,
                                  "reserve": self.reserve_min}, "params": dict(self.params)}
-
-    def objects(self) -> list[dict[str, Any]]:
-        """Every entry as a memory object (the article's metadata), in the form of the object table
-        ``ctwm health --objects`` reads (times are steps)."""
-        names = self.item_names
-        out = []
-        for e in self.entries:
-            out.append({
-                "id": names[e.id], "type": e.tier, "subject": e.subject, "content": names[e.id].split(":", 1)[1],
-                "source": dict(e.source), "created_at": e.created_at, "last_hit_at": e.last_seen,
-                "hit_count": e.hit_count, "confidence": e.confidence, "decay": e.decay, "valid_until": e.valid_until,
-                "supersedes": [names[i] for i in e.supersedes], "scope": dict(e.scope), "status": e.status,
-            })
-        return out
-

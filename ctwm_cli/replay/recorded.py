@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..world.arrays import TransitionArrays
 
 __all__ = ["EPISODE_FIELDS", "RecordedEpisodes", "RecordedWorld", "read_episodes"]
 
@@ -49,7 +50,7 @@ class RecordedGraph:
     size: int
 
 
-class RecordedWorld:
+class RecordedWorld(TransitionArrays):
     """The world of a file of recorded episodes, with the attributes the memory policies read."""
 
     def __init__(self, states: list[str], actions: list[list[str]], triples: list[tuple[int, int, int]],
@@ -79,14 +80,6 @@ class RecordedWorld:
         self.items = [f"s{s}-a{a}->s{d}" for s, a, d in zip(src.tolist(), local.tolist(), self.tid_dst.tolist(),
                                                              strict=True)]
         self.tid_of = {triples[i]: k for k, i in enumerate(order)}
-
-    @property
-    def n_transitions(self) -> int:
-        return int(self.tid_dst.size)
-
-    @property
-    def n_actions(self) -> int:
-        return int(self.act_ptr[-1])
 
 
 @dataclasses.dataclass(frozen=True)

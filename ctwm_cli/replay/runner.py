@@ -30,7 +30,8 @@ import numpy as np
 from ..errors import UsageError
 from ..memory.artifact import make_variant_policy
 from ..memory.encodings import Encoding, make_encoding
-from ..memory.policies import CoreTail, EpisodicMemory, FullHistory
+from ..memory.core_tail import CoreTail
+from ..memory.policies import EpisodicMemory, FullHistory
 from ..memory.predictor import SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tokens import TokenCounter, token_counter
 from ..vocabulary import REPLAY_AGENTS as AGENTS

@@ -3,7 +3,8 @@
 from .audit import AuditResult, AuditSettings, audit, audit_many, derive_seed, fit_alternatives
 from .bootstrap import GofResult, bootstrap_gof
 from .compare import Comparison
-from .families import REGISTRY, Family, Tail, TailFit
+from .families import REGISTRY
+from .family_base import Family, Tail, TailFit
 from .heterogeneity import Heterogeneity, across_groups, heterogeneity_test
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, sample_power_law
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS, Verdict, paper_rule

@@ -57,7 +57,8 @@ from ..checks import check_range
 from ..progress import ProgressCallback
 from ..results import ToDict, jsonable, result
 from .compare import vuong
-from .families import RULE_PAIR, Tail, family, fit_all, logpmf
+from .families import RULE_PAIR, family, fit_all, logpmf
+from .family_base import Tail
 from ..parallel import run_tasks
 from .powerlaw import Histogram, fit_power_law
 from .replicate_checks import CheckSpec, checks_pass

@@ -10,7 +10,7 @@ from ..parallel import single_blas_thread
 from . import families as fam
 from . import special
 from .compare import Comparison, nested_power_law, vuong
-from .families import TailFit
+from .family_base import TailFit
 from .powerlaw import Histogram, PowerLawFit
 
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..results import result
 from ..vocabulary import LOGNORMAL, TPL
-from .families import ALTERNATIVES, RULE_PAIR, Tail, TailFit, fit_all, ks_distance
+from .families import ALTERNATIVES, RULE_PAIR, fit_all, ks_distance
+from .family_base import Tail, TailFit
 from .matrix import compare_fits, rival_z
 from .powerlaw import PowerLawFit
 from .verdict import Verdict, fit_checked

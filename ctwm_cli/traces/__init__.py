@@ -9,7 +9,7 @@ import importlib
 from typing import Any
 
 _HOMES = {
-    "ItemCounts": "aggregate", "TraceScan": "aggregate", "item_counts": "aggregate", "scan_trace": "aggregate",
+    "ItemCounts": "counts", "TraceScan": "counts", "item_counts": "aggregate", "scan_trace": "aggregate",
     "TraceReader": "base", "EngineOptions": "engine", "open_trace": "readers",
     "COLUMN_TYPES": "schema", "EVENT_KINDS": "schema", "ColumnMap": "schema",
 }

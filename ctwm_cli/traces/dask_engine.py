@@ -14,7 +14,8 @@ import pyarrow as pa
 
 from ..distributed import dask_client
 from ..errors import InputError, UsageError
-from .aggregate import TraceScan, aggregate_sql, scan_trace
+from .aggregate import aggregate_sql, scan_trace
+from .counts import TraceScan
 from .base import ArrowReader, TraceReader
 from .engine import EngineOptions
 from .formats import FORMATS

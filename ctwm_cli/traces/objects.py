@@ -144,41 +144,61 @@ def _rows(p: Path, source: str) -> list[tuple[str, dict]]:
 
 
 def _table_rows(p: Path, source: str) -> list[tuple[str, dict]]:
+    """(where, record) of every record of a Parquet table, a JSON array, a ``get_all()`` dump or JSON lines."""
     name = p.name.lower()
     try:
         if name.endswith((".parquet", ".pq")):
-            import pyarrow.parquet as pq
-
-            try:
-                table = pq.read_table(str(p))
-            except Exception as exc:
-                raise InputError(f"{source}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
-            return [(f"row {i + 1}", r) for i, r in enumerate(table.to_pylist())]
+            return _parquet_rows(p, source)
         raw = read_document(p, source)
     except (OSError, EOFError) as exc:
         raise InputError(f"{source}: cannot read ({exc})") from None
+    raw, head = _unwrap_dump(raw, source)
+    if head == b"[":
+        return _array_rows(raw, source)
+    return _line_rows(raw, source)
+
+
+def _parquet_rows(p: Path, source: str) -> list[tuple[str, dict]]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(str(p))
+    except Exception as exc:
+        raise InputError(f"{source}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    return [(f"row {i + 1}", r) for i, r in enumerate(table.to_pylist())]
+
+
+def _unwrap_dump(raw: bytes, source: str) -> tuple[bytes, bytes]:
+    """(the document, its first byte): a ``get_all()`` dump (one JSON object) becomes the JSON array of its
+    records; anything else is returned as it is."""
     head = raw.lstrip()[:1]
-    if head == b"{" and b"\n" in raw.strip():  # one JSON object over several lines: get_all()'s {"results": [...]}
+    if head != b"{":
+        return raw, head
+    if b"\n" in raw.strip():  # one JSON object over several lines: get_all()'s {"results": [...]}
         try:
             doc = json.loads(raw.decode("utf-8-sig"))
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            doc = None  # JSON lines after all: read line by line below, with the line in any error
-        if (recs := _dump_records(doc)) is not None:
-            raw, head = json.dumps(recs).encode(), b"["
-    elif head == b"{":
+            doc = None  # JSON lines after all: read line by line, with the line in any error
+    else:
         doc = load_json(raw, source, "line 1")
-        if (recs := _dump_records(doc)) is not None:
-            raw, head = json.dumps(recs).encode(), b"["
-    if head == b"[":
-        if json_depth(raw) > MAX_DEPTH:
-            raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
-        data = load_json(raw, source)
-        out = []
-        for i, r in enumerate(data):
-            if not isinstance(r, dict):
-                raise InputError(f"{source}: element {i + 1}: expected a JSON object")
-            out.append((f"element {i + 1}", r))
-        return out
+    if (recs := _dump_records(doc)) is not None:
+        return json.dumps(recs).encode(), b"["
+    return raw, head
+
+
+def _array_rows(raw: bytes, source: str) -> list[tuple[str, dict]]:
+    if json_depth(raw) > MAX_DEPTH:
+        raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels")
+    data = load_json(raw, source)
+    out = []
+    for i, r in enumerate(data):
+        if not isinstance(r, dict):
+            raise InputError(f"{source}: element {i + 1}: expected a JSON object")
+        out.append((f"element {i + 1}", r))
+    return out
+
+
+def _line_rows(raw: bytes, source: str) -> list[tuple[str, dict]]:
     out = []
     for i, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():

@@ -39,7 +39,7 @@ from ..files import atomic_write, check_output_file
 from ..results import ToDict, result
 from .otel import collect_spans
 from .schema import ColumnMap
-from .writer import WRITER_SCHEMA
+from .event_rows import WRITER_SCHEMA
 
 SPAN_KIND = "openinference.span.kind"
 RETRIEVER = "RETRIEVER"

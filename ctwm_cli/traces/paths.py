@@ -14,7 +14,8 @@ from pathlib import Path
 from ..errors import InputError, UsageError
 from ..labels import check_unique, identity
 from ..progress import ProgressCallback
-from .aggregate import ItemCounts, TraceScan, count_items, event_kinds, item_counts, scan_trace
+from .aggregate import count_items, event_kinds, item_counts, scan_trace
+from .counts import ItemCounts, TraceScan
 from .base import TraceReader
 from .engine import ReadOptions, as_read_options
 from .readers import open_trace

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
+import functools
 import glob as _glob
 import os
 import sys
@@ -218,15 +220,20 @@ def _resolve_url(url: str) -> Layout:
             f"{url}: no filesystem for this URL ({first_line(exc)}); for s3:// pip install 'ctwm[s3]'"
         ) from None
     protocol = url.split("://", 1)[0]
+    fs = _with_modified(fs)
+
+    def full(p: str) -> str:  # an HTTP filesystem's paths keep their scheme; an object store's do not
+        return p if "://" in p else f"{protocol}://{p}"
+
     try:
         if _has_glob(path):
             files = sorted(fs.glob(path))
             if not files:
                 raise InputError(f"{url}: no files match this pattern")
-            return _layout(url, [f"{protocol}://{f}" for f in files], root=None, fs=fs)
+            return _layout(url, [full(f) for f in files], root=None, fs=fs)
         if fs.isdir(path):
             found = sorted(fs.find(path))
-            return _directory(url, [f"{protocol}://{f}" for f in found], root=f"{protocol}://{path.rstrip('/')}", fs=fs)
+            return _directory(url, [full(f) for f in found], root=full(path.rstrip("/")), fs=fs)
         if not fs.exists(path):
             raise InputError(f"{url}: no such file or directory")
     except InputError:
@@ -234,7 +241,29 @@ def _resolve_url(url: str) -> Layout:
     except Exception as exc:  # a remote store raises its own classes (botocore's NoCredentialsError,
         # EndpointConnectionError, aiohttp's errors): every one is an input error, exit 3
         raise InputError(f"{url}: cannot list ({type(exc).__name__}: {first_line(exc)})") from None
-    return _layout(url, [f"{protocol}://{path}"], root=None, fs=fs)
+    return _layout(url, [full(path)], root=None, fs=fs)
+
+
+def _with_modified(fs: Any) -> Any:
+    """``fs``, or for fsspec's HTTP filesystem the same filesystem with a ``modified()``: DuckDB asks a
+    registered filesystem for every file's modification time, and HTTP's raises NotImplementedError
+    (fsspec takes HTTP files as static: its ``ukey`` is the URL), so every file reports the epoch."""
+    from fsspec.implementations.http import HTTPFileSystem
+
+    if type(fs) is not HTTPFileSystem:
+        return fs
+    return _static_http_class()(**fs.storage_options)
+
+
+@functools.cache
+def _static_http_class() -> type:
+    from fsspec.implementations.http import HTTPFileSystem
+
+    class StaticHTTPFileSystem(HTTPFileSystem):
+        def modified(self, path: str) -> datetime.datetime:
+            return datetime.datetime.fromtimestamp(0, tz=datetime.UTC)
+
+    return StaticHTTPFileSystem
 
 
 def spool_stdin(owner: object) -> Layout:

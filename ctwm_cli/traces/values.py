@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..errors import InputError, UsageError
 from ..progress import ProgressCallback
-from .aggregate import ItemCounts
+from .counts import ItemCounts
 from .engine import ReadOptions, as_read_options
 from .paths import open_path, path_labels, relabelled
 from .schema import FIELDS, ColumnMap

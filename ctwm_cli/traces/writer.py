@@ -23,11 +23,8 @@ a flush cannot fail on the data. A flush that fails on the disk keeps its events
 log) and raises one :class:`~ctwm_cli.errors.WriteError` on the next call or ``close()``; the
 background flush thread never raises.
 
-**One writer per log, proven by a lock.** Each log (and each JSONL file) is held under an advisory
-``flock`` by its live writer; recovery takes only logs whose lock it can get, so a live writer in
-another process or another PID namespace (two containers on one volume) is never "recovered". A
-log is created under a private name, locked, then renamed into place, so no recoverer sees it
-unlocked; temporary files carry a random token. One writer may be shared by the threads of a
+**One writer per log, proven by a lock** (:mod:`ctwm_cli.traces.durable_files` has the files, locks and
+recovery; :mod:`ctwm_cli.traces.event_rows` the checks). One writer may be shared by the threads of a
 process (a lock orders the events); several may write one Parquet directory; a JSONL file has one
 writer at a time (a second one is refused).
 """
@@ -36,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import fcntl
 import json
 import math
 import numbers
@@ -44,31 +40,20 @@ import os
 import secrets
 import threading
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from ..errors import CtwmWarning, UsageError, WriteError
-from .schema import CONTEXT_EVENT_KINDS, EVENT_KINDS
+from ..errors import UsageError, WriteError
+from .durable_files import (
+    WAL_PREFIX, append_line, create_locked, open_locked, os_reason, recover_trace, write_segment,
+)
+from .event_rows import checked_integer, checked_text, event_row
 
-#: Columns of a written trace, in order (schema v1 plus the ``ctwm health`` columns).
-WRITER_SCHEMA = pa.schema([
-    ("item", pa.string()), ("step", pa.int64()), ("run", pa.string()), ("event", pa.string()),
-    ("rank", pa.int64()), ("score", pa.float64()), ("tokens", pa.int64()), ("ts", pa.string()),
-    ("task", pa.string()), ("outcome", pa.string()), ("by", pa.string()),
-])
-_WAL_PREFIX = ".wal-"
-_TMP_PREFIX = ".tmp-"  # a writer's private files (a log before it is locked, a segment being written)
-_TEXT_FIELDS = ("run", "ts", "task", "outcome")
-_KINDS = (*EVENT_KINDS, *CONTEXT_EVENT_KINDS)
+__all__ = ["TraceWriter", "recover_trace"]
+
 _SUFFIXES = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".parquet", "parquet"))
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-class RecoveryWarning(CtwmWarning):
-    """A dead writer's log held lines that are not valid events; they were set aside, not read."""
 
 
 def _now() -> str:
@@ -93,15 +78,15 @@ class TraceWriter:
                  step: int = 0, timestamps: bool = True, flush_rows: int = 10_000, flush_seconds: float = 30.0):
         self.path = Path(path)
         fmt = _format_for(self.path, format)
-        if _integer(flush_rows, "flush_rows") < 1:
+        if checked_integer(flush_rows, "flush_rows") < 1:
             raise UsageError(f"flush_rows must be >= 1, got {flush_rows!r}", params=("flush_rows",))
         if isinstance(flush_seconds, bool) or not isinstance(flush_seconds, numbers.Real) \
                 or not 0 < flush_seconds < math.inf:
             raise UsageError(f"flush_seconds must be a positive number, got {flush_seconds!r}",
                              params=("flush_seconds",))
         self.format = fmt
-        self.run = None if run is None else _text("run", str(run))
-        self.step = _integer(step, "step")
+        self.run = None if run is None else checked_text("run", str(run))
+        self.step = checked_integer(step, "step")
         self.timestamps = timestamps
         self.flush_rows = int(flush_rows)
         self.flush_seconds = float(flush_seconds)
@@ -116,14 +101,14 @@ class TraceWriter:
         self._flusher: threading.Thread | None = None
         self._wake = threading.Event()
         if fmt == "jsonl":
-            self._fd = _open_locked(self.path)
+            self._fd = open_locked(self.path)
         else:
             if self.path.exists() and not self.path.is_dir():
                 raise WriteError(f"{self.path}: exists and is not a directory (a Parquet trace is a directory)")
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise WriteError(f"{self.path}: cannot create the trace directory ({_reason(exc)})") from None
+                raise WriteError(f"{self.path}: cannot create the trace directory ({os_reason(exc)})") from None
             recover_trace(self.path)
             self._stem = f"part-{time.time_ns():d}-{os.getpid()}-{secrets.token_hex(4)}"
             self._flusher = threading.Thread(target=self._flush_on_time, name="ctwm-trace-flush", daemon=True)
@@ -155,7 +140,7 @@ class TraceWriter:
     def advance(self, steps: int = 1) -> int:
         """Move the step counter on (an agent step ended); returns the new step."""
         with self._lock:
-            self.step = _integer(self.step + _integer(steps, "steps"), "step")
+            self.step = checked_integer(self.step + checked_integer(steps, "steps"), "step")
             return self.step
 
     def event(self, kind: str, item: Any, *, step: int | None = None, run: str | None = None, rank: int | None = None,
@@ -165,7 +150,7 @@ class TraceWriter:
 
         Every argument is checked before anything is written: a :class:`UsageError` naming it
         leaves the trace as it was."""
-        row = _row(kind, item, step=step, run=run, rank=rank, score=score, tokens=tokens, ts=ts, task=task,
+        row = event_row(kind, item, step=step, run=run, rank=rank, score=score, tokens=tokens, ts=ts, task=task,
                    outcome=outcome, by=by)
         with self._lock:
             if self._closed:
@@ -179,7 +164,7 @@ class TraceWriter:
                 row["ts"] = _now()
             line = (json.dumps({k: v for k, v in row.items() if v is not None}, separators=(",", ":")) + "\n").encode()
             if self.format == "jsonl":
-                _append_line(self._fd, line, self.path)
+                append_line(self._fd, line, self.path)
             else:
                 self._append_pending(row, line)
             self.events_written += 1
@@ -189,9 +174,9 @@ class TraceWriter:
 
     def _append_pending(self, row: dict[str, Any], line: bytes) -> None:
         if self._wal_fd is None:
-            self._wal_fd = _create_locked(self._wal_path())
+            self._wal_fd = create_locked(self._wal_path())
             self._pending_since = time.monotonic()
-        _append_line(self._wal_fd, line, self._wal_path())
+        append_line(self._wal_fd, line, self._wal_path())
         self._pending.append(row)
         if len(self._pending) >= self.flush_rows:
             self._flush_segment()
@@ -200,16 +185,16 @@ class TraceWriter:
         return f"{self._stem}-{self._segment:06d}.parquet"
 
     def _wal_path(self) -> Path:
-        return self.path / f"{_WAL_PREFIX}{self._segment_name()}.jsonl"
+        return self.path / f"{WAL_PREFIX}{self._segment_name()}.jsonl"
 
     def _flush_segment(self) -> None:
         """Write the pending events as one segment; on failure they stay pending and in the log."""
         if not self._pending:
             return
         try:
-            _write_segment(self.path / self._segment_name(), self._pending)
+            write_segment(self.path / self._segment_name(), self._pending)
         except (OSError, pa.ArrowException) as exc:
-            raise WriteError(f"{self.path}: cannot write a segment ({_reason(exc)}); {len(self._pending):,} "
+            raise WriteError(f"{self.path}: cannot write a segment ({os_reason(exc)}); {len(self._pending):,} "
                              "pending events are kept in the write-ahead log") from None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._wal_path())
@@ -229,7 +214,7 @@ class TraceWriter:
                     except WriteError as exc:  # raised by the next call; never a traceback from here
                         self._error = exc
                     except Exception as exc:
-                        self._error = WriteError(f"{self.path}: background flush failed ({_reason(exc)})")
+                        self._error = WriteError(f"{self.path}: background flush failed ({os_reason(exc)})")
 
     def _raise_stored(self) -> None:
         error, self._error = self._error, None
@@ -282,154 +267,6 @@ class TraceWriter:
         state = "closed" if self._closed else "open"
         return f"TraceWriter({str(self.path)!r}, format={self.format!r}, events={self.events_written}, {state})"
 
-
-def recover_trace(path: str | os.PathLike) -> int:
-    """Turn the write-ahead logs that dead writers left in a Parquet trace directory into segments.
-
-    A log is recovered only if its advisory lock is free: a live writer holds its own, whatever its
-    process or PID namespace. A segment renamed into place before its writer died makes its log
-    redundant (it is removed), and so are the private temporary files of dead writers. Lines of a
-    log that are not valid events (a torn last line after a full disk, a log from an older ctwm) are
-    set aside in ``_rejected-<segment>.jsonl`` with a :class:`RecoveryWarning`. Returns the number
-    of events recovered."""
-    root = Path(path)
-    recovered = 0
-    for wal in sorted(root.glob(f"{_WAL_PREFIX}*.jsonl")):
-        with _lock_if_free(wal) as fd:
-            if fd is None:
-                continue
-            segment = root / wal.name[len(_WAL_PREFIX):-len(".jsonl")]
-            if not segment.exists():
-                rows, rejected = _read_log(fd)
-                if rows:
-                    _write_segment(segment, rows)
-                    recovered += len(rows)
-                if rejected:
-                    aside = root / f"_rejected-{segment.stem}.jsonl"
-                    aside.write_bytes(b"\n".join(rejected) + b"\n")
-                    warnings.warn(f"{wal}: {len(rejected)} line(s) are not valid events; set aside in {aside.name}",
-                                  RecoveryWarning, stacklevel=2)
-            wal.unlink(missing_ok=True)
-    for tmp in sorted(root.glob(f"{_TMP_PREFIX}*")):
-        with _lock_if_free(tmp) as fd:
-            if fd is not None:
-                tmp.unlink(missing_ok=True)
-    return recovered
-
-
-@contextlib.contextmanager
-def _lock_if_free(path: Path):
-    """An open descriptor of ``path`` holding its exclusive lock, or None if a live writer holds it
-    (or the file is gone, or was replaced after we opened it: someone else recovered it)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        yield None
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield None
-            return
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(path))
-        except FileNotFoundError:
-            same = False
-        yield fd if same else None
-    finally:
-        os.close(fd)
-
-
-def _read_log(fd: int) -> tuple[list[dict[str, Any]], list[bytes]]:
-    data = b""
-    while chunk := os.read(fd, 1 << 20):
-        data += chunk
-    rows, rejected = [], []
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-            rows.append(_row(obj.pop("event", "retrieve"), obj.pop("item", None), **obj))
-        except (ValueError, TypeError, AttributeError, RecursionError):
-            rejected.append(raw)
-    return rows, rejected
-
-
-def _write_segment(final: Path, rows: list[dict[str, Any]]) -> None:
-    """Write ``rows`` to a private locked temporary file, fsync, rename into place."""
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pylist(rows, schema=WRITER_SCHEMA)
-    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{secrets.token_hex(4)}")
-    fd = _create_locked(tmp, rename=False)
-    try:
-        with os.fdopen(os.dup(fd), "wb") as fh:
-            pq.write_table(table, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    finally:
-        os.close(fd)
-
-
-def _create_locked(final: Path, *, rename: bool = True) -> int:
-    """A new file at ``final``, locked before any other process can see it under that name."""
-    tmp = final.with_name(f"{_TMP_PREFIX}{secrets.token_hex(8)}") if rename else final
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-    except OSError as exc:
-        raise WriteError(f"{final}: cannot create ({_reason(exc)})") from None
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    if rename:
-        os.rename(tmp, final)
-    return fd
-
-
-def _open_locked(path: Path) -> int:
-    """The JSONL file opened for appending, under its writer's lock (a second writer is refused)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    except OSError as exc:
-        raise WriteError(f"{path}: cannot open for writing ({_reason(exc)})") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise WriteError(f"{path}: another TraceWriter has this file open (one writer per JSONL file)") from None
-    return fd
-
-
-def _append_line(fd: int, line: bytes, path: Path) -> None:
-    """Append one whole line or nothing: a short write is cut back to where the line began."""
-    start = os.lseek(fd, 0, os.SEEK_END)
-    try:
-        _write_all(fd, line)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, start)
-        raise WriteError(f"{path}: cannot write the event ({_reason(exc)}); the file ends at the last "
-                         "complete event") from None
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
 def _format_for(path: Path, format: str | None) -> str:
     name = path.name.lower()
     by_suffix = next((fmt for suffix, fmt in _SUFFIXES if name.endswith(suffix)), None)
@@ -445,52 +282,3 @@ def _format_for(path: Path, format: str | None) -> str:
         return "parquet"
     raise UsageError(f"path {str(path)!r}: name it .jsonl or .ndjson (JSON lines) or .parquet (a directory of "
                      "Parquet segments), or pass format", params=("path",))
-
-
-def _row(kind: Any, item: Any, *, step: Any = None, run: Any = None, rank: Any = None, score: Any = None,
-         tokens: Any = None, ts: Any = None, task: Any = None, outcome: Any = None, by: Any = None) -> dict[str, Any]:
-    """One event as a row of :data:`WRITER_SCHEMA`, every field checked (UsageError naming it)."""
-    if kind not in _KINDS:
-        raise UsageError(f"event kind must be one of {', '.join(EVENT_KINDS)}, got {kind!r}", params=("kind",))
-    if item is None or isinstance(item, (bool, dict, list, tuple, set, float, bytes)) or not str(item):
-        raise UsageError(f"item must be a non-empty id, got {item!r}", params=("item",))
-    row: dict[str, Any] = {"item": _text("item", str(item)), "step": None, "run": None, "event": kind,
-                           "rank": None, "score": None, "tokens": None, "ts": None, "task": None,
-                           "outcome": None, "by": None if by is None else _text("by", str(by))}
-    for name, value, low, what in (("step", step, _INT64[0], ""), ("rank", rank, 1, " (1 = top)"),
-                                   ("tokens", tokens, 0, "")):
-        if value is not None:
-            row[name] = _integer(value, name)
-            if row[name] < low:
-                raise UsageError(f"{name} must be >= {low}{what}, got {value!r}", params=(name,))
-    if score is not None:
-        if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(float(score)):
-            raise UsageError(f"score must be a finite number, got {score!r}", params=("score",))
-        row["score"] = float(score)
-    for name, value in zip(_TEXT_FIELDS, (run, ts, task, outcome), strict=True):
-        if value is not None:
-            if not isinstance(value, str):
-                raise UsageError(f"{name} must be a string, got {type(value).__name__} {value!r}", params=(name,))
-            row[name] = _text(name, value)
-    return row
-
-
-def _text(name: str, value: str) -> str:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"{name} must be valid Unicode text (it holds a lone surrogate): {value!r}",
-                         params=(name,)) from None
-    return value
-
-
-def _integer(value: Any, name: str) -> int:
-    """``value`` as a 64-bit integer (an integral float allowed), else a UsageError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise UsageError(f"{name} must be an integer, got {value!r}", params=(name,))
-    if not isinstance(value, numbers.Integral) and (not math.isfinite(value) or value != int(value)):
-        raise UsageError(f"{name} must be an integer, got {value!r}", params=(name,))
-    value = int(value)
-    if not _INT64[0] <= value <= _INT64[1]:
-        raise UsageError(f"{name} must fit in 64 bits (|{name}| < 2**63), got {value}", params=(name,))
-    return value

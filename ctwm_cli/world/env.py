@@ -34,6 +34,7 @@ import numpy as np
 from ..checks import check_range
 from ..errors import UsageError
 from ..results import ToDict, result
+from .arrays import TransitionArrays
 from .graphs import Graph
 
 ADJECTIVES = (
@@ -92,7 +93,7 @@ class Transition(ToDict):
     item: str
 
 
-class World:
+class World(TransitionArrays):
     """A built world: payloads, actions and transition arrays (see the module docstring)."""
 
     def __init__(self, graph: Graph, *, seed: int | None = None, rng: np.random.Generator | None = None,
@@ -214,18 +215,7 @@ class World:
         self.cum_walk = cum_w
         self.items = [f"s{s}-a{a}->s{d}" for s, a, d in zip(src, local, dst, strict=True)]
 
-    # ---------------------------------------------------------------- queries
-    @property
-    def n_transitions(self) -> int:
-        return int(self.tid_dst.size)
-
-    @property
-    def n_actions(self) -> int:
-        return int(self.act_ptr[-1])
-
-    def actions(self, v: int) -> list[str]:
-        return self.action_names[self.act_ptr[v] : self.act_ptr[v + 1]]
-
+    # ---------------------------------------------------------------- queries (counts: TransitionArrays)
     def state(self, v: int) -> State:
         if not 0 <= v < self.size:
             raise UsageError(f"state must be in [0, {self.size - 1}], got {v}", params=("state",))
@@ -242,11 +232,6 @@ class World:
             tid=tid, src=int(self.tid_src[tid]), action=int(self.tid_local[tid]), action_name=self.action_names[g],
             dst=int(self.tid_dst[tid]), probability=float(self.tid_prob[tid]), item=self.items[tid],
         )
-
-    def transitions_of(self, v: int, action: int) -> np.ndarray:
-        """Transition ids of action ``action`` (index within state ``v``)."""
-        g = self.act_ptr[v] + action
-        return np.arange(self.out_ptr[g], self.out_ptr[g + 1])
 
     def to_dict(self) -> dict[str, Any]:
         return {"graph": self.graph.to_dict(), **self.params, "n_actions": self.n_actions,
