@@ -250,9 +250,12 @@ class TraceReader(ABC):
 
 
 def engine_message(exc: BaseException) -> str:
-    """The first line of a DuckDB error, without its class prefix."""
-    text = str(exc).strip().splitlines()
+    """The first line of a DuckDB error, without its class prefix; where a filesystem callback raised (fsspec on a
+    server without byte ranges), DuckDB's message is that Python traceback, and its last line says what failed."""
+    text = [t for t in str(exc).strip().splitlines() if t.strip()]
     line = text[0] if text else type(exc).__name__
+    if "Traceback (most recent call last)" in line:
+        line = text[-1].strip() if len(text) > 1 else type(exc).__name__
     for prefix in ("Invalid Input Error: ", "Conversion Error: ", "IO Error: ", "Binder Error: "):
         line = line.removeprefix(prefix)
     return line.removeprefix(CHECK_MARK + ": ")
