@@ -218,12 +218,20 @@ def test_replay_page_from_the_run_directory_and_from_the_json(replay_dir):
     doc = json.loads((replay_dir / "result.json").read_text(encoding="utf-8"))
     for s in rep.sections:
         assert s.kind == "replay"
-        deltas = next(t for b in s.blocks for t in b.tables if t.caption.startswith("Paired deltas"))
-        assert len(deltas.rows) == len(doc["comparisons"]) > 0
-        low = deltas.columns.index("confidence_interval.low")  # the nested interval read into its column
-        assert [r[low] for r in deltas.rows] == [(d["confidence_interval"] or {}).get("low")
-                                                for d in doc["comparisons"]]
-        assert any(r[low] is not None for r in deltas.rows)
+        block = next(b for b in s.blocks if b.title == "Paired deltas")
+        # one table per comparison, a row per metric; each change with its interval read from the JSON
+        pairs = list(dict.fromkeys((d["treatment"], d["baseline"]) for d in doc["comparisons"]))
+        assert [t.caption.split(": ")[0] for t in block.tables] == [f"{t} against {b}" for t, b in pairs]
+        assert sum(len(t.rows) for t in block.tables) == len(doc["comparisons"]) > 0
+        cells = [r[t.columns.index("delta_interval")] for t in block.tables for r in t.rows]
+        assert [(c.value, c.low, c.high) for c in cells] == [
+            (d["delta"], (d["confidence_interval"] or {}).get("low"), (d["confidence_interval"] or {}).get("high"))
+            for d in doc["comparisons"]]
+        assert any(c.low is not None for c in cells)
+        n_excl = [sum((d["confidence_interval"] or {}).get("low", 0) > 0 or (d["confidence_interval"] or {}).get(
+            "high", 0) < 0 for d in doc["comparisons"] if (d["treatment"], d["baseline"]) == p) for p in pairs]
+        assert [t.summary.split(" intervals")[0] for t in block.tables] == [
+            f"{k} of {len(t.rows)}" for k, t in zip(n_excl, block.tables, strict=True)]
         arms = next(f for f in rep.figures() if f.key.startswith(f"s{rep.sections.index(s)}-arms"))
         assert [r[0] for r in arms.table.rows] == [a["arm"] for a in doc["arms"]]
     files = next(t for b in rep.sections[0].blocks for t in b.tables if t.caption == "Files")

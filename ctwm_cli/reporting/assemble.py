@@ -78,13 +78,17 @@ def report(
     taus: tuple[float, ...] = ()
     if sweep is not None:
         taus = parse_sweep(sweep, "sweep") if isinstance(sweep, str) else tuple(float(t) for t in sweep)
-    seed = new_seed() if seed is None else int(seed)
+    kinds = [_kind(p) for p in paths]
     say = stage or (lambda _: None)
-    say(f"seed: {seed}")
+    drawn = any(k in ("grid", "trace") for k in kinds)  # a replay page re-runs nothing: it draws no seed
+    if seed is None and drawn:
+        seed = new_seed()
+    seed = None if seed is None else int(seed)
+    if seed is not None:
+        say(f"seed: {seed}")
     sections: list[Section] = []
-    for i, path in enumerate(paths):
+    for i, (path, kind) in enumerate(zip(paths, kinds, strict=True)):
         key = f"s{i}"
-        kind = _kind(path)
         if kind == "grid":
             sections.append(grid_section(path, read, grid_manifest(path) or {}, key=key, seed=seed,
                                          bootstrap=bootstrap, jobs=jobs, stage=say))
@@ -98,6 +102,6 @@ def report(
                 path, read, key=key, seed=seed, group_by=group_by, events=events, objects=objects, budget=budget,
                 bootstrap=bootstrap, jobs=jobs, taus=taus, core=core, slots=slots, psd_run=psd_run, stage=say))
     names = ", ".join(Path(p).name or p for p in paths)
-    page = Report(title=title or f"ctwm report: {names}", seed=seed, sections=tuple(sections))
+    page = Report(title=title or f"ctwm report: {names}", seed=seed if drawn else None, sections=tuple(sections))
     say("rendering the page")
     return dataclasses.replace(page, html=render(page))

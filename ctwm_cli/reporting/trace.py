@@ -302,15 +302,25 @@ def _simulate_block(path, read, events, taus, core, slots, key: str, notes: list
     table = Table(caption=f"Accesses served under b(r; τ) ∝ r^-τ, K = {sim.core}, B = {sim.budget:,} "
                   f"({sim.ranking} ranking; as ctwm simulate --trace prints it)",
                   columns=("τ", "served by the core", "in the prompt", "summarised", "dropped"), rows=rows)
-    best = max(sim.rows, key=lambda r: (r.access_share_prompt, -r.tau))
-    alt = (f"Over τ from {sim.rows[0].tau:g} to {sim.rows[-1].tau:g} the prompt serves "
-           f"{min(r.access_share_prompt for r in sim.rows):.1%}–{max(r.access_share_prompt for r in sim.rows):.1%} "
-           f"of accesses (most at τ = {best.tau:.3g}); dropped at most "
+    served = [r.access_share_prompt for r in sim.rows]
+    flat = max(served) - min(served) <= 1e-12
+    if flat:
+        where = f"the same {served[0]:.1%} at every τ"
+    else:
+        best = max(sim.rows, key=lambda r: (r.access_share_prompt, -r.tau))
+        where = f"{min(served):.1%}–{max(served):.1%} of accesses (most at τ = {best.tau:.3g})"
+    alt = (f"Over τ from {sim.rows[0].tau:g} to {sim.rows[-1].tau:g} the prompt serves {where}; dropped at most "
            f"{max(r.access_share_dropped for r in sim.rows):.1%}.")
+    text = ""
+    if sim.max_list_length is not None and sim.max_list_length <= sim.core and len(sim.rows) > 1:
+        # the note ctwm simulate --trace prints under its table, in the same words
+        text = (f"Note: every step lists at most {sim.max_list_length} items, no more than the core K = {sim.core}: "
+                "every listed item gets a core position whatever τ, so the rows per τ are identical; a smaller "
+                "-K/--core makes τ matter.")
     core_items = Table(caption=f"The core: top {len(sim.core_items)} items by accesses", columns=("rank", "item",
                        "accesses"), rows=tuple((i + 1, item, n) for i, (item, n) in
                                                enumerate(zip(sim.core_items, sim.core_item_counts, strict=True))))
-    return Block(title="What a CTWM allocation would do", figures=(Figure(
+    return Block(title="What a CTWM allocation would do", text=text, figures=(Figure(
         key=f"{key}-tau", title="Shares of accesses served over the τ sweep", alt=alt, table=table,
         svg=draw_svg(lambda: plot_tau_sweep(sim.allocation, trace=shown(sim, "source")), key=f"{key}-tau",
                      alt=alt)),),
