@@ -78,6 +78,9 @@ GLOSSARY: dict[str, str] = {
     "never_retrieved_share": "Share never retrieved",
     "live": "Live memories",
     "live_tokens": "Live tokens",
+    "dead_weight_share": "Share never retrieved",
+    "dead_token_share": "Token share never retrieved",
+    "item": "Memory item",
     # over-time and retrieval views
     "period": "Period",
     "rank": "Rank",

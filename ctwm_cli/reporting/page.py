@@ -41,7 +41,8 @@ figure svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:.9rem;color:var(--fg);margin:.3rem 0}
 details{margin:.3rem 0 .8rem}summary{cursor:pointer;color:var(--muted);font-size:.9rem}
 .scroll{overflow-x:auto}
-table{border-collapse:collapse;font-size:.85rem;margin:.4rem 0;font-variant-numeric:tabular-nums}
+table{min-width:min(100%,34rem);border-collapse:collapse;font-size:.85rem;margin:.4rem 0;
+font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:.2rem 0}caption .sum{display:block;font-weight:400;color:var(--muted)}
 th,td{border-bottom:1px solid var(--rule);padding:.15rem .5rem;text-align:right;vertical-align:top}
 th:first-child,td:first-child,td.t{text-align:left}

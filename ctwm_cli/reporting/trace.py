@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..allocation import simulate_trace
 from ..diagnostics import psd_of_trace
 from ..diagnostics.measures import ConcentrationReport, concentration
@@ -17,6 +19,7 @@ from ..health import METRICS, health_of_trace
 from ..inert import visible
 from ..plots import series_label
 from ..plots.audit_groups import plot_audit_groups
+from ..plots.bands import BAND, BAND_OVER, outliers
 from ..plots.ccdf import plot_audit
 from ..plots.health import plot_health
 from ..plots.psd import plot_psd
@@ -28,7 +31,9 @@ from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
 from .memory_lists import memory_lists
+from .glossary import header
 from .model import Block, Card, Figure, Section, Table
+from .page import fmt
 from .summary import audits_summary, health_summary
 from .svg import draw_svg
 
@@ -42,7 +47,21 @@ CONCENTRATION_COLUMNS = ("n_items", "n_events", "gini", "skewness", "max_over_me
                          "sigma_top10", "singleton_fraction")
 SIM_COLUMNS = ("tau", "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped")
 
+#: a table of more rows shows this many, the rest folded under them
+LONG_TABLE_ROWS = 12
+
 Stage = Callable[[str], None]
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(np.median(np.asarray(values, dtype=np.float64)))
+
+
+def _verdict_tally(audits) -> str:
+    tally: dict[str, int] = {}
+    for a in audits:
+        tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
+    return f"{len(audits):,} groups: " + ", ".join(f"{n:,} {k}" for k, n in sorted(tally.items())) + "."
 
 
 def trace_section(
@@ -166,7 +185,8 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
     tables = ()
     if len(audits) > 1:
         rows = tuple(tuple(a.summary_row()[k] for k in SUMMARY_COLUMNS) for a in audits)
-        summary = Table(caption="Tail audit per group", columns=SUMMARY_COLUMNS, rows=rows)
+        summary = Table(caption="Tail audit per group", columns=SUMMARY_COLUMNS, rows=rows, open_rows=LONG_TABLE_ROWS,
+                        summary=_verdict_tally(audits))
         tally = {}
         for a in audits:
             tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
@@ -196,12 +216,20 @@ def concentration_block(counts, key: str, group_by: str | None, *, rows: tuple |
     d = [r.to_dict() for r in rows]
     table = Table(caption="Concentration of per-item counts (as ctwm concentration prints it)",
                   columns=("trace", *CONCENTRATION_COLUMNS),
-                  rows=tuple((lab, *(x[k] for k in CONCENTRATION_COLUMNS)) for lab, x in zip(labels, d, strict=True)))
+                  rows=tuple((lab, *(x[k] for k in CONCENTRATION_COLUMNS)) for lab, x in zip(labels, d, strict=True)),
+                  open_rows=LONG_TABLE_ROWS, summary="" if len(rows) <= LONG_TABLE_ROWS else (
+                      f"{len(rows):,} series; Gini median {_median([r.gini for r in rows]):.3f} (from "
+                      f"{min(r.gini for r in rows):.3f} to {max(r.gini for r in rows):.3f})."))
     k0 = rows[0]
     alt = (f"Gini {k0.gini:.3f}: the top 10% of items take {k0.top10_share:.1%} of the accesses; "
            f"max/median {k0.max_over_median:.3g}." if len(rows) == 1 else
            f"Gini from {min(r.gini for r in rows):.3f} to {max(r.gini for r in rows):.3f} over {len(rows)} groups; "
            f"top-10% share from {min(r.top10_share for r in rows):.1%} to {max(r.top10_share for r in rows):.1%}.")
+    if len(rows) > BAND_OVER:  # drawn as the median with a band (plots.bands): the alt says so and names outliers
+        named = [labels[i] for i in outliers([r.gini for r in rows])]
+        alt += (f" Drawn as the median of the {len(rows)} series with their {BAND[0]:g}th–{BAND[1]:g}th percentile "
+                "band; " + (f"outliers by Gini (Tukey's fences): {', '.join(named)}." if named else
+                            "no series is an outlier by Gini (Tukey's fences)."))
     fig = Figure(key=f"{key}-conc", title="Rank–frequency and Lorenz curves", alt=alt, table=table,
                  svg=draw_svg(lambda: plot_concentration(dataclasses.replace(
                      report, rows=tuple(shown(r, "source", "group") for r in rows))), key=f"{key}-conc", alt=alt))
@@ -258,12 +286,9 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
                       table=_health_table(pooled), svg=draw_svg(lambda: plot_health(pooled), key=f"{key}-health",
                                                                 alt=alt))]
     tables = []
-    dead = getattr(pooled, "dead_weight", None)  # issue 27 adds it; shown when the result carries it
+    dead = getattr(pooled, "dead_weight", None)
     if dead is not None:
-        d = dead.to_dict() if hasattr(dead, "to_dict") else dict(dead)
-        scalars = [(k, v) for k, v in d.items() if not isinstance(v, (list, dict))]
-        tables.append(Table(caption="Dead weight (entries kept but never used)", columns=("field", "value"),
-                            rows=tuple(scalars)))
+        tables.append(dead_weight_table(dead))
     if group_by == "run" and len(counts) > 1:
         for i, c in enumerate(counts[:MAX_GROUP_FIGURES]):
             h = health_of_trace(path, read, objects=objects, budget=budget, run=c.group)
@@ -278,6 +303,31 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
     return Block(title="Memory health", text="Context usage, stale hits, revoked share and the growth class of the "
                  "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables),
                  parts=lists), pooled
+
+
+def dead_weight_table(dead: Any) -> Table:
+    """The dead-weight numbers ``ctwm health`` prints, in words: the window, live and never-retrieved memories
+    (and tokens, when sizes are known) and the shares; what the trace does not carry is left out, not shown as a
+    row of dashes (the caption says which)."""
+    d = dead.to_dict() if hasattr(dead, "to_dict") else dict(dead)
+    unit = d.get("window_unit") or d.get("time_unit") or "step"
+    if d.get("window") is None:
+        window = f"the whole trace (to {unit} {fmt(d.get('window_end'))})" if d.get("window_end") is not None \
+            else "the whole trace"
+    else:
+        window = f"the last {fmt(d['window'])} {unit}s ({fmt(d.get('window_start'))} to {fmt(d.get('window_end'))})"
+    rows: list[tuple[Any, ...]] = [("Window", window)]
+    for k in ("live", "never_retrieved", "dead_weight_share", "live_tokens", "never_retrieved_tokens",
+              "dead_token_share"):
+        if d.get(k) is not None:
+            rows.append((header(k), d[k]))
+    missing = [header(k).lower() for k in ("live_tokens", "never_retrieved_tokens") if d.get(k) is None]
+    caption = "Dead weight (memories kept but never used)"
+    summary = str(d.get("definition") or "")
+    if missing:
+        summary += ("; " if summary else "") + "no token sizes in the trace or objects: " + " and ".join(missing) \
+            + " not known"
+    return Table(caption=caption, columns=("Quantity", "Value"), rows=tuple(rows), summary=summary)
 
 
 def _grouped_health(path, read, objects, budget, group_by, notes: list[str]):
