@@ -45,7 +45,7 @@ table{min-width:min(100%,34rem);border-collapse:collapse;font-size:.85rem;margin
 font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:.2rem 0}caption .sum{display:block;font-weight:400;color:var(--muted)}
 th,td{border-bottom:1px solid var(--rule);padding:.15rem .5rem;text-align:right;vertical-align:top}
-th:first-child,td:first-child,td.t{text-align:left}
+th:first-child,td:first-child,td.t,th.t{text-align:left}
 td,th{overflow-wrap:normal;word-break:normal;hyphens:none}td.t{max-width:26rem}
 td.n{white-space:nowrap}th{font-weight:600}
 thead th{border-bottom:2px solid var(--fg)}
@@ -152,10 +152,10 @@ def _cell(v: Any) -> str:
     return f'<td class="n">{text(fmt(v))}</td>'
 
 
-def _head(c: str) -> str:
+def _head(c: str, left: bool) -> str:
     words = header(c)
     tip = f' title="{text(c)}"' if words != c else ""
-    return f'<th scope="col"{tip}>{cell_text(words)}</th>'
+    return f'<th scope="col"{_TEXT_CELL if left else ""}{tip}>{cell_text(words)}</th>'
 
 
 def _rows_html(rows) -> str:
@@ -165,7 +165,9 @@ def _rows_html(rows) -> str:
 def table_html(t: Table) -> str:
     """A table with glossary headers (the JSON key as the tooltip); ``summary`` first; past ``open_rows`` rows,
     the rest in a closed ``<details>`` under the same headers."""
-    head = "<thead><tr>" + "".join(_head(c) for c in t.columns) + "</tr></thead>"
+    # a column of words is read from the left, its header too; a column of numbers from the right
+    left = [any(isinstance(r[i], str) for r in t.rows) for i in range(len(t.columns))]
+    head = "<thead><tr>" + "".join(_head(c, lf) for c, lf in zip(t.columns, left, strict=True)) + "</tr></thead>"
     lead = f'<span class="sum">{text(t.summary)}</span>' if t.summary else ""
     rows = list(t.rows)
     if t.open_rows and len(rows) > t.open_rows + 2:
