@@ -36,6 +36,7 @@ from .model import Block, Card, Figure, Section, Table
 from .page import fmt
 from .summary import audits_summary, health_summary
 from .svg import draw_svg
+from .views import views_block
 
 #: event kinds that only memory-health telemetry carries: with any of them the section shows ``health``
 HEALTH_EVENTS = frozenset({"write", "update", "supersede", "invalidate", "archive", "evict", "maintain", "search",
@@ -105,6 +106,12 @@ def trace_section(
         lead.append(health_summary(pooled, heading="Memory health"))
     else:
         notes.append("no memory-health events (write, supersede, context, ...): no memory-health view")
+    if scan.kind == "events":
+        stage(f"{path}: over-time and retrieval views")
+        try:
+            blocks.append(views_block(path, read, events=events, group_by=group_by, notes=notes))
+        except InputError as exc:
+            notes.append(f"no over-time and retrieval views: {exc}")
     if taus:
         stage(f"{path}: CTWM allocation over {len(taus)} τ")
         blocks.append(_simulate_block(path, read, events, taus, core, slots, key, notes))
