@@ -70,7 +70,7 @@ def test_trace_page_structure_and_sections(tpl_report):
     tree = _check_page(tpl_report.html)
     heads = [h.all_text() for h in tree.root.iter("h3")]
     assert heads == ["Tail audit", "Concentration", "Temporal structure (PSD)", "Memory health",
-                     "What a CTWM allocation would do"]
+                     "Over time and retrieval", "What a CTWM allocation would do"]
     card = next(e for e in tree.root.iter("div") if "card" in e.attrs.get("class", ""))
     audit = ctwm_cli.audit_trace(TPL, seed=1, bootstrap=20)  # the page states the audit's own verdict
     assert audit.verdict.verdict in card.all_text() and audit.verdict.reason in card.all_text()
