@@ -59,7 +59,7 @@ def test_score_distribution(block):
 def test_tokens_per_step_over_time(block):
     # inject rows only: step 0 holds 10 + 20 per tenant, steps 1-3 hold 10; two tenants (runs) per step
     t = _table(block.tables, "Prompt tokens per step")
-    assert [(r[1], r[2]) for r in t.rows] == [(2, 30.0), (2, 10.0), (2, 10.0), (2, 10.0)]
+    assert t.rows == (("step 0", 2, 30.0), ("step 1", 2, 10.0), ("step 2", 2, 10.0), ("step 3", 2, 10.0))
     bob = next(p for p in block.parts if p.title == "user=bob")
     assert [r[2] for r in _table(bob.tables, "Prompt tokens").rows] == [30.0, 10.0, 10.0, 10.0]
 

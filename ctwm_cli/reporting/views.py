@@ -78,6 +78,11 @@ def score_distribution(rows: Any) -> Table | None:
                  rows=tuple((float(edges[i]), float(edges[i + 1]), int(counts[i])) for i in range(SCORE_BINS)))
 
 
+def _window_label(lo: float, hi: float) -> str:
+    a, b = int(np.ceil(lo)), int(np.ceil(hi)) - 1
+    return f"step {a}" if a == b else f"steps {a}–{b}"
+
+
 def _windows(steps: np.ndarray) -> np.ndarray:
     lo, hi = int(steps.min()), int(steps.max())
     return np.linspace(lo, hi + 1, min(WINDOWS, hi - lo + 1) + 1)
@@ -99,7 +104,7 @@ def tokens_over_time(rows: Any) -> Table | None:
     for i in range(len(edges) - 1):
         at = (steps >= edges[i]) & (steps < edges[i + 1])
         if at.any():
-            out.append((f"steps {int(np.ceil(edges[i]))}–{int(np.ceil(edges[i + 1])) - 1}", int(at.sum()),
+            out.append((_window_label(edges[i], edges[i + 1]), int(at.sum()),
                         float(tokens[at].mean())))
     return Table(caption="Prompt tokens per step over time (summed per step, averaged per window)",
                  columns=("period", "steps", "tokens_per_step"), rows=tuple(out))
@@ -120,7 +125,7 @@ def _periods(rows: Any) -> tuple[Any, str] | None:
         edges = _windows(steps.dropna().astype(int).to_numpy())
         idx = np.clip(np.searchsorted(edges, steps.fillna(-1).astype(int).to_numpy(), side="right") - 1, 0,
                       len(edges) - 2)
-        labels = np.array([f"steps {int(np.ceil(edges[i]))}–{int(np.ceil(edges[i + 1])) - 1}" for i in idx])
+        labels = np.array([_window_label(edges[i], edges[i + 1]) for i in idx])
         return pd.Series(np.where(steps.isna().to_numpy(), None, labels), index=rows.index), "window of steps"
     return None
 
