@@ -144,3 +144,85 @@ def test_memory_lists_page_in_chromium_fits_1280_px(tmp_path):
     assert _overflow(rep.html, tmp_path, "lists") == []
     wide = rep.html.replace("</main>", '<p style="width:2000px">a paragraph wider than the window</p></main>')
     assert _overflow(wide, tmp_path, "wide") != []
+
+
+#: opens every <details>; lists each element past the window's right edge (or a .scroll box that scrolls), each
+#: table cell with a word (a run of letters and digits) drawn on two lines, and each figure without alt text or
+#: a numbers table
+LAYOUT_PROBE = """<script>
+document.querySelectorAll('details').forEach(d => d.open = true);
+const w = document.documentElement.clientWidth, out = {overflow: [], broken: [], figures: [], width: w};
+document.querySelectorAll('body *').forEach(e => {
+  const r = e.getBoundingClientRect();
+  if (r.right > w + 1 || (e.classList.contains('scroll') && e.scrollWidth > e.clientWidth + 1))
+    out.overflow.push(e.tagName + ' ' + Math.round(r.right) + ' ' + (e.textContent || '').slice(0, 40));
+});
+document.querySelectorAll('td, th').forEach(cell => {
+  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    for (const m of n.data.matchAll(/[\\p{L}\\p{N}]+/gu)) {
+      const range = document.createRange();
+      range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+      if (tops.size > 1) out.broken.push(m[0]);
+    }
+  }
+});
+document.querySelectorAll('figure').forEach(f => {
+  const svg = f.querySelector('svg'), label = svg && svg.getAttribute('aria-label');
+  if (!label || !label.trim() || !f.querySelector('details table td')) out.figures.push(f.id);
+});
+const o = document.createElement('pre'); o.id = 'layout'; o.textContent = JSON.stringify(out);
+document.body.appendChild(o);
+</script>"""
+
+
+def _layout(html: str, tmp: Path, name: str) -> dict:
+    import json
+
+    probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace(
+        "</body>", LAYOUT_PROBE + "</body>")
+    page = tmp / f"{name}-layout.html"
+    page.write_text(probe, encoding="utf-8")
+    dom = _chromium(page, tmp, "--dump-dom", "--window-size=1280,2000")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = [e for e in parse(dom.stdout).root.iter("pre") if e.attrs.get("id") == "layout"]
+    assert len(found) == 1, "the probe did not run"
+    return json.loads(found[0].all_text())
+
+
+def test_the_layout_probe_can_fail(tmp_path):
+    """A cell that breaks a word, a too-wide table and a figure without a table are each reported."""
+    bad = ('<!DOCTYPE html><html><head><title>b</title></head><body><table><tr><td style="width:3em;max-width:3em;'
+           'overflow-wrap:anywhere">abcdefghijklmnopqrstuvwxyz</td></tr></table><div class="scroll" '
+           'style="overflow-x:auto"><table style="width:3000px"><tr><td>x</td></tr></table></div>'
+           '<figure id="f"><svg aria-label="a"></svg></figure></body></html>')
+    out = _layout(bad, tmp_path, "bad")
+    assert out["width"] == 1280
+    assert out["broken"] and out["overflow"] and out["figures"] == ["f"]
+
+
+@pytest.fixture(scope="module")
+def diff_page(tmp_path_factory):
+    LOGNORMAL = str(ROOT / "sample_traces" / "lognormal_events.parquet")
+    return ctwm_cli.report([TPL, LOGNORMAL], diff=True, tol={"gini": 0.02}, diff_bootstrap=20, seed=1)
+
+
+@pytest.mark.parametrize("kind", ["trace", "replay", "grid", "diff"])
+def test_each_page_kind_reads_at_1280_px(tmp_path, grid_dir, replay_dir, diff_page, kind):
+    """Each page kind at a 1,280 px window: nothing overflows, no cell breaks a word, every figure has its alt
+    text and its numbers table, no console message (no script ran, nothing was fetched), no external reference."""
+    from report_helpers import external_references
+
+    rep = {"trace": lambda: ctwm_cli.report(TPL, seed=1, bootstrap=20),
+           "replay": lambda: ctwm_cli.report(str(replay_dir.with_name("result.json"))),
+           "grid": lambda: ctwm_cli.report(grid_dir, seed=1, bootstrap=10),
+           "diff": lambda: diff_page}[kind]()
+    assert {s.kind for s in rep.sections} == {kind}
+    dom, messages, _ = _open(rep.html, tmp_path, kind)
+    assert messages == []
+    tree = parse(dom)
+    assert list(tree.root.iter("script")) == [] and external_references(tree) == []
+    out = _layout(rep.html, tmp_path, kind)
+    assert out["width"] == 1280
+    assert out["overflow"] == [] and out["broken"] == [] and out["figures"] == [], out

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import UsageError
+from ..errors import CheckFailed, UsageError
 from .options import Format, JobsOpt, ReadFlags, SeedOpt, at_most, read_flags, output_flags
 from .output import check_output_path, check_outputs, emit, message, write_atomic
 from .progress_display import note
@@ -42,6 +42,16 @@ def report(
         "--psd-run", help="Run whose PSD is shown when a trace holds several [default: the one with most accesses].")
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Title of the page.")] = None,
+    diff: Annotated[bool, typer.Option(
+        "--diff", help="The pull-request page of SOURCE... = BASE HEAD (two saved results or two traces): verdict, "
+        "headline numbers with intervals and gates, list changes; gated as ctwm diff gates them.")] = False,
+    tol: Annotated[list[str] | None, typer.Option(
+        "--tol", metavar="METRIC=VALUE", help="With --diff: a gate, as ctwm diff --tol (repeatable).")] = None,
+    diff_bootstrap: Annotated[int, typer.Option(
+        "--diff-bootstrap", callback=at_most("bootstrap"), help="With --diff of two traces: bootstrap "
+        "replicates and permutations of each change (ctwm diff --bootstrap).")] = 200,
+    level: Annotated[float, typer.Option(
+        "--confidence", help="With --diff of two traces: confidence level of the intervals.")] = 0.95,
     seed: SeedOpt = None,
     jobs: JobsOpt = None,
     *,
@@ -64,6 +74,7 @@ def report(
       ctwm report grid_out/ -o grid.html --bootstrap 200 --seed 1
       ctwm report run_dir/ -o replay.html    # holding result.json: ctwm replay compare -o run_dir/ --json
       ctwm report trace.parquet --group-by run --budget 8000 -o report.html --json > report.json
+      ctwm report --diff base.json head.json --tol gini=0.02 -o pr.html   # exit 1 when a gate fails
     """
     from ..reporting import report as build
 
@@ -73,7 +84,8 @@ def report(
     check_outputs(sources, out=out)
     res = build(sources, read=opts.read_options(), group_by=group_by, events=event, objects=objects, budget=budget,
                 bootstrap=bootstrap, seed=seed, jobs=jobs, sweep=None if sweep.strip().lower() == "none" else sweep,
-                core=core, slots=slots, psd_run=psd_run, title=title, stage=_stage)
+                core=core, slots=slots, psd_run=psd_run, title=title, stage=_stage, diff=diff, tol=tol,
+                diff_bootstrap=diff_bootstrap, level=level)
     write_atomic(out, res.html)
     message(f"wrote {out} ({len(res.html.encode('utf-8')):,} bytes, {len(res.figures())} figures)")
     t = Table(title=Text(f"Report {out}"), title_justify="left")
@@ -85,6 +97,8 @@ def report(
     rows = [{"section": s.title, "kind": s.kind, "headline": s.card.headline if s.card else None}
             for s in res.sections]
     emit("report", {**res.to_dict(), "output": str(out)}, rows, fmt, seed=res.seed, tables=[t])
+    if diff and res.sections and res.sections[0].card and res.sections[0].card.headline.startswith("regression"):
+        raise CheckFailed("report --diff: a gate failed (the page says which); ctwm diff exits 1 on the same inputs")
 
 
 def _stage(text: str) -> None:

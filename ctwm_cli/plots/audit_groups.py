@@ -22,7 +22,8 @@ def _label(r: Any) -> str:
 
 def plot_audit_groups(results: Sequence[Any], *, ax: Any = None) -> Any:
     """Three panels over the groups of ``audit --group-by`` (``ax``: three axes); returns the Figure."""
-    fig, (a1, a2, a3) = figure_axes(ax, max(10.0, 0.5 * len(results) + 8.0), 4.8, ncols=3)
+    # one row per group: the figure grows in height with the groups (54 runs of a grid stay legible)
+    fig, (a1, a2, a3) = figure_axes(ax, 11.0, max(4.8, 0.17 * len(results) + 2.2), ncols=3)
     y = np.arange(len(results))[::-1]
     labels = [_label(r) for r in results]
     for yi, r in zip(y, results, strict=True):
@@ -49,8 +50,8 @@ def plot_audit_groups(results: Sequence[Any], *, ax: Any = None) -> Any:
     a2.set_xlim(-0.03, 1.03)
     for v, colour in COLOURS.items():
         a1.plot([], [], "o", color=colour, label=v)
-    a1.legend(fontsize="small", loc="best", title="verdict", title_fontsize="small")
-    a2.legend(fontsize="small", loc="best")
-    a3.legend(fontsize="small", loc="best")
+    for axis in (a1, a2, a3):  # under each panel, never over a group's marker
+        axis.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.08 if len(results) > 20 else -0.14),
+                    frameon=False, title="verdict" if axis is a1 else None, title_fontsize="small")
     fig.suptitle(f"Tail audit per group ({len(results)} groups; paper Fig. 4 layout)", fontsize="medium")
     return fig

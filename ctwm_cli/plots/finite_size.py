@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from . import MAX_SERIES, figure_axes
+from .bands import legend_below
 
 
 def plot_finite_size(report: Any, *, ax: Any = None) -> Any:
     """σ_top10 per size (mean ± sd over runs) for each family of a ``FiniteSizeReport``, and its OLS line."""
-    fig, ax = figure_axes(ax, 7.5, 5.0)
+    fig, ax = figure_axes(ax, 7.5, 5.8)
     base = {"e": math.e, "10": 10.0, "2": 2.0}[report.log_base]
     logname = {"e": "ln", "10": "log10", "2": "log2"}[report.log_base]
     for i, fam in enumerate(report.families[:MAX_SERIES]):
@@ -44,5 +45,5 @@ def plot_finite_size(report: Any, *, ax: Any = None) -> Any:
     ax.set_title(f"Finite-size trend of top-decile concentration (store capacity {cap})\n"
                  f"OLS of σ_top10 on {logname}(size), one line per family")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
+    legend_below(ax)
     return fig

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from . import MAX_SERIES, figure_axes
+from . import figure_axes
+from .bands import BAND, BAND_OVER, band, legend_below, lorenz_grid, outliers
 
 MAX_POINTS = 2000
 
@@ -24,12 +25,30 @@ def lorenz_points(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def draw_lorenz(ax: Any, series: Sequence[tuple[str, np.ndarray, float]]) -> None:
-    """Draw Lorenz curves of ``(label, counts, gini)`` on ``ax``, with the line of equality."""
+def draw_lorenz(ax: Any, series: Sequence[tuple[str, np.ndarray, float]], *,
+                named: Sequence[int] | None = None) -> None:
+    """Draw Lorenz curves of ``(label, counts, gini)`` on ``ax``, with the line of equality: one curve each, or,
+    for more than :data:`~.bands.BAND_OVER` series, their median with a 10–90% band and the series ``named``
+    (outliers, by index) as curves of their own."""
+    series = list(series)
     ax.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="equal access (Gini 0)")
-    for label, counts, g in list(series)[:MAX_SERIES]:
-        x, y = lorenz_points(counts)
-        ax.plot(x, y, linewidth=1.6, label=f"{label} (Gini {g:.3f})")
+    if len(series) > BAND_OVER:
+        named = outliers([g for _, _, g in series]) if named is None else named
+        x, rows = lorenz_grid([c for _, c, _ in series])
+        med, lo, hi = band(rows)
+        ginis = np.array([g for _, _, g in series], dtype=np.float64)
+        ax.fill_between(x, lo, hi, color="C0", alpha=0.25, linewidth=0,
+                        label=f"{BAND[0]:g}th–{BAND[1]:g}th percentile of {len(series)} series")
+        ax.plot(x, med, color="C0", linewidth=2, label=f"median (Gini median {np.nanmedian(ginis):.3f})")
+        for j, i in enumerate(named):
+            label, counts, g = series[i]
+            xs, ys = lorenz_points(counts)
+            ax.plot(xs, ys, linewidth=1, linestyle=(0, (3, 1 + j)), color=f"C{j + 1}",
+                    label=f"outlier: {label} (Gini {g:.3f})")
+    else:
+        for label, counts, g in series:
+            x, y = lorenz_points(counts)
+            ax.plot(x, y, linewidth=1.6, label=f"{label} (Gini {g:.3f})")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -37,7 +56,7 @@ def draw_lorenz(ax: Any, series: Sequence[tuple[str, np.ndarray, float]]) -> Non
     ax.set_ylabel("share of accesses")
     ax.set_title("Lorenz curve")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small")
+    legend_below(ax)
 
 
 def plot_lorenz(series: Sequence[tuple[str, np.ndarray, float]], *, ax: Any = None) -> Any:

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from . import MAX_SERIES, figure_axes, series_label
+from . import figure_axes, series_label
+from .bands import BAND, BAND_OVER, band, legend_below, outliers, rank_grid
 
 MAX_POINTS = 2000
 
@@ -23,19 +24,35 @@ def rank_points(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, desc
 
 
-def draw_rank_frequency(ax: Any, series: Sequence[tuple[str, np.ndarray]]) -> None:
-    """Draw ``(label, counts)`` as access count against rank on log-log axes."""
-    for label, counts in list(series)[:MAX_SERIES]:
-        r, c = rank_points(counts)
-        keep = c > 0
-        ax.plot(r[keep], c[keep], marker=".", markersize=3, linewidth=1, label=label)
+def draw_rank_frequency(ax: Any, series: Sequence[tuple[str, np.ndarray]], *,
+                        named: Sequence[int] | None = None) -> None:
+    """Draw ``(label, counts)`` as access count against rank on log-log axes: one line each, or, for more than
+    :data:`~.bands.BAND_OVER` series, their median with a 10–90% band and the series ``named`` (outliers, by
+    index) as lines of their own."""
+    series = list(series)
+    if len(series) > BAND_OVER:
+        grid, rows = rank_grid([c for _, c in series])
+        med, lo, hi = band(rows)
+        ax.fill_between(grid, lo, hi, color="C0", alpha=0.25, linewidth=0,
+                        label=f"{BAND[0]:g}th–{BAND[1]:g}th percentile of {len(series)} series")
+        ax.plot(grid, med, color="C0", linewidth=2, label="median")
+        for j, i in enumerate(named or ()):
+            r, c = rank_points(series[i][1])
+            keep = c > 0
+            ax.plot(r[keep], c[keep], linewidth=1, linestyle=(0, (3, 1 + j)), color=f"C{j + 1}",
+                    label=f"outlier: {series[i][0]}")
+    else:
+        for label, counts in series:
+            r, c = rank_points(counts)
+            keep = c > 0
+            ax.plot(r[keep], c[keep], marker=".", markersize=3, linewidth=1, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("item rank (1 = most accessed)")
     ax.set_ylabel("access count")
     ax.set_title("Rank-frequency (log-log)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="upper right", fontsize="small")
+    legend_below(ax)
 
 
 def plot_concentration(report: Any, *, ax: Any = None) -> Any:
@@ -44,11 +61,13 @@ def plot_concentration(report: Any, *, ax: Any = None) -> Any:
     from .lorenz import draw_lorenz
 
     labels = [series_label(r.source, r.group) for r in report.rows]
-    fig, (left, right) = figure_axes(ax, 12.0, 5.5, ncols=2)
-    draw_rank_frequency(left, list(zip(labels, report.counts, strict=True)))
-    draw_lorenz(right, [(lab, c, r.gini) for lab, c, r in zip(labels, report.counts, report.rows, strict=True)])
+    fig, (left, right) = figure_axes(ax, 12.0, 6.0, ncols=2)
     n = len(report.rows)
-    more = f" (first {MAX_SERIES} of {n} shown)" if n > MAX_SERIES else ""
+    named = outliers([r.gini for r in report.rows]) if n > BAND_OVER else None  # by Gini, the same in both panels
+    draw_rank_frequency(left, list(zip(labels, report.counts, strict=True)), named=named)
+    draw_lorenz(right, [(lab, c, r.gini) for lab, c, r in zip(labels, report.counts, report.rows, strict=True)],
+                named=named)
+    more = (f" ({n} series: median and band; outliers by Gini named: {len(named)})" if named is not None else "")
     events = ", ".join(report.events)
     fig.suptitle(f"Concentration of per-item access counts ({events} events){more}")
     return fig

@@ -11,6 +11,8 @@ import numpy as np
 from . import figure_axes
 
 _HATCH = {"verbose": "//", "compact": ""}
+#: the cost panel is drawn on a log axis when the dearest arm costs this many times the cheapest
+LOG_RATIO = 10.0
 
 
 def plot_replay(res: Any, *, ax: Any = None) -> Any:
@@ -34,10 +36,18 @@ def plot_replay(res: Any, *, ax: Any = None) -> Any:
         right.axhline(oracle.tail_error, color="0.3", linestyle="--", linewidth=1,
                       label=f"oracle tail error {oracle.tail_error:.3f} (true transition probabilities)")
     labels = [a.arm for a in arms]
+    tilt = len(arms) > 3
     for axis in (left, right):
-        axis.set_xticks(x, labels, rotation=20 if len(arms) > 3 else 0, ha="right" if len(arms) > 3 else "center")
+        axis.set_xticks(x, labels, rotation=30 if tilt else 0, ha="right" if tilt else "center",
+                        rotation_mode="anchor" if tilt else "default")
         axis.grid(True, axis="y", alpha=0.3)
-    left.set_ylabel("prompt tokens per step (bar: mean, whisker: p95)")
+    means = [a.tokens_mean for a in arms if a.tokens_mean and a.tokens_mean > 0]
+    log = bool(means) and max(means) / min(means) >= LOG_RATIO
+    if log:  # one arm's cost (full history) would flatten the rest on a linear axis
+        left.set_yscale("log")
+        left.grid(True, axis="y", which="both", alpha=0.2)
+    left.set_ylabel("prompt tokens per step, log scale (bar: mean, whisker: p95)" if log else
+                    "prompt tokens per step (bar: mean, whisker: p95)")
     left.set_title("Cost", fontsize="medium")
     right.set_ylabel("tail error (solid) / answerable tail error (pale)")
     right.set_ylim(0, 1.05)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import Block, Card, Figure, Report, Section, Table
+from .model import Block, Card, Estimate, Figure, Report, Section, Table
 
-__all__ = ["DEFAULT_SWEEP", "Block", "Card", "Figure", "Report", "Section", "Table", "report"]
+__all__ = ["DEFAULT_SWEEP", "Block", "Card", "Estimate", "Figure", "Report", "Section", "Table", "report"]
 
 
 def __getattr__(name: str) -> Any:

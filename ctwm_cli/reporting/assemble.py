@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..allocation import parse_sweep
 from ..errors import UsageError
 from ..seeds import new_seed
 from ..traces.engine import ReadOptions, as_read_options
+from .diff import diff_section, parse_tolerances, saved_result
 from .grid import grid_manifest, grid_section
 from .model import Report, Section
 from .page import render
@@ -42,6 +43,25 @@ def looks_like_replay_result(path: Path) -> bool:
     return re.search(rb'"command"\s*:\s*"replay( |")', head) is not None
 
 
+def _diff_page(paths: list[str], read: ReadOptions, *, events, tol, bootstrap: int, level: float,
+               seed: int | None, title: str | None, say: Callable[[str], None]) -> Report:
+    if len(paths) != 2:
+        raise UsageError(f"a diff page compares two sources, BASE and HEAD; got {len(paths)}", params=("sources",))
+    traces = all(saved_result(p) is None for p in paths)
+    if traces:
+        seed = new_seed() if seed is None else int(seed)
+        say(f"seed: {seed}")
+    else:
+        seed = None
+    say(f"diff {paths[0]} -> {paths[1]}")
+    section = diff_section(paths[0], paths[1], read, key="s0", tolerances=parse_tolerances(tol), events=events,
+                           bootstrap=bootstrap, level=level, seed=seed)
+    page = Report(title=title or f"ctwm report --diff: {Path(paths[0]).name} → {Path(paths[1]).name}", seed=seed,
+                  sections=(section,))
+    say("rendering the page")
+    return dataclasses.replace(page, html=render(page))
+
+
 def report(
     sources: str | Path | Sequence[str | Path],
     *,
@@ -59,6 +79,10 @@ def report(
     psd_run: str | None = None,
     title: str | None = None,
     stage: Callable[[str], None] | None = None,
+    diff: bool = False,
+    tol: Mapping[str, float] | Sequence[str] | None = None,
+    diff_bootstrap: int = 200,
+    level: float = 0.95,
 ) -> Report:
     """One page for ``sources`` (traces, ``world grid`` directories, replay results or run directories).
 
@@ -67,6 +91,10 @@ def report(
     (``seed=None`` draws one, recorded on the page); ``sweep`` the τ values of the allocation view (``START:STOP:N``
     or a list; ``None`` leaves the view out) with ``core`` K and ``slots`` B of ``ctwm simulate``. ``stage`` is called
     with a line of text as each part starts (the CLI prints it on stderr). The page is ``result.html``.
+
+    ``diff=True``: the pull-request page of ``sources`` = (BASE, HEAD), two saved results or two traces, gated as
+    ``ctwm diff`` gates them (``tol``: ``{metric: allowance}`` or ``METRIC=VALUE`` strings; ``diff_bootstrap``
+    replicates and ``level`` of the traces' intervals and permutation test).
     """
     paths = [str(sources)] if isinstance(sources, (str, Path)) else [str(s) for s in sources]
     if not paths:
@@ -75,16 +103,26 @@ def report(
         raise UsageError("a report reads each trace several times (audit, PSD, health, allocation): give a file, "
                          "not standard input", params=("sources",))
     read = as_read_options(read)
+    if diff:
+        return _diff_page(paths, read, events=events, tol=tol, bootstrap=diff_bootstrap, level=level, seed=seed,
+                          title=title, say=stage or (lambda _: None))
+    if tol:
+        raise UsageError("tolerances gate a diff: give diff=True with two sources (ctwm report --diff BASE HEAD)",
+                         params=("tol",))
     taus: tuple[float, ...] = ()
     if sweep is not None:
         taus = parse_sweep(sweep, "sweep") if isinstance(sweep, str) else tuple(float(t) for t in sweep)
-    seed = new_seed() if seed is None else int(seed)
+    kinds = [_kind(p) for p in paths]
     say = stage or (lambda _: None)
-    say(f"seed: {seed}")
+    drawn = any(k in ("grid", "trace") for k in kinds)  # a replay page re-runs nothing: it draws no seed
+    if seed is None and drawn:
+        seed = new_seed()
+    seed = None if seed is None else int(seed)
+    if seed is not None:
+        say(f"seed: {seed}")
     sections: list[Section] = []
-    for i, path in enumerate(paths):
+    for i, (path, kind) in enumerate(zip(paths, kinds, strict=True)):
         key = f"s{i}"
-        kind = _kind(path)
         if kind == "grid":
             sections.append(grid_section(path, read, grid_manifest(path) or {}, key=key, seed=seed,
                                          bootstrap=bootstrap, jobs=jobs, stage=say))
@@ -98,6 +136,6 @@ def report(
                 path, read, key=key, seed=seed, group_by=group_by, events=events, objects=objects, budget=budget,
                 bootstrap=bootstrap, jobs=jobs, taus=taus, core=core, slots=slots, psd_run=psd_run, stage=say))
     names = ", ".join(Path(p).name or p for p in paths)
-    page = Report(title=title or f"ctwm report: {names}", seed=seed, sections=tuple(sections))
+    page = Report(title=title or f"ctwm report: {names}", seed=seed if drawn else None, sections=tuple(sections))
     say("rendering the page")
     return dataclasses.replace(page, html=render(page))

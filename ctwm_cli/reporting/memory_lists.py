@@ -32,16 +32,26 @@ def cut(value: str | None) -> str:
     return one if len(one) <= TEXT_CHARS else one[: TEXT_CHARS - 1] + "…"
 
 
+def _no_text(entries: Any) -> str:
+    return "" if any(e.text for e in entries) else " (no memory texts: give --objects to see them)"
+
+
 def _hot_table(hot: Any, where: str) -> Table:
     hits = HIT_WORDS.get(hot.hit_event or "", "Hits")
-    return Table(caption=f"Most-read memories{where}: top {len(hot.hot):,} by {hot.hit_event or 'hit'} rows",
-                 columns=("Memory", hits, "Key reads", "State at the end", "Text"),
-                 rows=tuple((e.item, e.hits, e.reads, e.state or "–", cut(e.text)) for e in hot.hot))
+    texts = any(e.text for e in hot.hot)  # a Text column only when some memory has one
+    return Table(caption=f"Most-read memories{where}: top {len(hot.hot):,} by {hot.hit_event or 'hit'} rows"
+                 + _no_text(hot.hot),
+                 columns=("Memory", hits, "Key reads", "State at the end") + (("Text",) if texts else ()),
+                 rows=tuple((e.item, e.hits, e.reads, e.state or "–") + ((cut(e.text),) if texts else ())
+                            for e in hot.hot))
 
 
 def _cold_table(hot: Any, where: str, total: int) -> Table:
-    return Table(caption=f"Never-read live memories{where}: {len(hot.cold):,} of {total:,}, oldest first",
-                 columns=("Memory", "Text"), rows=tuple((e.item, cut(e.text)) for e in hot.cold))
+    texts = any(e.text for e in hot.cold)
+    return Table(caption=f"Never-read live memories{where}: {len(hot.cold):,} of {total:,}, oldest first"
+                 + _no_text(hot.cold),
+                 columns=("Memory",) + (("Text",) if texts else ()),
+                 rows=tuple((e.item,) + ((cut(e.text),) if texts else ()) for e in hot.cold))
 
 
 def stale_line(s: Any) -> str:

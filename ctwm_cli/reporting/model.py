@@ -15,16 +15,38 @@ from ..results import ToDict, jsonable, result
 
 
 @result
+class Estimate(ToDict):
+    """A table cell holding a number with its interval: the page writes ``+0.016 [+0.010, +0.023]`` (signed: a
+    change), the JSON keeps the three numbers. ``low``/``high`` None: no interval was formed."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    signed: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": jsonable(self.value), "low": jsonable(self.low), "high": jsonable(self.high)}
+
+
+@result
 class Table(ToDict):
-    """A table of the page: ``columns`` names, one tuple of cells per row (raw values; the page formats them)."""
+    """A table of the page: ``columns`` keys (the page shows each as its :mod:`.glossary` words, the key in a
+    tooltip), one tuple of cells per row (raw values or :class:`Estimate`; the page formats them). ``summary``: a
+    sentence read before the rows (what a long table holds); ``open_rows``: rows shown before the rest is folded
+    into a closed ``<details>`` (0: all shown)."""
 
     caption: str
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
+    summary: str = ""
+    open_rows: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"caption": self.caption, "columns": list(self.columns),
-                "rows": [dict(zip(self.columns, jsonable(list(r)), strict=True)) for r in self.rows]}
+        out = {"caption": self.caption, "columns": list(self.columns),
+               "rows": [dict(zip(self.columns, jsonable(list(r)), strict=True)) for r in self.rows]}
+        if self.summary:
+            out["summary"] = self.summary
+        return out
 
 
 @result
@@ -79,6 +101,7 @@ class Section(ToDict):
     blocks: tuple[Block, ...]
     notes: tuple[str, ...] = ()
     summary: str | None = None  # the lead paragraph (.summary), read first; None: a replay (no lead yet)
+    seed: int | None = None  # the seed of the run the section shows (a replay: the replay's own, from its JSON)
 
 
 @result

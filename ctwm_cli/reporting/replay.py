@@ -20,7 +20,8 @@ from ..inert import visible
 from ..plots.pareto import plot_pareto
 from ..plots.replay import plot_replay
 from ..replay.output import MANIFEST_FILE
-from .model import Block, Card, Figure, Section, Table
+from .glossary import header
+from .model import Block, Card, Estimate, Figure, Section, Table
 from .svg import draw_svg
 
 ARM_COLUMNS = ("arm", "tokens_mean", "tokens_p95", "state_coverage", "transition_coverage", "tail_error",
@@ -29,13 +30,9 @@ ARM_COLUMNS = ("arm", "tokens_mean", "tokens_p95", "state_coverage", "transition
 CLOSED_COLUMNS = ("decision_tokens_mean", "tasks_reached", "tasks_started", "steps_per_task")
 REFERENCE_COLUMNS = ("name", "on", "tail_error", "overall_error", "answerable_steps", "answerable_tail_error",
                      "answerable_overall_error")
-#: a dotted column reads a nested key (``confidence_interval.low``: the interval's bound, blank when not formed)
-DELTA_COLUMNS = ("treatment", "baseline", "metric", "group", "treatment_value", "baseline_value", "delta",
-                 "confidence_interval.low", "confidence_interval.high", "relative", "interval")
-PARETO_COLUMNS = ("arm", "budget", "tokens_mean", "tokens_confidence_interval.low",
-                  "tokens_confidence_interval.high", "answerable_tail_error",
-                  "answerable_tail_error_confidence_interval.low", "answerable_tail_error_confidence_interval.high",
-                  "evidence_in_prompt")
+#: the columns of one comparison's table (treatment against baseline, one row per metric and group)
+DELTA_COLUMNS = ("metric", "group", "baseline_value", "treatment_value", "delta_interval", "relative", "interval")
+PARETO_COLUMNS = ("arm", "budget", "tokens_interval", "answerable_tail_error_interval", "evidence_in_prompt")
 
 
 def is_replay_result(doc: Any) -> bool:
@@ -98,14 +95,54 @@ def _rows(items: list[dict], columns: tuple[str, ...]) -> tuple[tuple[Any, ...],
     return tuple(tuple(_get(d, c) for c in columns) for d in items)
 
 
-def _delta_table(doc: dict, level: Any) -> Table:
+def _estimate(value: Any, ci: Any, *, signed: bool) -> Estimate:
+    ci = ci if isinstance(ci, dict) else {}
+    return Estimate(value=value, low=ci.get("low"), high=ci.get("high"), signed=signed)
+
+
+def _pareto_rows(points: list[dict]) -> tuple[tuple[Any, ...], ...]:
+    return tuple((p.get("arm"), p.get("budget"),
+                  _estimate(p.get("tokens_mean"), p.get("tokens_confidence_interval"), signed=False),
+                  _estimate(p.get("answerable_tail_error"), p.get("answerable_tail_error_confidence_interval"),
+                            signed=False),
+                  p.get("evidence_in_prompt")) for p in points)
+
+
+def _excludes_zero(d: dict) -> bool:
+    ci = d.get("confidence_interval") or {}
+    return ci.get("low") is not None and ci.get("high") is not None and (ci["low"] > 0 or ci["high"] < 0)
+
+
+def _delta_tables(doc: dict, level: Any) -> tuple[Table, ...]:
+    """One table per comparison (treatment against its baseline), a row per metric (and group): the change with
+    its interval written ``+0.016 [+0.010, +0.023]``; the group column only when a comparison has groups."""
     comps = list(doc.get("comparisons") or [])
-    extra = tuple(dict.fromkeys(k for d in comps for k in d if "mde" in k.lower() and k not in DELTA_COLUMNS))
     boot = doc.get("bootstrap") or {}
-    return Table(caption=f"Paired deltas (treatment − baseline) with {level} block-bootstrap intervals "
-                 f"(B = {boot.get('replicates')}, block {boot.get('block')}, seed {boot.get('seed')})"
-                 + ("; minimum detectable effects as the command reported them" if extra else ""),
-                 columns=DELTA_COLUMNS + extra, rows=_rows(comps, DELTA_COLUMNS + extra))
+    extra = tuple(dict.fromkeys(k for d in comps for k in d if k == "mde"))
+    grouped = any(d.get("group") is not None for d in comps)
+    unformed = any(d.get("interval") not in (None, "formed") for d in comps)
+    columns = tuple(c for c in DELTA_COLUMNS if (grouped or c != "group") and (unformed or c != "interval")) + extra
+    pairs: dict[tuple[str, str], list[dict]] = {}
+    for d in comps:
+        pairs.setdefault((str(d.get("treatment")), str(d.get("baseline"))), []).append(d)
+    tables = []
+    for (treatment, baseline), rows in pairs.items():
+        cells = []
+        for d in rows:
+            cell = {"metric": header(str(d.get("metric"))), "group": d.get("group"),
+                    "baseline_value": d.get("baseline_value"), "treatment_value": d.get("treatment_value"),
+                    "interval": d.get("interval"), "mde": d.get("mde"),
+                    "delta_interval": _estimate(d.get("delta"), d.get("confidence_interval"), signed=True),
+                    "relative": _estimate(d.get("relative"), d.get("relative_confidence_interval"), signed=True)}
+            cells.append(tuple(cell[c] for c in columns))
+        n_excl = sum(_excludes_zero(d) for d in rows)
+        tables.append(Table(
+            caption=f"{treatment} against {baseline}: change (treatment − baseline) with its {level} "
+                    f"block-bootstrap interval",
+            columns=columns, rows=tuple(cells),
+            summary=f"{n_excl} of {len(rows)} intervals exclude zero (B = {boot.get('replicates')}, block "
+                    f"{boot.get('block')}, seed {boot.get('seed')})."))
+    return tuple(tables)
 
 
 def _delta_alt(doc: dict) -> str:
@@ -136,7 +173,8 @@ def _section(path: str, doc: dict, key: str, result_path, manifest) -> Section:
     if command == "replay pareto":
         points = list(doc["points"])
         alt = str(doc.get("finding") or "Prompt tokens against answerable tail error per policy over the budgets.")
-        table = Table(caption="Points of the Pareto sweep", columns=PARETO_COLUMNS, rows=_rows(points, PARETO_COLUMNS))
+        table = Table(caption=f"Points of the Pareto sweep (mean with its {level} interval)", columns=PARETO_COLUMNS,
+                      rows=_pareto_rows(points))
         if any(p.get("answerable_tail_error") is not None for p in points):
             blocks.append(Block(title="Cost against tail error over the budgets (Pareto)", figures=(Figure(
                 key=f"{key}-pareto", title="Prompt tokens against answerable tail error", alt=alt, table=table,
@@ -161,7 +199,7 @@ def _section(path: str, doc: dict, key: str, result_path, manifest) -> Section:
             tables=(Table(caption="Reference rows (what a memory could reach)", columns=REFERENCE_COLUMNS,
                           rows=_rows(list(doc.get("references") or []), REFERENCE_COLUMNS)),)))
     if doc.get("comparisons"):
-        blocks.append(Block(title="Paired deltas", text=_delta_alt(doc), tables=(_delta_table(doc, level),)))
+        blocks.append(Block(title="Paired deltas", text=_delta_alt(doc), tables=_delta_tables(doc, level)))
         fields.append(("paired deltas", _delta_alt(doc)))
     if manifest is not None:
         files = manifest.get("files") or {}
@@ -171,4 +209,4 @@ def _section(path: str, doc: dict, key: str, result_path, manifest) -> Section:
     return Section(kind="replay", source=path if manifest is None else f"{path} ({Path(result_path).name})",
                    title=f"Replay {Path(path).name or path}", card=Card(headline=headline, verdict=None,
                                                                          fields=tuple(fields)),
-                   blocks=tuple(blocks))
+                   blocks=tuple(blocks), seed=doc.get("seed") if isinstance(doc.get("seed"), int) else None)

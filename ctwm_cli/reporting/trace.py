@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..allocation import simulate_trace
 from ..diagnostics import psd_of_trace
 from ..diagnostics.measures import ConcentrationReport, concentration
@@ -17,6 +19,7 @@ from ..health import METRICS, health_of_trace
 from ..inert import visible
 from ..plots import series_label
 from ..plots.audit_groups import plot_audit_groups
+from ..plots.bands import BAND, BAND_OVER, outliers
 from ..plots.ccdf import plot_audit
 from ..plots.health import plot_health
 from ..plots.psd import plot_psd
@@ -28,9 +31,12 @@ from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
 from .memory_lists import memory_lists
+from .glossary import header
 from .model import Block, Card, Figure, Section, Table
+from .page import fmt
 from .summary import audits_summary, health_summary
 from .svg import draw_svg
+from .views import views_block
 
 #: event kinds that only memory-health telemetry carries: with any of them the section shows ``health``
 HEALTH_EVENTS = frozenset({"write", "update", "supersede", "invalidate", "archive", "evict", "maintain", "search",
@@ -42,7 +48,21 @@ CONCENTRATION_COLUMNS = ("n_items", "n_events", "gini", "skewness", "max_over_me
                          "sigma_top10", "singleton_fraction")
 SIM_COLUMNS = ("tau", "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped")
 
+#: a table of more rows shows this many, the rest folded under them
+LONG_TABLE_ROWS = 12
+
 Stage = Callable[[str], None]
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(np.median(np.asarray(values, dtype=np.float64)))
+
+
+def _verdict_tally(audits) -> str:
+    tally: dict[str, int] = {}
+    for a in audits:
+        tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
+    return f"{len(audits):,} groups: " + ", ".join(f"{n:,} {k}" for k, n in sorted(tally.items())) + "."
 
 
 def trace_section(
@@ -86,6 +106,12 @@ def trace_section(
         lead.append(health_summary(pooled, heading="Memory health"))
     else:
         notes.append("no memory-health events (write, supersede, context, ...): no memory-health view")
+    if scan.kind == "events":
+        stage(f"{path}: over-time and retrieval views")
+        try:
+            blocks.append(views_block(path, read, events=events, group_by=group_by, notes=notes))
+        except InputError as exc:
+            notes.append(f"no over-time and retrieval views: {exc}")
     if taus:
         stage(f"{path}: CTWM allocation over {len(taus)} τ")
         blocks.append(_simulate_block(path, read, events, taus, core, slots, key, notes))
@@ -166,7 +192,8 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
     tables = ()
     if len(audits) > 1:
         rows = tuple(tuple(a.summary_row()[k] for k in SUMMARY_COLUMNS) for a in audits)
-        summary = Table(caption="Tail audit per group", columns=SUMMARY_COLUMNS, rows=rows)
+        summary = Table(caption="Tail audit per group", columns=SUMMARY_COLUMNS, rows=rows, open_rows=LONG_TABLE_ROWS,
+                        summary=_verdict_tally(audits))
         tally = {}
         for a in audits:
             tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
@@ -196,12 +223,20 @@ def concentration_block(counts, key: str, group_by: str | None, *, rows: tuple |
     d = [r.to_dict() for r in rows]
     table = Table(caption="Concentration of per-item counts (as ctwm concentration prints it)",
                   columns=("trace", *CONCENTRATION_COLUMNS),
-                  rows=tuple((lab, *(x[k] for k in CONCENTRATION_COLUMNS)) for lab, x in zip(labels, d, strict=True)))
+                  rows=tuple((lab, *(x[k] for k in CONCENTRATION_COLUMNS)) for lab, x in zip(labels, d, strict=True)),
+                  open_rows=LONG_TABLE_ROWS, summary="" if len(rows) <= LONG_TABLE_ROWS else (
+                      f"{len(rows):,} series; Gini median {_median([r.gini for r in rows]):.3f} (from "
+                      f"{min(r.gini for r in rows):.3f} to {max(r.gini for r in rows):.3f})."))
     k0 = rows[0]
     alt = (f"Gini {k0.gini:.3f}: the top 10% of items take {k0.top10_share:.1%} of the accesses; "
            f"max/median {k0.max_over_median:.3g}." if len(rows) == 1 else
            f"Gini from {min(r.gini for r in rows):.3f} to {max(r.gini for r in rows):.3f} over {len(rows)} groups; "
            f"top-10% share from {min(r.top10_share for r in rows):.1%} to {max(r.top10_share for r in rows):.1%}.")
+    if len(rows) > BAND_OVER:  # drawn as the median with a band (plots.bands): the alt says so and names outliers
+        named = [labels[i] for i in outliers([r.gini for r in rows])]
+        alt += (f" Drawn as the median of the {len(rows)} series with their {BAND[0]:g}th–{BAND[1]:g}th percentile "
+                "band; " + (f"outliers by Gini (Tukey's fences): {', '.join(named)}." if named else
+                            "no series is an outlier by Gini (Tukey's fences)."))
     fig = Figure(key=f"{key}-conc", title="Rank–frequency and Lorenz curves", alt=alt, table=table,
                  svg=draw_svg(lambda: plot_concentration(dataclasses.replace(
                      report, rows=tuple(shown(r, "source", "group") for r in rows))), key=f"{key}-conc", alt=alt))
@@ -258,12 +293,9 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
                       table=_health_table(pooled), svg=draw_svg(lambda: plot_health(pooled), key=f"{key}-health",
                                                                 alt=alt))]
     tables = []
-    dead = getattr(pooled, "dead_weight", None)  # issue 27 adds it; shown when the result carries it
+    dead = getattr(pooled, "dead_weight", None)
     if dead is not None:
-        d = dead.to_dict() if hasattr(dead, "to_dict") else dict(dead)
-        scalars = [(k, v) for k, v in d.items() if not isinstance(v, (list, dict))]
-        tables.append(Table(caption="Dead weight (entries kept but never used)", columns=("field", "value"),
-                            rows=tuple(scalars)))
+        tables.append(dead_weight_table(dead))
     if group_by == "run" and len(counts) > 1:
         for i, c in enumerate(counts[:MAX_GROUP_FIGURES]):
             h = health_of_trace(path, read, objects=objects, budget=budget, run=c.group)
@@ -278,6 +310,31 @@ def _health_block(path, read, objects, budget, key: str, group_by, counts, notes
     return Block(title="Memory health", text="Context usage, stale hits, revoked share and the growth class of the "
                  "live store (as ctwm health prints them).", figures=tuple(figures), tables=tuple(tables),
                  parts=lists), pooled
+
+
+def dead_weight_table(dead: Any) -> Table:
+    """The dead-weight numbers ``ctwm health`` prints, in words: the window, live and never-retrieved memories
+    (and tokens, when sizes are known) and the shares; what the trace does not carry is left out, not shown as a
+    row of dashes (the caption says which)."""
+    d = dead.to_dict() if hasattr(dead, "to_dict") else dict(dead)
+    unit = d.get("window_unit") or d.get("time_unit") or "step"
+    if d.get("window") is None:
+        window = f"the whole trace (to {unit} {fmt(d.get('window_end'))})" if d.get("window_end") is not None \
+            else "the whole trace"
+    else:
+        window = f"the last {fmt(d['window'])} {unit}s ({fmt(d.get('window_start'))} to {fmt(d.get('window_end'))})"
+    rows: list[tuple[Any, ...]] = [("Window", window)]
+    for k in ("live", "never_retrieved", "dead_weight_share", "live_tokens", "never_retrieved_tokens",
+              "dead_token_share"):
+        if d.get(k) is not None:
+            rows.append((header(k), d[k]))
+    missing = [header(k).lower() for k in ("live_tokens", "never_retrieved_tokens") if d.get(k) is None]
+    caption = "Dead weight (memories kept but never used)"
+    summary = str(d.get("definition") or "")
+    if missing:
+        summary += ("; " if summary else "") + "no token sizes in the trace or objects: " + " and ".join(missing) \
+            + " not known"
+    return Table(caption=caption, columns=("Quantity", "Value"), rows=tuple(rows), summary=summary)
 
 
 def _grouped_health(path, read, objects, budget, group_by, notes: list[str]):
@@ -302,15 +359,25 @@ def _simulate_block(path, read, events, taus, core, slots, key: str, notes: list
     table = Table(caption=f"Accesses served under b(r; τ) ∝ r^-τ, K = {sim.core}, B = {sim.budget:,} "
                   f"({sim.ranking} ranking; as ctwm simulate --trace prints it)",
                   columns=("τ", "served by the core", "in the prompt", "summarised", "dropped"), rows=rows)
-    best = max(sim.rows, key=lambda r: (r.access_share_prompt, -r.tau))
-    alt = (f"Over τ from {sim.rows[0].tau:g} to {sim.rows[-1].tau:g} the prompt serves "
-           f"{min(r.access_share_prompt for r in sim.rows):.1%}–{max(r.access_share_prompt for r in sim.rows):.1%} "
-           f"of accesses (most at τ = {best.tau:.3g}); dropped at most "
+    served = [r.access_share_prompt for r in sim.rows]
+    flat = max(served) - min(served) <= 1e-12
+    if flat:
+        where = f"the same {served[0]:.1%} at every τ"
+    else:
+        best = max(sim.rows, key=lambda r: (r.access_share_prompt, -r.tau))
+        where = f"{min(served):.1%}–{max(served):.1%} of accesses (most at τ = {best.tau:.3g})"
+    alt = (f"Over τ from {sim.rows[0].tau:g} to {sim.rows[-1].tau:g} the prompt serves {where}; dropped at most "
            f"{max(r.access_share_dropped for r in sim.rows):.1%}.")
+    text = ""
+    if sim.max_list_length is not None and sim.max_list_length <= sim.core and len(sim.rows) > 1:
+        # the note ctwm simulate --trace prints under its table, in the same words
+        text = (f"Note: every step lists at most {sim.max_list_length} items, no more than the core K = {sim.core}: "
+                "every listed item gets a core position whatever τ, so the rows per τ are identical; a smaller "
+                "-K/--core makes τ matter.")
     core_items = Table(caption=f"The core: top {len(sim.core_items)} items by accesses", columns=("rank", "item",
                        "accesses"), rows=tuple((i + 1, item, n) for i, (item, n) in
                                                enumerate(zip(sim.core_items, sim.core_item_counts, strict=True))))
-    return Block(title="What a CTWM allocation would do", figures=(Figure(
+    return Block(title="What a CTWM allocation would do", text=text, figures=(Figure(
         key=f"{key}-tau", title="Shares of accesses served over the τ sweep", alt=alt, table=table,
         svg=draw_svg(lambda: plot_tau_sweep(sim.allocation, trace=shown(sim, "source")), key=f"{key}-tau",
                      alt=alt)),),
