@@ -3,12 +3,14 @@
     python benchmarks/power_replay.py memory-off --episodes 12 --reps 20   # closed loop, ~5 min
     python benchmarks/power_replay.py topk1 --episodes 12 --reps 10        # closed loop, graph k=1 vs k=5
     python benchmarks/power_replay.py persist --reps 200                   # false positives, synthetic
-    python benchmarks/power_replay.py pool --pool 60 --minutes 30          # power at 20/30/40/60 episodes
+    python benchmarks/power_replay.py pool --pool 240 --subsamples 300      # power at 20/30/40/60 episodes
 
 ``pool``: memory off vs Graph Memory in closed loop (as ``memory-off``), but each episode seed is run
 once per arm into a pool (``--pool`` seeds 1, 2, ...; each pair of logs pickled under ``--out`` as it
 finishes, so a rerun resumes); then, for each size E in ``--sizes``, ``--subsamples`` sets of E episodes
-are drawn from the pool without replacement (generator seeded by ``--seed``) and tested by the replay's own
+are drawn from the pool with replacement (fresh runs from the pool's empirical law: the power estimate) and
+without (the pool itself, conditional: with E a large share of the pool the subsample means vary less than
+fresh runs would, which flatters the power) (generator seeded by ``--seed``) and tested by the replay's own
 paired test (``paired_deltas``: the cluster bootstrap over episodes for ``tasks_per_episode``, B =
 ``--bootstrap``): power = share whose ``none − graph`` interval lies below 0, with its Wilson interval over
 subsamples (the Monte Carlo error of the subsampling; the pool's own sampling error is not in it, and a
@@ -201,21 +203,23 @@ def pool(args) -> None:
     rng = np.random.default_rng(args.seed)
     rows = []
     for e in args.sizes:
-        if e > k:
-            print(f"{e} episodes: not formed (pool of {k})")
-            rows.append({"episodes": e, "status": f"not formed: pool of {k}"})
-            continue
-        hits = 0
-        for _ in range(args.subsamples):
-            pick = rng.choice(k, size=e, replace=False)
-            d = paired_deltas([none[i] for i in pick], [graph[i] for i in pick], None, replicates=args.bootstrap,
-                              block="auto", level=0.95, rng=rng, metrics=("tasks_per_episode",), regret=True)[0]
-            hits += _below(d)
-        lo, hi = wilson_interval(hits, args.subsamples)
-        rows.append({"episodes": e, "detected": hits, "subsamples": args.subsamples, "power": hits / args.subsamples,
-                     "wilson95": [lo, hi], "overlap_share": e / k})
-        print(f"{e} episodes: memory off detected {_rate(hits, args.subsamples)} (subsample {e}/{k} of the pool)",
-              flush=True)
+        for replace in (True, False):
+            how = "with replacement" if replace else "without replacement"
+            if e > k and not replace:
+                print(f"{e} episodes, {how}: not formed (pool of {k})")
+                rows.append({"episodes": e, "draw": how, "status": f"not formed: pool of {k}"})
+                continue
+            hits = 0
+            for _ in range(args.subsamples):
+                pick = rng.choice(k, size=e, replace=replace)
+                d = paired_deltas([none[i] for i in pick], [graph[i] for i in pick], None, replicates=args.bootstrap,
+                                  block="auto", level=0.95, rng=rng, metrics=("tasks_per_episode",), regret=True)[0]
+                hits += _below(d)
+            lo, hi = wilson_interval(hits, args.subsamples)
+            rows.append({"episodes": e, "draw": how, "detected": hits, "subsamples": args.subsamples,
+                         "power": hits / args.subsamples, "wilson95": [lo, hi], "share_of_pool": e / k})
+            print(f"{e} episodes, {how}: memory off detected {_rate(hits, args.subsamples)} ({e}/{k} of the pool)",
+                  flush=True)
     res = {"study": "closed-loop power by episode subsampling (issue 45 item 4)", "pool_episodes": k,
            "steps": args.steps, "bootstrap": args.bootstrap, "subsamples": args.subsamples, "seed": args.seed,
            "effect_tasks_per_episode": eff, "sd_paired_difference": sd, "rows": rows}
@@ -223,9 +227,9 @@ def pool(args) -> None:
     stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
     md = [f"pool {k} episodes per arm, {args.steps} steps, B = {args.bootstrap}, {args.subsamples} subsamples, "
           f"seed {args.seed}; effect none − graph {eff:+.3f} tasks/episode", "",
-          "| episodes | memory off detected (power) |", "|---|---|"]
-    md += [f"| {r['episodes']} | {_rate(r['detected'], r['subsamples']) if 'detected' in r else r['status']} |"
-           for r in rows]
+          "| episodes | draw from the pool | memory off detected (power) |", "|---|---|---|"]
+    md += [f"| {r['episodes']} | {r['draw']} | "
+           f"{_rate(r['detected'], r['subsamples']) if 'detected' in r else r['status']} |" for r in rows]
     stem.with_suffix(".md").write_text("\n".join(md) + "\n")
 
 
