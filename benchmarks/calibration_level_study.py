@@ -28,7 +28,10 @@ are labelled with their arguments in the first line of the output.
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -62,7 +65,45 @@ def cell(k: int, n: int) -> str:
     return f"{k}/{n} = {k / n:5.1%} [{lo:4.1%}, {hi:4.1%}]" if n else "–"
 
 
-def main() -> None:
+def label(kind: str, n: int, p1: float, p2: float) -> str:
+    name = f"LogNormal(μ={p1:g}, σ={p2:g})" if kind == "lognormal" else f"TPL(α={p1:g}, λ={p2:g})"
+    return f"ceil {name}, n = {n:,}" if kind == "lognormal" else f"{name}, n = {n:,}"
+
+
+def summarise(records: list[dict], args) -> tuple[dict, str]:
+    """Per configuration and pooled per side: the raw test's rejection share at a, 2a, 4a and the wrong
+    calibrated verdicts, Wilson 95% intervals."""
+    a = args.significance
+    head = (f"bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, significance a = {a:g}; "
+            "Wilson 95% intervals")
+    lines = [head, "", f"| data | data sets | raw p <= {a:g} | raw p <= {2 * a:g} | raw p <= {4 * a:g} | "
+             "wrong calibrated verdict |", "|---|---|---|---|---|---|"]
+    rows = []
+    groups = [(label(*c), [r for r in records if r["config"] == list(c)]) for c in CONFIGS]
+    for side, kind in (("all log-normal rows", "lognormal"), ("all TPL rows", "tpl")):
+        groups.append((f"**{side}**", [r for r in records if r["config"][0] == kind]))
+    for name, recs in groups:
+        if not recs:
+            continue
+        pv = np.array([r["p"] if r["p"] is not None else np.nan for r in recs])
+        ok = np.isfinite(pv)
+        k = int(ok.sum())
+        rej = {m: int(np.sum(pv[ok] <= m * a)) for m in (1, 2, 4)}
+        w = sum(r["wrong"] for r in recs)
+        rows.append({"data": name, "data_sets": len(recs), "finite_p": k,
+                     **{f"reject_at_{m * a:g}": [rej[m], k, *wilson_interval(rej[m], k)] for m in (1, 2, 4)},
+                     "wrong": [w, len(recs), *wilson_interval(w, len(recs))],
+                     "seconds_per_audit": float(np.mean([r["seconds"] for r in recs]))})
+        lines.append(f"| {name} | {len(recs)} | {cell(rej[1], k)} | {cell(rej[2], k)} | {cell(rej[4], k)} | "
+                     f"{cell(w, len(recs))} |")
+    summary = {"study": "calibration level (issue 44)", "bootstrap": args.bootstrap, "calibrate": args.calibrate,
+               "significance": a, "seeds_requested": args.seeds,
+               "seed_rule": "data: default_rng([44, n, seed]); audit seed = seed",
+               "command": "python benchmarks/calibration_level_study.py " + " ".join(args.argv), "rows": rows}
+    return summary, "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--bootstrap", type=int, default=200)
@@ -70,27 +111,52 @@ def main() -> None:
     ap.add_argument("--significance", type=float, default=0.05)
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--only", type=int, action="append", help="configuration index (repeatable)")
-    args = ap.parse_args()
+    ap.add_argument("--out", default="benchmarks/results/calibration_level_study",
+                    help="stem of the outputs: STEM.jsonl (one line per audit; a rerun resumes from it), STEM.json "
+                         "and STEM.md (the summary)")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="start no new audit after this many minutes (seeds run in rounds over the configurations)")
+    args = ap.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
     a = args.significance
     chosen = [CONFIGS[i] for i in args.only] if args.only else CONFIGS
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = out.with_suffix(".jsonl")
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    mine = [r for r in records if (r["bootstrap"], r["calibrate"], r["significance"]) ==
+            (args.bootstrap, args.calibrate, a)]
+    done = {(tuple(r["config"]), r["seed"]) for r in mine}
     print(f"seeds per row {args.seeds}, bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, "
-          f"significance {a:g}; Wilson 95% intervals")
-    for kind, n, p1, p2 in chosen:
-        wrong = LOGNORMAL if kind == "tpl" else TPL
-        pv, verdicts = [], []
-        t0 = time.perf_counter()
+          f"significance {a:g}; resuming from {len(mine)} audits in {log}", flush=True)
+    t_start = time.perf_counter()
+    with log.open("a") as fh:
         for s in range(args.seeds):
-            x = draw(kind, n, p1, p2, np.random.default_rng([44, n, s]))
-            r = audit(x, bootstrap=args.bootstrap, seed=s, calibrate=args.calibrate, level=a, jobs=args.jobs)
-            pv.append(raw_pvalue(r, kind))
-            verdicts.append(r.calibration.verdict.verdict if r.calibration else "inconclusive")
-        pv = np.asarray(pv)
-        ok = np.isfinite(pv)
-        name = f"LogNormal(μ={p1:g}, σ={p2:g})" if kind == "lognormal" else f"TPL(α={p1:g}, λ={p2:g})"
-        print(f"ceil {name}, n = {n:,}  ({(time.perf_counter() - t0) / args.seeds:.1f} s/audit)")
-        for m in (1, 2, 4):
-            print(f"  raw test p <= {m * a:g}: {cell(int(np.sum(pv[ok] <= m * a)), int(ok.sum()))}")
-        print(f"  wrong calibrated verdict ({wrong}): {cell(verdicts.count(wrong), len(verdicts))}", flush=True)
+            if args.minutes is not None and time.perf_counter() - t_start > 60 * args.minutes:
+                break
+            for kind, n, p1, p2 in chosen:
+                if ((kind, n, p1, p2), s) in done:
+                    continue
+                if args.minutes is not None and time.perf_counter() - t_start > 60 * args.minutes:
+                    break
+                t0 = time.perf_counter()
+                x = draw(kind, n, p1, p2, np.random.default_rng([44, n, s]))
+                r = audit(x, bootstrap=args.bootstrap, seed=s, calibrate=args.calibrate, level=a, jobs=args.jobs)
+                p = raw_pvalue(r, kind)
+                v = r.calibration.verdict.verdict if r.calibration else "inconclusive"
+                rec = {"config": [kind, n, p1, p2], "seed": s, "bootstrap": args.bootstrap,
+                       "calibrate": args.calibrate, "significance": a, "p": p if np.isfinite(p) else None,
+                       "verdict": v, "wrong": v == (LOGNORMAL if kind == "tpl" else TPL),
+                       "z": r.calibration.observed_z if r.calibration else None,
+                       "seconds": time.perf_counter() - t0}
+                fh.write(json.dumps(rec, default=float) + "\n")
+                fh.flush()
+                mine.append(rec)
+                print(f"  seed {s:3d} {label(kind, n, p1, p2)}: p {p:.3f}, {v} ({rec['seconds']:.1f} s)", flush=True)
+    summary, table = summarise(mine, args)
+    out.with_suffix(".json").write_text(json.dumps(summary, indent=1, default=float) + "\n")
+    out.with_suffix(".md").write_text(table)
+    print(table)
 
 
 if __name__ == "__main__":

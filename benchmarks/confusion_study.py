@@ -17,12 +17,20 @@ process has no family.
 
     python benchmarks/confusion_study.py                         # full: 40 seeds, n = 20,000, B = R = 200
     python benchmarks/confusion_study.py --seeds 6 --n 5000 --bootstrap 30 --calibrate 40   # reduced
+
+Every audited data set is appended to ``--out``.jsonl as it finishes, so an interrupted run resumes where
+it stopped; ``--minutes`` time-boxes a run (seeds go in rounds over all families). The summary goes to
+``--out``.json and ``--out``.md. Data of seed s are drawn from ``default_rng([44, s])`` and audited with
+``seed=s``: every row is reproducible on its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -77,10 +85,46 @@ FAMILIES = {
 
 def share(k: int, n: int) -> str:
     lo, hi = wilson_interval(k, n)
-    return f"{k}/{n} {k / n:4.0%} [{lo:.0%}, {hi:.0%}]"
+    return f"{k}/{n} {k / n:4.0%} [{lo:.0%}, {hi:.0%}]" if n else "–"
 
 
-def main() -> None:
+def run_key(name: str, seed: int, args) -> str:
+    return f"{name}|{seed}|n={args.n}|B={args.bootstrap}|R={args.calibrate}"
+
+
+def summarise(records: list[dict], args) -> tuple[dict, str]:
+    """Per family and rule: counts of each decisive verdict and of confident wrong ones, Wilson 95%."""
+    rows, lines = [], [f"seeds up to {args.seeds}, n = {args.n:,}, B = {args.bootstrap}, R = {args.calibrate}, "
+                       "significance 0.05; Wilson 95% intervals", "",
+                       "| family | rule | data sets | tpl-compatible | lognormal-compatible | confident wrong |",
+                       "|---|---|---|---|---|---|"]
+    for name, (_draw, wrong) in FAMILIES.items():
+        recs = [r for r in records if r["family"] == name]
+        if not recs:
+            continue
+        for rule in ("default", "calibrated"):
+            vs = [r[rule] for r in recs]
+            k = len(vs)
+            w = sum(v in wrong for v in vs)
+            lo, hi = wilson_interval(w, k)
+            rows.append({"family": name, "rule": rule, "data_sets": k, "tpl": vs.count(TPL),
+                         "lognormal": vs.count(LOGNORMAL), "wrong": w, "wrong_share": w / k,
+                         "wrong_wilson95": [lo, hi], "wrong_verdicts": sorted(wrong),
+                         "seconds_per_data_set": float(np.mean([r["seconds"] for r in recs]))})
+            lines.append(f"| {name} | {rule} | {k} | {share(vs.count(TPL), k)} | {share(vs.count(LOGNORMAL), k)} | "
+                         f"{share(w, k)} |")
+    for rule in ("default", "calibrated"):
+        sub = [r for r in rows if r["rule"] == rule]
+        k, w = sum(r["data_sets"] for r in sub), sum(r["wrong"] for r in sub)
+        if k:
+            lines.append(f"| **all families** | {rule} | {k} | | | {share(w, k)} |")
+    summary = {"study": "confusion (issue 44)", "n": args.n, "bootstrap": args.bootstrap, "calibrate": args.calibrate,
+               "seeds_requested": args.seeds, "seed_rule": "data: default_rng([44, seed]); audit seed = seed",
+               "command": "python benchmarks/confusion_study.py " + " ".join(args.argv), "rows": rows}
+    return summary, "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=40)
     ap.add_argument("--n", type=int, default=20_000)
@@ -88,24 +132,55 @@ def main() -> None:
     ap.add_argument("--calibrate", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--only", action="append", help="a family name's start (repeatable)")
-    args = ap.parse_args()
-    print(f"seeds {args.seeds}, n = {args.n:,}, B = {args.bootstrap}, R = {args.calibrate}; Wilson 95% intervals")
-    print("| family | rule | tpl-compatible | lognormal-compatible | confident wrong |\n|---|---|---|---|---|")
-    for name, (draw, wrong) in FAMILIES.items():
-        if args.only and not any(name.startswith(o) for o in args.only):
-            continue
-        rules: dict[str, list[str]] = {"default": [], "calibrated": []}
-        t0 = time.perf_counter()
+    ap.add_argument("--out", default="benchmarks/results/confusion_study",
+                    help="stem of the outputs: STEM.jsonl (one line per audited data set; a rerun resumes from it), "
+                         "STEM.json and STEM.md (the summary)")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="start no new data set after this many minutes (seeds run in rounds over all families, "
+                         "so a stopped run has about as many data sets of each)")
+    args = ap.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = out.with_suffix(".jsonl")
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    mine = lambda r: r["n"] == args.n and r["bootstrap"] == args.bootstrap and r["calibrate"] == args.calibrate  # noqa: E731
+    done = {r["key"] for r in records}
+    names = [nm for nm in FAMILIES if not args.only or any(nm.startswith(o) for o in args.only)]
+    t_start = time.perf_counter()
+    print(f"seeds {args.seeds}, n = {args.n:,}, B = {args.bootstrap}, R = {args.calibrate}; resuming from "
+          f"{sum(map(mine, records))} data sets in {log}", flush=True)
+    with log.open("a") as fh:
         for s in range(args.seeds):
-            x = draw(args.n, np.random.default_rng([44, s]), s)
-            r = audit(x, bootstrap=args.bootstrap, calibrate=args.calibrate, seed=s, jobs=args.jobs)
-            rules["default"].append(r.verdict.verdict)
-            rules["calibrated"].append(r.calibration.verdict.verdict if r.calibration else INCONCLUSIVE)
-        for rule, vs in rules.items():
-            k = len(vs)
-            print(f"| {name} | {rule} | {share(vs.count(TPL), k)} | {share(vs.count(LOGNORMAL), k)} | "
-                  f"{share(sum(v in wrong for v in vs), k)} |", flush=True)
-        print(f"<!-- {name}: {(time.perf_counter() - t0) / args.seeds:.1f} s per data set -->", flush=True)
+            for name in names:
+                key = run_key(name, s, args)
+                if key in done:
+                    continue
+                if args.minutes is not None and time.perf_counter() - t_start > 60 * args.minutes:
+                    break
+                draw, _wrong = FAMILIES[name]
+                t0 = time.perf_counter()
+                x = draw(args.n, np.random.default_rng([44, s]), s)
+                r = audit(x, bootstrap=args.bootstrap, calibrate=args.calibrate, seed=s, jobs=args.jobs)
+                rec = {"key": key, "family": name, "seed": s, "n": args.n, "bootstrap": args.bootstrap,
+                       "calibrate": args.calibrate, "default": r.verdict.verdict,
+                       "calibrated": r.calibration.verdict.verdict if r.calibration else INCONCLUSIVE,
+                       "default_reason": r.verdict.reason,
+                       "calibrated_reason": r.calibration.verdict.reason if r.calibration else "no calibration",
+                       "z": r.tpl_vs_lognormal.z if r.tpl_vs_lognormal is not None else None,
+                       "seconds": time.perf_counter() - t0}
+                fh.write(json.dumps(rec, default=float) + "\n")
+                fh.flush()
+                records.append(rec)
+                print(f"  seed {s:3d} {name}: {rec['default']} / {rec['calibrated']} ({rec['seconds']:.1f} s)",
+                      flush=True)
+            else:
+                continue
+            break
+    summary, table = summarise([r for r in records if mine(r) and r["family"] in names], args)
+    out.with_suffix(".json").write_text(json.dumps(summary, indent=1, default=float) + "\n")
+    out.with_suffix(".md").write_text(table)
+    print(table)
 
 
 if __name__ == "__main__":

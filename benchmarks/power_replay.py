@@ -3,6 +3,18 @@
     python benchmarks/power_replay.py memory-off --episodes 12 --reps 20   # closed loop, ~5 min
     python benchmarks/power_replay.py topk1 --episodes 12 --reps 10        # closed loop, graph k=1 vs k=5
     python benchmarks/power_replay.py persist --reps 200                   # false positives, synthetic
+    python benchmarks/power_replay.py pool --pool 240 --subsamples 300      # power at 20/30/40/60 episodes
+
+``pool``: memory off vs Graph Memory in closed loop (as ``memory-off``), but each episode seed is run
+once per arm into a pool (``--pool`` seeds 1, 2, ...; each pair of logs pickled under ``--out`` as it
+finishes, so a rerun resumes); then, for each size E in ``--sizes``, ``--subsamples`` sets of E episodes
+are drawn from the pool with replacement (fresh runs from the pool's empirical law: the power estimate) and
+without (the pool itself, conditional: with E a large share of the pool the subsample means vary less than
+fresh runs would, which flatters the power) (generator seeded by ``--seed``) and tested by the replay's own
+paired test (``paired_deltas``: the cluster bootstrap over episodes for ``tasks_per_episode``, B =
+``--bootstrap``): power = share whose ``none − graph`` interval lies below 0, with its Wilson interval over
+subsamples (the Monte Carlo error of the subsampling; the pool's own sampling error is not in it, and a
+size close to the pool's overlaps heavily). Sizes above the pool are reported as not formed.
 
 ``memory-off``: ``ctwm replay compare --agent reader --memory graph,none`` on the default world
 (scale-free, |V| = 500, 2,000 steps per episode), ``--reps`` independent runs (seeds 1000·r ...); the
@@ -139,18 +151,106 @@ def persist(args) -> None:
                   else f"{e} episodes, {how}: {res.status}", flush=True)
 
 
+def _pool_logs(args) -> list[tuple[int, list]]:
+    """Run (or read back) the pool: per seed, the logs of the graph and none arms in closed loop."""
+    import pickle
+    from pathlib import Path
+
+    from ctwm_cli.replay.experiments import check_arms, replay_logs
+    from ctwm_cli.memory.predictor import make_predictor
+    from ctwm_cli.memory.tokens import token_counter
+
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    base = ReplayConfig(agent="reader", steps=args.steps, seeds=(1,), bootstrap=args.bootstrap).checked()
+    arms = check_arms(base, [Arm(memory="graph", encoding="compact"), Arm(memory="none", encoding="compact")])
+    counter, predictor = token_counter(base.tokenizer), make_predictor(base.predictor, base.predictor_params)
+    agent = make_agent(base.agent, base.agent_params)
+    out = []
+    for s in range(1, args.pool + 1):
+        f = folder / f"seed{s:04d}_steps{args.steps}.pkl"
+        if f.exists():
+            out.append((s, pickle.loads(f.read_bytes())))
+            continue
+        if args.minutes is not None and time.perf_counter() - started > 60 * args.minutes:
+            continue
+        t0 = time.perf_counter()
+        cfg = dataclasses.replace(base, seeds=(s,))
+        _eps, logs = replay_logs(cfg, arms, counter=counter, predictor=predictor, agent=agent)
+        pair = [logs[(0, s)], logs[(1, s)]]
+        f.write_bytes(pickle.dumps(pair))
+        out.append((s, pair))
+        print(f"  pool seed {s} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return out
+
+
+def pool(args) -> None:
+    import json
+    from pathlib import Path
+
+    from ctwm_cli.replay.metrics import arm_metrics
+
+    logs = _pool_logs(args)
+    k = len(logs)
+    graph, none = [p[0] for _s, p in logs], [p[1] for _s, p in logs]
+    tg = [arm_metrics([g]).tasks_per_episode for g in graph]
+    tn = [arm_metrics([g]).tasks_per_episode for g in none]
+    eff = float(np.mean(tn) - np.mean(tg))
+    sd = float(np.std(np.subtract(tn, tg), ddof=1)) if k > 1 else float("nan")
+    print(f"pool: {k} episodes per arm (seeds {[s for s, _ in logs][:3]}...), tasks/episode none {np.mean(tn):.3f} "
+          f"graph {np.mean(tg):.3f}, effect {eff:+.3f} (sd of the paired difference {sd:.3f})")
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for e in args.sizes:
+        for replace in (True, False):
+            how = "with replacement" if replace else "without replacement"
+            if e > k and not replace:
+                print(f"{e} episodes, {how}: not formed (pool of {k})")
+                rows.append({"episodes": e, "draw": how, "status": f"not formed: pool of {k}"})
+                continue
+            hits = 0
+            for _ in range(args.subsamples):
+                pick = rng.choice(k, size=e, replace=replace)
+                d = paired_deltas([none[i] for i in pick], [graph[i] for i in pick], None, replicates=args.bootstrap,
+                                  block="auto", level=0.95, rng=rng, metrics=("tasks_per_episode",), regret=True)[0]
+                hits += _below(d)
+            lo, hi = wilson_interval(hits, args.subsamples)
+            rows.append({"episodes": e, "draw": how, "detected": hits, "subsamples": args.subsamples,
+                         "power": hits / args.subsamples, "wilson95": [lo, hi], "share_of_pool": e / k})
+            print(f"{e} episodes, {how}: memory off detected {_rate(hits, args.subsamples)} ({e}/{k} of the pool)",
+                  flush=True)
+    res = {"study": "closed-loop power by episode subsampling (issue 45 item 4)", "pool_episodes": k,
+           "steps": args.steps, "bootstrap": args.bootstrap, "subsamples": args.subsamples, "seed": args.seed,
+           "effect_tasks_per_episode": eff, "sd_paired_difference": sd, "rows": rows}
+    stem = Path(args.out)
+    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
+    md = [f"pool {k} episodes per arm, {args.steps} steps, B = {args.bootstrap}, {args.subsamples} subsamples, "
+          f"seed {args.seed}; effect none − graph {eff:+.3f} tasks/episode", "",
+          "| episodes | draw from the pool | memory off detected (power) |", "|---|---|---|"]
+    md += [f"| {r['episodes']} | {r['draw']} | "
+           f"{_rate(r['detected'], r['subsamples']) if 'detected' in r else r['status']} |" for r in rows]
+    stem.with_suffix(".md").write_text("\n".join(md) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("study", choices=("memory-off", "topk1", "persist"))
+    ap.add_argument("study", choices=("memory-off", "topk1", "persist", "pool"))
     ap.add_argument("--episodes", type=int, default=12)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--bootstrap", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pool", type=int, default=60, help="pool: episode seeds 1..POOL, each run once per arm")
+    ap.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=[20, 30, 40, 60])
+    ap.add_argument("--subsamples", type=int, default=400)
+    ap.add_argument("--minutes", type=float, default=None, help="pool: start no new episode after this long")
+    ap.add_argument("--out", default="benchmarks/results/power_pool", help="pool: folder of the pickled logs "
+                    "(and OUT.json / OUT.md, the summary)")
     args = ap.parse_args()
     started = time.perf_counter()
     print(f"study {args.study}, seed {args.seed}, episodes {args.episodes} x {args.steps} steps, reps {args.reps}")
-    {"memory-off": memory_off, "topk1": topk1, "persist": persist}[args.study](args)
+    {"memory-off": memory_off, "topk1": topk1, "persist": persist, "pool": pool}[args.study](args)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
