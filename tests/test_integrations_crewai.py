@@ -21,7 +21,7 @@ from lifecycle_workload import differing, per_tenant_figures
 try:
     with warnings.catch_warnings():  # crewai's lazy submodules warn on import (ImportWarning)
         warnings.simplefilter("ignore")
-        import crewai
+        import crewai  # noqa: F401
         from crewai import Memory
         from crewai.llms.base_llm import BaseLLM
         from crewai.memory.storage.lancedb_storage import LanceDBStorage

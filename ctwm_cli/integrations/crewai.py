@@ -52,6 +52,7 @@ from crewai.events.base_events import BaseEvent
 from crewai.events.event_bus import crewai_event_bus
 from crewai.events.types.memory_events import MemoryQueryCompletedEvent, MemoryQueryStartedEvent
 from crewai.events.types.task_events import TaskCompletedEvent, TaskFailedEvent, TaskStartedEvent
+from pydantic import Field
 
 from ..errors import UsageError
 from ..health.accumulators import FAILURE, SUCCESS
@@ -69,7 +70,7 @@ class MemoryStoreEvent(BaseEvent):
 
     type: Literal["ctwm_memory_store"] = "ctwm_memory_store"
     op: str
-    records: list[tuple[str, str]] = []
+    records: list[tuple[str, str]] = Field(default_factory=list)
     scope: str | None = None
 
 
