@@ -148,3 +148,30 @@ def test_scope_keys_and_outcomes_are_checked(tmp_path):
     finally:
         trace.close()
     assert os.path.getsize(tmp_path / "t.jsonl") == 0
+
+
+def test_a_crew_with_memory_tags_rows_with_its_own_tasks(tmp_path, embed):
+    """A real ``Crew`` (one agent, one task, a stub LLM: the agent insists on one) with the traced memory:
+    the recall CrewAI makes for the task carries the task's name, and the crew's completion is its outcome."""
+    from crewai import Agent, Crew, Task
+
+    class StubLLM(BaseLLM):
+        def call(self, messages, *args, **kwargs):
+            return "Thought: I know it\nFinal Answer: alice plays tennis"
+
+    lance = LanceDBStorage(path=str(tmp_path / "lancedb"))
+    trace = CrewAITrace(tmp_path / "crew.jsonl")
+    memory = Memory(storage=trace.storage(lance), embedder=embed, llm=StubLLM(model="stub"))
+    first = memory.remember("alice plays tennis on Sundays", scope="/", categories=["sport"], importance=0.5)
+    agent = Agent(role="helper", goal="answer questions", backstory="knows alice", llm=StubLLM(model="stub"))
+    task = Task(description="what sport does alice play?", expected_output="a sport", agent=agent, name="T-sport")
+    Crew(agents=[agent], tasks=[task], memory=memory).kickoff()
+    trace.close()
+    rows = [json.loads(line) for line in (tmp_path / "crew.jsonl").read_text().splitlines()]
+    assert rows[0]["event"] == "write" and rows[0]["item"] == first.id and rows[0].get("task") is None
+    tasked = [r for r in rows if r.get("task") == "T-sport"]
+    assert [r["event"] for r in tasked if r["event"] != "retrieve"] == ["search", "task_outcome"]
+    assert [r["item"] for r in tasked if r["event"] == "retrieve"] == [first.id]
+    assert tasked[-1]["outcome"] == "success"
+    saved = [r["item"] for r in rows if r["event"] == "write"]
+    assert sorted(saved) == sorted(r.id for r in lance.list_records(limit=100))  # the crew's own save too

@@ -16,9 +16,11 @@ What CrewAI publishes and what it does not: ``MemoryQueryCompletedEvent`` carrie
 and the encoding flow's consolidation (which may update or delete records) publish nothing. So the
 listener takes reads from the bus, and :meth:`CrewAITrace.storage` wraps the memory's storage backend
 (any ``StorageBackend``: LanceDB, Qdrant Edge, a user's own) to see every save, update, delete and
-search the store itself performs; the wrapper publishes them on the same bus, so one emission order
-(``emission_sequence``) orders every row. CrewAI runs synchronous handlers in a thread pool, so rows
-are written in that order when :meth:`CrewAITrace.flush` or :meth:`CrewAITrace.close` is called.
+search the store itself performs; the wrapper publishes them on the same bus, so every row is ordered by
+when CrewAI created its event (then ``emission_sequence``, which CrewAI restarts at each kickoff). CrewAI
+runs synchronous handlers in a thread pool, so rows are written in that order when
+:meth:`CrewAITrace.flush` or :meth:`CrewAITrace.close` is called. The crew's own save of a task's result
+comes after ``TaskCompletedEvent`` and so carries no task.
 
 =================================  ================================================================
 what happened                      rows
@@ -290,7 +292,8 @@ class CrewAITrace(BaseEventListener):
         """Wait for the bus's handlers, then write every event received, in emission order."""
         crewai_event_bus.flush()
         with self._lock:
-            batch, self._pending = sorted(self._pending, key=lambda p: (p[0], p[1])), []
+            # by creation time first: CrewAI restarts emission_sequence at every kickoff
+            batch, self._pending = sorted(self._pending, key=lambda p: (p[2].timestamp, p[0], p[1])), []
         for _, _, event in batch:
             self._write(event)
         self.writer.flush()
