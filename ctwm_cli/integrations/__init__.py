@@ -2,7 +2,10 @@
 and is never imported by the core:
 
 * :mod:`ctwm_cli.integrations.langchain` — ``CtwmCallbackHandler`` (``pip install 'ctwm[langchain]'``);
-* :mod:`ctwm_cli.integrations.llamaindex` — ``CtwmEventHandler`` (``'ctwm[llamaindex]'``);
+* :mod:`ctwm_cli.integrations.llamaindex` — ``CtwmEventHandler`` for retrievers and ``TracedVectorStore`` around
+  any ``BasePydanticVectorStore`` (the long-term memory of ``Memory``'s vector blocks) (``'ctwm[llamaindex]'``);
+* :mod:`ctwm_cli.integrations.crewai` — ``CrewAITrace`` on CrewAI's event bus, with ``TracedStorage`` around its
+  memory backend: reads, writes, the task of each and its outcome (``'ctwm[crewai]'``);
 * :mod:`ctwm_cli.integrations.otel` — ``TraceFileExporter`` and ``otlp_json`` (``'ctwm[otel]'``);
 * :mod:`ctwm_cli.integrations.mem0` — ``TracedMemory`` around a Mem0 ``Memory`` (``'ctwm[mem0]'``);
 * :mod:`ctwm_cli.integrations.langgraph` — ``TracedStore`` around any LangGraph ``BaseStore``
