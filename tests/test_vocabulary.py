@@ -155,3 +155,36 @@ def test_interval_never_names_a_status_outside_the_pending_list():
     assert found - INTERVAL_AS_STATUS == set(), "a status is interval_status, never interval"
     gone = INTERVAL_AS_STATUS - found
     assert gone == set(), f"renamed, so remove from INTERVAL_AS_STATUS: {gone}"
+
+
+def _unglossed(schema: Any, terms: dict[str, str]) -> set[str]:
+    from ctwm_cli.cli.schemas import meaning
+
+    return {k for k in _keys(schema) if meaning(k, terms) is None}
+
+
+def test_every_key_of_every_command_is_in_the_glossary():
+    """The allow-list: a key no glossary entry explains (ctwm_cli/glossary.tsv) fails, whatever its name."""
+    from ctwm_cli.cli.schemas import glossary
+
+    terms = glossary()
+    bad = sorted({(c, k) for c in COMMANDS for k in _unglossed(command_schema(c), terms)})
+    assert not bad, f"add a one-line meaning to ctwm_cli/glossary.tsv (or use a glossary name): {bad}"
+
+
+def test_the_glossary_has_no_stale_or_empty_entry():
+    from ctwm_cli.cli.schemas import glossary
+
+    terms = glossary()
+    used = {k for c in COMMANDS for k in _keys(command_schema(c))}
+    assert all(terms.values()), "every entry has a meaning"
+    stale = {k for k in terms if not k.startswith("*_") and k not in used}
+    assert stale == set(), f"no command prints these: remove them from the glossary: {sorted(stale)}"
+
+
+def test_a_throwaway_schema_with_rows_audits_ci_low_fails_the_allow_list():
+    """rows and audits are in the glossary only as pending; a new key (``ci_low``, ``frobnicity``) has no entry."""
+    from ctwm_cli.cli.schemas import glossary
+
+    throwaway = {"properties": {"audits": {"type": "array", "items": {"properties": {"ci_low": {}, "frobnicity": {}}}}}}
+    assert _unglossed(throwaway, glossary()) == {"audits", "ci_low", "frobnicity"}

@@ -169,3 +169,21 @@ def command_schema(command: str) -> dict[str, Any]:
     name = command.replace(" ", "-")
     return {"$schema": DRAFT, "$id": f"https://ctwm.invalid/schema/v{SCHEMA_VERSION}/{name}.json",
             "title": f"ctwm {command} --format json", **doc}
+
+
+def glossary() -> dict[str, str]:
+    """``ctwm_cli/glossary.tsv``: JSON key -> its one-line meaning (``*_suffix`` entries name a family of keys)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "glossary.tsv").read_text(encoding="utf-8")
+    rows = [line.split("\t", 1) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return {key: meaning.strip() for key, meaning in rows}
+
+
+def meaning(key: str, terms: dict[str, str] | None = None) -> str | None:
+    """The glossary's meaning of ``key`` (its own entry, else the longest ``*_suffix`` it ends with), or None."""
+    terms = glossary() if terms is None else terms
+    if key in terms:
+        return terms[key]
+    suffixes = [k for k in terms if k.startswith("*_") and key.endswith(k[1:]) and len(key) > len(k) - 1]
+    return terms[max(suffixes, key=len)] if suffixes else None
