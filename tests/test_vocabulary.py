@@ -188,3 +188,53 @@ def test_a_throwaway_schema_with_rows_audits_ci_low_fails_the_allow_list():
 
     throwaway = {"properties": {"audits": {"type": "array", "items": {"properties": {"ci_low": {}, "frobnicity": {}}}}}}
     assert _unglossed(throwaway, glossary()) == {"audits", "ci_low", "frobnicity"}
+
+
+def _kind(schema: Any) -> str:
+    """object, array, string, number (integer too), boolean: what a key holds, null set aside."""
+    if not isinstance(schema, dict):
+        return "any"
+    if "anyOf" in schema:
+        kinds = {_kind(a) for a in schema["anyOf"]} - {"null"}
+        return "|".join(sorted(kinds)) if kinds else "null"
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = "|".join(sorted(set(t) - {"null"}))
+    if "properties" in schema or t == "object":
+        return "object"
+    return {"integer": "number", None: "string" if "enum" in schema else "any"}.get(t, t)
+
+
+def two_meanings(schemas: list[Any] | None = None) -> set[str]:
+    """Keys that hold different kinds of value in different places (an interval here, a status string there)."""
+    kinds: dict[str, set[str]] = {}
+    for schema in [command_schema(c) for c in COMMANDS] if schemas is None else schemas:
+        for path, sub in _paths(schema):
+            kinds.setdefault(path.rpartition(".")[2].removesuffix("[]"), set()).add(_kind(sub))
+    return {k for k, v in kinds.items() if len(v - {"any"}) > 1}
+
+
+#: keys that hold two kinds of value today (found by this walk, 2026-12): the list may only shrink. Some are one
+#: meaning in two shapes (``sigma``: one per size, or one; ``session_all``: per question, or the share), others two
+#: meanings (``interval``: an interval or a status; ``checks``: gate outcomes or a count; ``config``: replay's
+#: settings or ctwm check's file); the renames raise the schema version and are left to issue 43's merge
+TWO_MEANINGS = {
+    "alpha", "block", "bootstrap", "checks", "config", "cross_check", "events", "failed", "interval",
+    "matched_over_budget", "n_runs", "n_tail", "needed", "ours", "power", "runs", "session_all", "session_any",
+    "sigma", "sigma_null", "sigma_raw", "sigma_sd", "statistic", "steps", "summary", "theirs", "turn_all",
+    "turn_any", "uncertainty", "units", "verdict",
+}
+
+
+def test_no_new_key_means_two_things():
+    found = two_meanings()
+    assert found - TWO_MEANINGS == set(), "a key holds one kind of value everywhere: name the new one otherwise"
+    assert TWO_MEANINGS - found == set(), f"fixed, so remove from TWO_MEANINGS: {sorted(TWO_MEANINGS - found)}"
+
+
+def test_the_two_meanings_walk_can_fail():
+    """A throwaway document where ``interval`` is an object in one place and a string in another is caught."""
+    schema = {"properties": {"a": {"properties": {"interval": {"type": "object", "properties": {}}}},
+                             "b": {"properties": {"interval": {"type": "string"}}}}}
+    assert two_meanings([schema]) == {"interval"}
+    assert two_meanings([schema["properties"]["a"]]) == set()
