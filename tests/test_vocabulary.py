@@ -238,3 +238,13 @@ def test_the_two_meanings_walk_can_fail():
                              "b": {"properties": {"interval": {"type": "string"}}}}}
     assert two_meanings([schema]) == {"interval"}
     assert two_meanings([schema["properties"]["a"]]) == set()
+
+
+def test_the_docs_glossary_is_generated_and_current():
+    from pathlib import Path
+
+    from ctwm_cli.cli.schemas import glossary_page
+
+    page = (Path(__file__).parents[1] / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert page == glossary_page(), "docs/glossary.md is stale: regenerate it from schemas.glossary_page()"
+    assert "| `n_items` | distinct items |" in page

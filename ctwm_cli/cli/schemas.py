@@ -187,3 +187,20 @@ def meaning(key: str, terms: dict[str, str] | None = None) -> str | None:
         return terms[key]
     suffixes = [k for k in terms if k.startswith("*_") and key.endswith(k[1:]) and len(key) > len(k) - 1]
     return terms[max(suffixes, key=len)] if suffixes else None
+
+
+def glossary_page() -> str:
+    """docs/glossary.md: the glossary as a table (a test fails when the page is stale; write it with
+    ``python -c "from ctwm_cli.cli.schemas import glossary_page; print(glossary_page(), end='')" > docs/glossary.md``)."""
+    rows = "\n".join(f"| `{key}` | {text.replace('|', '/')} |" for key, text in glossary().items())
+    return f"""# Glossary of JSON keys
+
+Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it), with
+its meaning in one line. Generated from `ctwm_cli/glossary.tsv`; `tests/test_vocabulary.py` fails when a
+command's schema holds a key that is not here, when an entry is no longer printed, or when this page is stale.
+A `*_suffix` entry names every key that ends so (`tail_confidence_interval`, `tokens_mean`).
+
+| key | meaning |
+|---|---|
+{rows}
+"""
