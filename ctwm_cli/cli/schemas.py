@@ -190,8 +190,8 @@ def meaning(key: str, terms: dict[str, str] | None = None) -> str | None:
 
 
 def glossary_page() -> str:
-    """docs/glossary.md: the glossary as a table (a test fails when the page is stale; write it with
-    ``python -c "from ctwm_cli.cli.schemas import glossary_page; print(glossary_page(), end='')" > docs/glossary.md``)."""
+    """docs/glossary.md: the glossary as a table (a test fails when the page is stale). Write it with
+    ``python -c "from ctwm_cli.cli.schemas import glossary_page as g; print(g(), end='')" > docs/glossary.md``."""
     rows = "\n".join(f"| `{key}` | {text.replace('|', '/')} |" for key, text in glossary().items())
     return f"""# Glossary of JSON keys
 
