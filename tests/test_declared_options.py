@@ -266,12 +266,22 @@ def test_every_command_that_prints_json_has_a_registered_result():
     """Walks the commands that exist: each with --json is in the schema registry (ctwm schema describes it)."""
     from ctwm_cli.cli.application import full_app
     from ctwm_cli.cli.param_flags import all_commands
-    from ctwm_cli.cli.schemas import COMMANDS
+    from ctwm_cli.cli.schemas import commands
 
     printing = {path for path, command in all_commands(typer.main.get_command(full_app()))
-                if path and not getattr(command, "commands", None)
-                and any(p.name == "output_json" for p in command.params)}
-    assert printing and printing - set(COMMANDS) == set()
+                if path and any(p.name == "output_json" for p in command.params)}
+    assert printing and printing == set(commands()), "a registration names a command that does not exist, or back"
+
+
+def test_a_registration_is_checked_where_it_is_written():
+    """Two different results under one name, or none, fail at import (beside the command), not in a table."""
+    from ctwm_cli.cli.registry import REGISTRY, result
+
+    with pytest.raises(ValueError, match="'audit' is registered twice"):
+        result("audit", "ctwm_cli.auditing.AuditResult")
+    with pytest.raises(TypeError, match="exactly one"):
+        result("throwaway")
+    assert "throwaway" not in REGISTRY
 
 
 def test_read_trace_names_a_path_as_the_cli_does(monkeypatch, run_cli):

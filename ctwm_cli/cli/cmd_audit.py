@@ -21,6 +21,7 @@ from .options import (
     TRACES_HELP, DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, read_flags, output_flags,
     trace_labels,
 )
+from .registry import result
 from .output import (
     announce_seed, check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar,
 )
@@ -71,6 +72,7 @@ class AuditFlags(Declared):
 @read_flags(engine=True, scheduler=True)
 @declared_flags(AuditFlags, name="flags")
 @declared_flags(AuditSettings, AuditRun, build=checked_audit, name="checked")
+@result("audit", "ctwm_cli.auditing.AuditResult", key="results", many=True)
 def audit(
     traces: Annotated[list[str], typer.Argument(
         metavar="TRACE...", help=TRACES_HELP + " One audit per trace (or per group).")],

@@ -16,6 +16,7 @@ from ..vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
 from .aliases import CONFIDENCE, aliased
 from .option_groups import opt, option_group, param
 from .options import Format, PlotOpt, SeedOpt, at_most, comma_list, output_flags
+from .registry import result
 from .output import emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 
@@ -142,6 +143,7 @@ def _render_lme(res: LongMemEvalResult, fmt: Format, seed: int) -> None:
 
 
 @bench_app.command("longmemeval")
+@result("bench longmemeval", "ctwm_cli.bench.longmemeval.LongMemEvalResult")
 @output_flags
 @bench_options
 def longmemeval(
@@ -211,6 +213,7 @@ def _render_tw(res: TextGameResult, fmt: Format, seed: int) -> None:
 
 
 @bench_app.command("textworld")
+@result("bench textworld", "ctwm_cli.bench.textgames.TextGameResult")
 @output_flags
 @bench_options
 def textworld(
@@ -270,6 +273,7 @@ def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
 
 
 @bench_app.command("report")
+@result("bench report", "ctwm_cli.bench.report.BenchReport")
 @output_flags
 def report(
     inputs: Annotated[list[str] | None, typer.Argument(help="Saved JSON results (bench longmemeval / bench textworld / "

@@ -35,6 +35,7 @@ from ..inert import visible
 from .check_config import Confine, entries, read_config
 from .check_entry import DEFAULT_SECONDS, Bounds, EntryEnd, default_memory, parse_size, run_entry
 from .options import Format, JunitOpt, output_flags
+from .registry import result
 from .output import check_output_path, check_outputs, emit, message, stdout_console, write_atomic
 from .reporters import failure_text, junit_xml
 
@@ -53,6 +54,18 @@ TimeoutOpt = Annotated[float, typer.Option(
     "--entry-timeout", metavar="SECONDS", min=1.0, help="Wall time each entry may take before it is stopped.")]
 
 
+#: ``ctwm check``'s document: the config it ran and one entry per ``[[check]]`` (no result class of its own)
+CHECK_SCHEMA = {
+    "properties": {"config": {"type": "string"}, "entries": {"type": "array", "items": {
+        "type": "object", "required": ["check", "command", "checks", "failed", "exit_code", "status", "error"],
+        "properties": {"check": {"type": "string"}, "command": {"type": "string"}, "checks": {"type": "integer"},
+                       "failed": {"type": "integer"}, "exit_code": {"type": "integer"},
+                       "status": {"type": "string"}, "error": {"type": ["string", "null"]}}}}},
+    "required": ["config", "entries"],
+}
+
+
+@result("check", schema=CHECK_SCHEMA)
 @output_flags
 def check(
     config: Annotated[str | None, typer.Argument(metavar="[CONFIG]", help="ctwm.toml or pyproject.toml [default: ./ctwm.toml, else ./pyproject.toml].")] = None,  # noqa: E501

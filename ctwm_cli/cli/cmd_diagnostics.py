@@ -18,6 +18,7 @@ from .options import (
     DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
     read_flags, output_flags, trace_labels,
 )
+from .registry import result
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 
@@ -43,6 +44,7 @@ EventOpt = Annotated[
 ]
 
 
+@result("concentration", "ctwm_cli.diagnostics.measures.ConcentrationReport")
 @output_flags
 @read_flags(engine=True)
 def concentration(
@@ -135,6 +137,7 @@ def _concentration_table(report, sigma: str = "log") -> Table:
     return t
 
 
+@result("psd", "ctwm_cli.diagnostics.spectrum.PsdResult")
 @output_flags
 @read_flags()
 def psd(
@@ -238,6 +241,7 @@ def _psd_table(res) -> Table:
     return t
 
 
+@result("finite-size", "ctwm_cli.diagnostics.FiniteSizeReport")
 @output_flags
 @read_flags()
 def finite_size(

@@ -14,6 +14,7 @@ from ..errors import InputError, UsageError
 from ..labels import identity
 from .aliases import aliased
 from .options import Format, JunitOpt, ReadFlags, SeedOpt, column_flags, output_flags
+from .registry import result
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
 
 
@@ -49,6 +50,7 @@ def _tolerances(specs: list[str] | None) -> dict[str, float]:
 
 @output_flags
 @column_flags
+@result("diff", "ctwm_cli.baseline.Diff")
 def diff(
     base: Annotated[str, typer.Argument(metavar="BASE", help="The baseline: a saved result (ctwm ... --json > base.json) or a trace.")],  # noqa: E501
     head: Annotated[str, typer.Argument(metavar="HEAD", help="The run to compare: the same command's saved result, or a trace.")],  # noqa: E501

@@ -13,6 +13,7 @@ from .health_tables import hot_tables, scope_hot_tables, scope_table
 from ..vocabulary import INPUT_FORMATS
 from .option_groups import choice
 from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
+from .registry import result
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 
@@ -117,6 +118,7 @@ Examples:
 """
 
 
+@result("health", "ctwm_cli.health.HealthReport")
 @output_flags
 @read_flags()
 def health(
@@ -275,6 +277,7 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the --o
 
 
 @import_app.command("otel")
+@result("import otel", "ctwm_cli.traces.telemetry.ImportResult")
 @output_flags
 def import_otel(
     file: Annotated[str, typer.Argument(
@@ -301,6 +304,7 @@ def import_otel(
 
 
 @import_app.command("mem0")
+@result("import mem0", "ctwm_cli.traces.telemetry.ImportResult")
 @output_flags
 def import_mem0(
     file: Annotated[str, typer.Argument(
@@ -330,6 +334,7 @@ def import_mem0(
 
 
 @import_app.command("openinference")
+@result("import openinference", "ctwm_cli.traces.openinference.OpenInferenceImport")
 @output_flags
 def import_openinference_cmd(
     file: Annotated[str, typer.Argument(

@@ -11,11 +11,13 @@ from rich.text import Text
 from .options import (
     TRACES_HELP, Format, LabelOpt, ReadFlags, read_flags, output_flags, trace_labels,
 )
+from .registry import result
 from .output import emit, fmt_num, progress_bar
 
 
 @output_flags
 @read_flags(engine=True)
+@result("inspect", "ctwm_cli.traces.TraceScan", key="results", many=True)
 def inspect(
     traces: Annotated[list[str], typer.Argument(metavar="TRACE...", help=TRACES_HELP)],
     label: LabelOpt = None,

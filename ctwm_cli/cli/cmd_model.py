@@ -12,6 +12,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 from .options import Format, output_flags
+from .registry import result
 from .output import emit, message
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ LogOpt = Annotated[
 
 
 @model_app.command("serve")
+@result("model serve", "ctwm_cli.localmodel.LocalServerInfo")
 @output_flags
 def serve_cmd(
     port: PortOpt = 8080,

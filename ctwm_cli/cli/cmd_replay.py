@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..errors import CheckFailed, UsageError
 from .options import Format, comma_list, output_flags, tau_values
+from .registry import result
 from .output import emit, fmt_num, message, progress_bar
 from .replay_tables import arms_table, ci_text, deltas_table
 from .replay_options import (
@@ -96,6 +97,7 @@ replay_app = typer.Typer(
 
 
 @replay_app.callback()
+@result("replay", "ctwm_cli.replay.ReplayResult")
 @output_flags
 @replay_options
 def replay(
@@ -135,6 +137,7 @@ def replay(
 
 
 @replay_app.command("compare")
+@result("replay compare", "ctwm_cli.replay.ReplayResult")
 @output_flags
 @replay_options
 def compare(
@@ -189,6 +192,7 @@ def compare(
 
 
 @replay_app.command("ablation")
+@result("replay ablation", "ctwm_cli.replay.ReplayResult")
 @output_flags
 @replay_options
 def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
@@ -215,6 +219,7 @@ def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
 
 
 @replay_app.command("pareto")
+@result("replay pareto", "ctwm_cli.replay.pareto.ParetoResult")
 @output_flags
 @replay_options_no_out
 def pareto(
@@ -279,6 +284,7 @@ def pareto(
 
 
 @replay_app.command("frozen")
+@result("replay frozen", "ctwm_cli.replay.FrozenReplay")
 @output_flags
 def frozen(
     run_dir: Annotated[str, typer.Argument(

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from .option_groups import choice
-from .schemas import COMMANDS, command_schema
+from .schemas import command_schema, commands
 
-SchemaCommand = choice("SchemaCommand", COMMANDS)
+SchemaCommand = choice("SchemaCommand", commands())
 
 
 def schema(

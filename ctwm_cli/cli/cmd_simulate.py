@@ -19,6 +19,7 @@ from .options import (
     TAU_SPEC_HELP, FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags,
     tau_values,
 )
+from .registry import result
 from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ DEFAULT_ITEMS = 1000
 Ranking = choice("Ranking", RANKINGS)
 
 
+@result("simulate", variants={"allocation": "ctwm_cli.allocation.Allocation", "sweep": "ctwm_cli.allocation.TauSweep",
+                              "trace": "ctwm_cli.allocation.TraceSimulation"})
 @output_flags
 @read_flags()
 def simulate(

@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..vocabulary import ALL_RETRIEVERS, PAPER_SIZES, RETRIEVERS
 from ..vocabulary import GRAPH_FAMILIES as FAMILIES
 from .options import Format, JobsOpt, PlotOpt, SeedOpt, choice_list, comma_list, output_flags
+from .registry import result
 from .output import emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 from .world_options import (
@@ -29,6 +30,7 @@ world_app = typer.Typer(
 
 
 @world_app.command("run")
+@result("world run", "ctwm_cli.world.run.WorldRun")
 @output_flags
 @world_options
 def run(
@@ -72,6 +74,7 @@ def run(
 
 
 @world_app.command("grid")
+@result("world grid", "ctwm_cli.world.grid.WorldGrid")
 @output_flags
 @world_options
 def grid(
@@ -132,6 +135,7 @@ def grid(
 
 
 @world_app.command("ladder")
+@result("world ladder", "ctwm_cli.world.ladder.Ladder")
 @output_flags
 @world_options_no_writes
 def ladder(

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..errors import UsageError
 from .options import TAU_SPEC_HELP, Format, PlotOpt, SeedOpt, output_flags, tau_values
+from .registry import result
 from .output import emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 
@@ -17,6 +18,7 @@ DEFAULT_XMIN_SWEEP = "0.25:2:7"
 
 
 @output_flags
+@result("xmin-path", "ctwm_cli.diagnostics.xmin_path.XminPath")
 def xmin_path(
     tau: Annotated[
         list[str] | None, typer.Option("--tau", "-t", help=f"τ values: {TAU_SPEC_HELP}; repeatable. "

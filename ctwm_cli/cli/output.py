@@ -32,7 +32,7 @@ from ..results import SCHEMA_VERSION
 from .consoles import InertConsole, stderr_console
 from .options import Format
 from .progress_display import LIVE, progress_bar  # noqa: F401 - the commands' import
-from .schemas import COMMANDS as REGISTERED
+from .registry import REGISTRY
 from .reporters import check_status, failure_text, github_annotations, junit_xml, markdown_report
 
 if TYPE_CHECKING:
@@ -124,9 +124,9 @@ def emit(
     ``checks`` are gate outcomes; ``subject_field`` names the row field they refer to (or ``subjects``
     gives each row's subject, when no field of the row is its label).
     """
-    if command not in REGISTERED:  # a command's JSON is a contract: its result class is registered first
+    if command not in REGISTRY:  # a command's JSON is a contract: its result class is registered first
         raise UnregisteredCommand(f"command {command!r} prints a result but registers no result class "
-                                  "(ctwm_cli.cli.schemas.RESULTS)")
+                                  "(@result in ctwm_cli.cli.registry, beside the command)")
     if subjects is None and subject_field is not None:
         subjects = [str(r.get(subject_field)) for r in rows]
     out = sys.stdout

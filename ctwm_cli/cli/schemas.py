@@ -18,49 +18,23 @@ from typing import Any
 
 from ..vocabulary import SUMMARY_KEY
 from ..results import SCHEMA_VERSION
+from .registry import registered
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-#: command -> (module, result class, key the result sits under (None: the document itself), many?)
-RESULTS: dict[str, tuple[str, str, str | None, bool]] = {
-    "audit": ("ctwm_cli.auditing", "AuditResult", "results", True),
-    "concentration": ("ctwm_cli.diagnostics.measures", "ConcentrationReport", None, False),
-    "psd": ("ctwm_cli.diagnostics.spectrum", "PsdResult", None, False),
-    "finite-size": ("ctwm_cli.diagnostics", "FiniteSizeReport", None, False),
-    "health": ("ctwm_cli.health", "HealthReport", None, False),
-    "inspect": ("ctwm_cli.traces", "TraceScan", "results", True),
-    "replay": ("ctwm_cli.replay", "ReplayResult", None, False),
-    "replay compare": ("ctwm_cli.replay", "ReplayResult", None, False),
-    "replay ablation": ("ctwm_cli.replay", "ReplayResult", None, False),
-    "replay frozen": ("ctwm_cli.replay", "FrozenReplay", None, False),
-    "world run": ("ctwm_cli.world.run", "WorldRun", None, False),
-    "world grid": ("ctwm_cli.world.grid", "WorldGrid", None, False),
-    "world ladder": ("ctwm_cli.world.ladder", "Ladder", None, False),
-    "bench longmemeval": ("ctwm_cli.bench.longmemeval", "LongMemEvalResult", None, False),
-    "bench textworld": ("ctwm_cli.bench.textgames", "TextGameResult", None, False),
-    "bench report": ("ctwm_cli.bench.report", "BenchReport", None, False),
-    "diff": ("ctwm_cli.baseline", "Diff", None, False),
-    "replay pareto": ("ctwm_cli.replay.pareto", "ParetoResult", None, False),
-    "import otel": ("ctwm_cli.traces.telemetry", "ImportResult", None, False),
-    "import mem0": ("ctwm_cli.traces.telemetry", "ImportResult", None, False),
-    "import openinference": ("ctwm_cli.traces.openinference", "OpenInferenceImport", None, False),
-    "model serve": ("ctwm_cli.localmodel", "LocalServerInfo", None, False),
-    "xmin-path": ("ctwm_cli.diagnostics.xmin_path", "XminPath", None, False),
-    "report": ("ctwm_cli.reporting", "Report", None, False),
-}
-#: commands whose document is not one result class: their own top-level keys
-OTHER: dict[str, dict[str, Any]] = {
-    "simulate": {"properties": {"mode": {"enum": ["allocation", "sweep", "trace"]}}, "required": ["mode"]},
-    "check": {
-        "properties": {"config": {"type": "string"}, "entries": {"type": "array", "items": {
-            "type": "object", "required": ["check", "command", "checks", "failed", "exit_code", "status", "error"],
-            "properties": {"check": {"type": "string"}, "command": {"type": "string"}, "checks": {"type": "integer"},
-                           "failed": {"type": "integer"}, "exit_code": {"type": "integer"},
-                           "status": {"type": "string"}, "error": {"type": ["string", "null"]}}}}},
-        "required": ["config", "entries"],
-    },
-}
-COMMANDS = tuple(sorted({*RESULTS, *OTHER}))
+
+
+def commands() -> tuple[str, ...]:
+    """Every command that prints a ``--format json`` document: the ones registered beside their definitions
+    (:mod:`ctwm_cli.cli.registry`), every ``cmd_*`` module imported."""
+    return tuple(registered())
+
+
+def result_class(path: str) -> type:
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
 #: the lead paragraph (:mod:`ctwm_cli.reporting.summary`): command -> the objects the CLI adds ``summary`` to,
 #: beside the result's own fields ("" the document; "results[]" each result; "groups[].report" each scope's report)
 SUMMARY = {"audit": ("", "results[]"), "health": ("", "groups[].report")}
@@ -134,6 +108,12 @@ def _scalar(schema: dict[str, Any]) -> bool:
     return t in kinds or "enum" in schema
 
 
+def _variant(mode: str, path: str, gates: dict[str, Any]) -> dict[str, Any]:
+    body = _object_schema(result_class(path), set())
+    return {"properties": {"mode": {"const": mode}, "checks": gates, **body["properties"]},
+            "required": ["mode", *body.get("required", [])]}
+
+
 def envelope_schema(command: str) -> dict[str, Any]:
     from ..gates import CheckOutcome
 
@@ -166,21 +146,61 @@ def _add_summary(doc: dict[str, Any], where: str) -> None:
 def command_schema(command: str) -> dict[str, Any]:
     """The JSON Schema of ``ctwm COMMAND --format json``."""
     doc = envelope_schema(command)
-    if command in RESULTS:
-        module, name, key, many = RESULTS[command]
-        body = _object_schema(getattr(importlib.import_module(module), name), set())
-        if key is None:
+    entry = registered()[command]
+    if entry.result is not None:
+        body = _object_schema(result_class(entry.result), set())
+        if entry.key is None:
             doc["properties"] = {**body["properties"], **doc["properties"]}
             doc["required"] = list(dict.fromkeys([*doc["required"], *body.get("required", [])]))
         else:
-            doc["properties"][key] = {"type": "array", "items": body} if many else body
-            doc["required"].append(key)
+            doc["properties"][entry.key] = {"type": "array", "items": body} if entry.many else body
+            doc["required"].append(entry.key)
+    elif entry.variants:  # one document of several, told apart by its mode
+        gates = doc["properties"].pop("checks")  # a variant's own ``checks`` (simulate's sweep) replaces the gates'
+        doc["anyOf"] = [_variant(mode, path, gates) for mode, path in entry.variants.items()]
+        doc["properties"]["mode"] = {"enum": list(entry.variants)}
+        doc["required"].append("mode")
     else:
-        extra = OTHER[command]
-        doc["properties"].update(extra["properties"])
-        doc["required"] += extra["required"]
+        assert entry.schema is not None
+        doc["properties"].update(entry.schema["properties"])
+        doc["required"] += entry.schema["required"]
     for where in SUMMARY.get(command, ()):
         _add_summary(doc, where)
     name = command.replace(" ", "-")
     return {"$schema": DRAFT, "$id": f"https://ctwm.invalid/schema/v{SCHEMA_VERSION}/{name}.json",
             "title": f"ctwm {command} --format json", **doc}
+
+
+def glossary() -> dict[str, str]:
+    """``ctwm_cli/glossary.tsv``: JSON key -> its one-line meaning (``*_suffix`` entries name a family of keys)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "glossary.tsv").read_text(encoding="utf-8")
+    rows = [line.split("\t", 1) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return {key: meaning.strip() for key, meaning in rows}
+
+
+def meaning(key: str, terms: dict[str, str] | None = None) -> str | None:
+    """The glossary's meaning of ``key`` (its own entry, else the longest ``*_suffix`` it ends with), or None."""
+    terms = glossary() if terms is None else terms
+    if key in terms:
+        return terms[key]
+    suffixes = [k for k in terms if k.startswith("*_") and key.endswith(k[1:]) and len(key) > len(k) - 1]
+    return terms[max(suffixes, key=len)] if suffixes else None
+
+
+def glossary_page() -> str:
+    """docs/glossary.md: the glossary as a table (a test fails when the page is stale). Write it with
+    ``python -c "from ctwm_cli.cli.schemas import glossary_page as g; print(g(), end='')" > docs/glossary.md``."""
+    rows = "\n".join(f"| `{key}` | {text.replace('|', '/')} |" for key, text in glossary().items())
+    return f"""# Glossary of JSON keys
+
+Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it), with
+its meaning in one line. Generated from `ctwm_cli/glossary.tsv`; `tests/test_vocabulary.py` fails when a
+command's schema holds a key that is not here, when an entry is no longer printed, or when this page is stale.
+A `*_suffix` entry names every key that ends so (`tail_confidence_interval`, `tokens_mean`).
+
+| key | meaning |
+|---|---|
+{rows}
+"""
