@@ -12,8 +12,10 @@ from ..errors import CheckFailed, UsageError
 from .options import Format, JobsOpt, ReadFlags, SeedOpt, at_most, read_flags, output_flags
 from .output import check_output_path, check_outputs, emit, message, write_atomic
 from .progress_display import note
+from .registry import result
 
 
+@result("report", "ctwm_cli.reporting.Report")
 @output_flags
 @read_flags(engine=True)
 def report(

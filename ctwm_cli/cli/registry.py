@@ -61,7 +61,3 @@ def registered() -> dict[str, Registered]:
 
     command_modules()
     return dict(sorted(REGISTRY.items()))
-
-
-# ``cli/cmd_report.py`` is being reworked on another branch: its registration moves beside its command there.
-result("report", "ctwm_cli.reporting.Report")
