@@ -93,7 +93,13 @@ def test_the_mixture_of_two_zipfs_is_not_called_lognormal():
     assert checked.fit_checks["lognormal"].pvalue == pytest.approx(1 / 100)
     # the check has a stream of its own: p_gof and everything else seeded stay as they were
     assert checked.gof.pvalue == unchecked.gof.pvalue
-    assert checked.fit_checks["lognormal"].pvalue == unchecked.fit_checks["lognormal"].pvalue
+    # --no-fit-check skips the checks' bootstraps (no decision reads them, issue 48) and says so in the JSON
+    assert unchecked.fit_checks is None and unchecked.to_dict()["settings"]["fit_check"] is False
+    assert unchecked.to_dict()["fit_checks"] is None
+    # --check-all-families still asks for them: the same p-values, from the same streams
+    every = audit(x, seed=3, bootstrap=99, jobs=1, fit_check=False, check_all_families=True)
+    assert every.fit_checks["lognormal"].pvalue == checked.fit_checks["lognormal"].pvalue
+    assert every.verdict == unchecked.verdict
 
 
 def test_fit_checks_are_the_same_for_any_number_of_jobs():

@@ -227,7 +227,8 @@ def audit_many(
     each, :mod:`ctwm_cli.tail.fitcheck`), every alternative family with ``check_all_families`` (each costs
     2-5 ms of CPU per replicate, measured, about what a p_gof replicate costs);
     ``fit_check`` (default): a decisive verdict also needs the family it prefers to pass that check at
-    ``fit_level``; ``fit_check=False`` is Definition 3.4 as published (the checks are still reported).
+    ``fit_level``; ``fit_check=False`` is Definition 3.4 as published, and the checks' bootstraps, which no
+    decision then reads, are not run (``fit_checks`` None; ``check_all_families`` still runs them all).
     ``settings``: an :meth:`AuditSettings.checked` result, used as is (no option is checked twice); the
     options it holds are then not given as keywords.
     """
@@ -322,6 +323,7 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
             tail = fam.Tail.of(p.hist, p.power_law.xmin, p.power_law.discrete)
             checks = {name: check_result(f, tail, [c for c, o in zip(chunks, owner, strict=True) if o == (k, name)],
                                          p.settings.bootstrap) for name, f in _checked(p) if checkable(f)}
+            checks = checks if _checked(p) else None
         results.append(_assemble(p, gof, checks))
     results = _with_uncertainty(prepared, results, jobs=jobs, progress=calibration_progress)
     results = [r if p.settings.cross_check is None else dataclasses.replace(
@@ -338,8 +340,13 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
 
 
 def _checked(p: _Prepared) -> list[tuple[str, TailFit]]:
-    """The fits whose own goodness of fit is bootstrapped: the rule pair's, or every one (``check_all``)."""
-    return [(n, f) for n, f in p.fits.items() if p.settings.check_all or n in fam.RULE_PAIR]
+    """The fits whose own goodness of fit is bootstrapped: the rule pair's, or every one (``check_all``);
+    none without the fit check (``fit_check=False``: no verdict reads them, and they cost about two thirds
+    of the replicates' CPU, issue 48) unless ``check_all`` asks for them."""
+    s = p.settings
+    if not s.fit_check and not s.check_all:
+        return []
+    return [(n, f) for n, f in p.fits.items() if s.check_all or n in fam.RULE_PAIR]
 
 
 def _checked_calibration(r: AuditResult) -> AuditResult:
