@@ -24,6 +24,7 @@ Ratios are ctwm / reference (below 1: ctwm is cheaper). ``--timeout`` stops a co
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import signal
@@ -89,11 +90,11 @@ def worker(contender: str, name: str, b: int) -> None:
 
 def run(cmd: list[str], threads: int, timeout: float, root: str | None = None) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    if root is not None:  # ctwm from another checkout (--baseline)
+    if root is not None:  # ctwm from another checkout (--baseline); `python -m` puts the cwd first on sys.path
         env["PYTHONPATH"] = root
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            start_new_session=True)
+                            start_new_session=True, cwd=root)
     peak = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", action="append")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--no-b0", action="store_true", help="skip the B = 0 rows against powerlaw.Fit")
+    ap.add_argument("--no-plfit", action="store_true", help="skip plfit (e.g. with --baseline: ctwm against itself)")
     ap.add_argument("--baseline", metavar="DIR", help="also time ctwm from this checkout (e.g. the code before)")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -156,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
                     "--format", "json", *flags]
             load_avg = os.getloadavg()[0]
             c = run([*ctwm, "-b", str(a.bootstrap)], a.jobs, a.timeout)
-            p = run([*me, "plfit", name, str(a.bootstrap)], a.jobs, a.timeout)
+            p = (run([*me, "plfit", name, str(a.bootstrap)], a.jobs, a.timeout) if not a.no_plfit
+                 else {"wall": math.nan, "cpu": math.nan, "peak": math.nan, "cut": False})
             n = 40 * 3000 if name == "tenants" else sum(x.size for x in data(name)[0])
             cells = [name, f"{n:,}", _t(c), _t(p), _ratio(c, p, "cpu"), _ratio(c, p, "wall"),
                      f"{c['peak']:.0f}/{p['peak']:.0f}"]
