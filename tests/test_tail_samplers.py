@@ -79,3 +79,16 @@ def test_discrete_lognormal_draws_follow_the_exact_pmf(mu, sigma, xmin):
     x = sample_lognormal_tail(mu, sigma, xmin, N, np.random.default_rng(11), True)
     assert chi2_pvalue(x, lambda e: lognormal_sf(e, mu, sigma, xmin, True), xmin) > 1e-3
     assert chi2_pvalue(x, lambda e: lognormal_sf(e, mu, sigma * 1.03, xmin, True), xmin) < 1e-6
+
+
+@pytest.mark.parametrize("xmin", [1.0, 4.0])
+def test_the_checks_histogram_is_numpys_unique(xmin):
+    """The fit check counts integer draws with bincount: the same arrays (values, dtypes) as np.unique."""
+    from ctwm_cli.tail.fitcheck import _histogram
+
+    d = sample_tpl_tail(1.8, 1e-3, xmin, 50_000, np.random.default_rng(2), True)
+    for got, want in zip(_histogram(d, xmin, True), np.unique(d, return_counts=True), strict=True):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    wide = np.array([xmin, xmin + 1e7])  # a range far beyond the sample's size: the sort is kept
+    for got, want in zip(_histogram(wide, xmin, True), np.unique(wide, return_counts=True), strict=True):
+        assert np.array_equal(got, want)
