@@ -92,3 +92,22 @@ def test_the_checks_histogram_is_numpys_unique(xmin):
     wide = np.array([xmin, xmin + 1e7])  # a range far beyond the sample's size: the sort is kept
     for got, want in zip(_histogram(wide, xmin, True), np.unique(wide, return_counts=True), strict=True):
         assert np.array_equal(got, want)
+
+
+def test_no_fit_check_on_the_command_line_skips_the_checks(run_cli, tmp_path):
+    """``ctwm audit --no-fit-check``: no check is run (JSON null) and the table says why (issue 48)."""
+    import json
+
+    x = np.random.default_rng(5).zipf(2.0, 3000)
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"item":"i{i}","count":{int(v)}}}\n' for i, v in enumerate(x)))
+    r = run_cli(["audit", path, "-b", "20", "-j", "1", "--seed", "1", "--no-fit-check", "--format", "json"])
+    assert r.code == 0, r.err
+    audit = json.loads(r.out)
+    audit = audit["results"][0]
+    assert audit["fit_checks"] is None and audit["settings"]["fit_check"] is False
+    table = run_cli(["audit", path, "-b", "20", "-j", "1", "--seed", "1", "--no-fit-check"])
+    assert "not run (--no-fit-check)" in table.out
+    checked = json.loads(run_cli(["audit", path, "-b", "20", "-j", "1", "--seed", "1", "--format", "json"]).out)
+    checked = checked["results"][0]
+    assert set(checked["fit_checks"]) == {"truncated_power_law", "lognormal"}
