@@ -156,3 +156,17 @@ def test_check_is_uniform_when_the_family_is_right():
     ps = np.array(ps)
     assert np.mean(ps <= 0.05) < 0.13  # nominal 0.05 (1/40 + ... at B = 39: 2/40); Wilson upper bound at 120
     assert stats.kstest(ps, "uniform").pvalue > 0.001
+
+
+def test_a_tail_too_short_for_any_verdict_skips_the_checks_and_says_why():
+    """Assumption 3.3 fails (n_tail < min_tail): the verdict is inconclusive whatever a check says, so the checks
+    are not run (issue 48) and the JSON says why; with check_all_families they run, the verdict the same."""
+    x = np.random.default_rng(8).zipf(2.0, 150).astype(float)
+    short = audit(x, seed=1, bootstrap=20, jobs=1, xmin=3)
+    assert short.n_tail < 100 and short.fit_checks is None
+    assert "Assumption 3.3 fails" in short.to_dict()["fit_checks_skipped"]
+    every = audit(x, seed=1, bootstrap=20, jobs=1, xmin=3, check_all_families=True)
+    assert every.fit_checks and every.fit_checks_skipped is None
+    assert every.verdict == short.verdict and every.gof.pvalue == short.gof.pvalue
+    long_enough = audit(np.random.default_rng(8).zipf(2.0, 3000).astype(float), seed=1, bootstrap=20, jobs=1)
+    assert long_enough.n_tail >= 100 and set(long_enough.fit_checks) == {"truncated_power_law", "lognormal"}
