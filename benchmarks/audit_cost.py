@@ -119,6 +119,9 @@ def _t(r: dict) -> str:
 
 
 def _ratio(a: dict, b: dict, key: str) -> str:
+    """a / b; a stopped ctwm's CPU misses its killed workers (never waited for), so that ratio is unknown."""
+    if a["cut"] and key == "cpu":
+        return "?"
     rel = "<" if b["cut"] and not a["cut"] else ">" if a["cut"] and not b["cut"] else "?" if a["cut"] else ""
     return f"{rel}{a[key] / b[key]:.2f}x" if rel != "?" else "?"
 
