@@ -192,8 +192,8 @@ class AuditSettings(Declared, ToDict):
                                 "alternatives, LR tests or p_gof.")
     fit_check: bool = option(True, flags=("--fit-check/--no-fit-check",), convert=bool,
                              help="A decisive verdict also needs the family it prefers to pass its own bootstrap KS "
-                             "test on the tail (default); --no-fit-check: Definition 3.4 as published. The checks "
-                             "are reported either way.")
+                             "test on the tail (default); --no-fit-check: Definition 3.4 as published, without the "
+                             "checks' bootstraps (their cost) unless --check-all-families asks for them.")
     fit_level: float = option(FIT_LEVEL, flags=("--fit-level",),
                               check=in_range(lo=0, hi=1, lo_open=True, hi_open=True),
                               help="Level of the preferred family's own fit check (p_gof of that family below it: "

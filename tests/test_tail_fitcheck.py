@@ -93,7 +93,13 @@ def test_the_mixture_of_two_zipfs_is_not_called_lognormal():
     assert checked.fit_checks["lognormal"].pvalue == pytest.approx(1 / 100)
     # the check has a stream of its own: p_gof and everything else seeded stay as they were
     assert checked.gof.pvalue == unchecked.gof.pvalue
-    assert checked.fit_checks["lognormal"].pvalue == unchecked.fit_checks["lognormal"].pvalue
+    # --no-fit-check skips the checks' bootstraps (no decision reads them, issue 48) and says so in the JSON
+    assert unchecked.fit_checks is None and unchecked.to_dict()["settings"]["fit_check"] is False
+    assert unchecked.to_dict()["fit_checks"] is None
+    # --check-all-families still asks for them: the same p-values, from the same streams
+    every = audit(x, seed=3, bootstrap=99, jobs=1, fit_check=False, check_all_families=True)
+    assert every.fit_checks["lognormal"].pvalue == checked.fit_checks["lognormal"].pvalue
+    assert every.verdict == unchecked.verdict
 
 
 def test_fit_checks_are_the_same_for_any_number_of_jobs():
@@ -150,3 +156,17 @@ def test_check_is_uniform_when_the_family_is_right():
     ps = np.array(ps)
     assert np.mean(ps <= 0.05) < 0.13  # nominal 0.05 (1/40 + ... at B = 39: 2/40); Wilson upper bound at 120
     assert stats.kstest(ps, "uniform").pvalue > 0.001
+
+
+def test_a_tail_too_short_for_any_verdict_skips_the_checks_and_says_why():
+    """Assumption 3.3 fails (n_tail < min_tail): the verdict is inconclusive whatever a check says, so the checks
+    are not run (issue 48) and the JSON says why; with check_all_families they run, the verdict the same."""
+    x = np.random.default_rng(8).zipf(2.0, 150).astype(float)
+    short = audit(x, seed=1, bootstrap=20, jobs=1, xmin=3)
+    assert short.n_tail < 100 and short.fit_checks is None
+    assert "Assumption 3.3 fails" in short.to_dict()["fit_checks_skipped"]
+    every = audit(x, seed=1, bootstrap=20, jobs=1, xmin=3, check_all_families=True)
+    assert every.fit_checks and every.fit_checks_skipped is None
+    assert every.verdict == short.verdict and every.gof.pvalue == short.gof.pvalue
+    long_enough = audit(np.random.default_rng(8).zipf(2.0, 3000).astype(float), seed=1, bootstrap=20, jobs=1)
+    assert long_enough.n_tail >= 100 and set(long_enough.fit_checks) == {"truncated_power_law", "lognormal"}

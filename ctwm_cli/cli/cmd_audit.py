@@ -355,7 +355,9 @@ def _table(r) -> Group:
             bound = ", ".join(f"{k} = {fmt_num(b)}" for k, b in f.at_bound.items())
             bound += f" ({f.limit})" if f.limit else ""
             g = checks.get(f.family)
-            own = ("not run" if r.fit_checks is None or r.settings.check_all else "not run (--check-all-families)"
+            own = ("not run (--no-fit-check)" if r.fit_checks is None and not r.settings.fit_check else
+                   "not run (tail < --min-tail)" if r.fit_checks_skipped else "not run"
+                   if r.fit_checks is None or r.settings.check_all else "not run (--check-all-families)"
                    ) if g is None else f"{fmt_num(g.statistic)}, {g.pvalue:.4f}"
             fits.add_row(f.family, params, fmt_num(f.loglik), fmt_num(f.converged), bound or "no", own)
         parts.append(fits)

@@ -69,6 +69,8 @@ class AuditResult(ToDict):
     # the checked families' own bootstrap goodness of fit on the tail (tail/fitcheck.py): TPL and log-normal,
     # every alternative with check_all; the power law's is ``gof``. None: not run (no bootstrap, or --xmax)
     fit_checks: dict[str, GofResult] | None = None
+    # why the fit checks were not run although the bootstrap was (None: run, or no bootstrap at all)
+    fit_checks_skipped: str | None = None
     # do the pooled trace's groups share one law? (tail/heterogeneity.py; None: not asked, or no cutoff)
     heterogeneity: Heterogeneity | None = None
     version: str = __version__
@@ -227,7 +229,8 @@ def audit_many(
     each, :mod:`ctwm_cli.tail.fitcheck`), every alternative family with ``check_all_families`` (each costs
     2-5 ms of CPU per replicate, measured, about what a p_gof replicate costs);
     ``fit_check`` (default): a decisive verdict also needs the family it prefers to pass that check at
-    ``fit_level``; ``fit_check=False`` is Definition 3.4 as published (the checks are still reported).
+    ``fit_level``; ``fit_check=False`` is Definition 3.4 as published, and the checks' bootstraps, which no
+    decision then reads, are not run (``fit_checks`` None; ``check_all_families`` still runs them all).
     ``settings``: an :meth:`AuditSettings.checked` result, used as is (no option is checked twice); the
     options it holds are then not given as keywords.
     """
@@ -266,6 +269,7 @@ class _Prepared:
     constrained: PowerLawFit | None
     fits: dict[str, TailFit]
     comparisons: list[Comparison]
+    calibrate: bool = False  # the calibration will re-decide on simulated data (it reads the fit checks)
 
 
 def _prepare(counts, label, index, n_audits, base: AuditSettings, lean: bool = False) -> _Prepared:
@@ -294,6 +298,7 @@ def _fit(hist: Histogram, label: str | None, s: AuditSettings) -> _Prepared:
 
 
 def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
+    prepared = [dataclasses.replace(p, calibrate=calibrate > 0) for p in prepared]
     # every bootstrap's tasks in one pool: p_gof's (owner family None) and each family's fit check
     tasks, owner = [], []
     for k, p in enumerate(prepared):
@@ -322,7 +327,10 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
             tail = fam.Tail.of(p.hist, p.power_law.xmin, p.power_law.discrete)
             checks = {name: check_result(f, tail, [c for c, o in zip(chunks, owner, strict=True) if o == (k, name)],
                                          p.settings.bootstrap) for name, f in _checked(p) if checkable(f)}
-        results.append(_assemble(p, gof, checks))
+            checks = checks if _checked(p) else None
+        r = _assemble(p, gof, checks)
+        skipped = _skip_checks(p) if gof is not None else None
+        results.append(dataclasses.replace(r, fit_checks_skipped=skipped) if skipped else r)
     results = _with_uncertainty(prepared, results, jobs=jobs, progress=calibration_progress)
     results = [r if p.settings.cross_check is None else dataclasses.replace(
         r, cross_check=run_cross_check(np.repeat(p.hist.values, p.hist.counts), r, package=p.settings.cross_check))
@@ -338,8 +346,30 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
 
 
 def _checked(p: _Prepared) -> list[tuple[str, TailFit]]:
-    """The fits whose own goodness of fit is bootstrapped: the rule pair's, or every one (``check_all``)."""
-    return [(n, f) for n, f in p.fits.items() if p.settings.check_all or n in fam.RULE_PAIR]
+    """The fits whose own goodness of fit is bootstrapped: the rule pair's, or every one (``check_all``);
+    none without the fit check (``fit_check=False``: no verdict reads them, and they cost about two thirds
+    of the replicates' CPU, issue 48) unless ``check_all`` asks for them."""
+    s = p.settings
+    if _skip_checks(p) is not None:
+        return []
+    return [(n, f) for n, f in p.fits.items() if s.check_all or n in fam.RULE_PAIR]
+
+
+def _skip_checks(p: _Prepared) -> str | None:
+    """Why no decision can read the fit checks, or None. ``fit_check=False``: the rule does not use them. A tail
+    shorter than ``min_tail``: Assumption 3.3 fails, so the verdict is inconclusive whatever any bootstrap says
+    (issue 48: 40 small tenants spent two thirds of their CPU on checks nothing read) - unless the calibration
+    or ``--power`` (which re-decide on other data and read the checks' nulls) or ``check_all`` asks for them."""
+    s = p.settings
+    if s.check_all:
+        return None
+    if not s.fit_check:
+        return "--no-fit-check: the verdict does not use them"
+    pl = p.power_law
+    if (pl is not None and pl.n_tail < s.min_tail and s.power == 0 and not p.calibrate):
+        return (f"tail of {pl.n_tail} points < {s.min_tail} (Assumption 3.3 fails): no verdict can read them "
+                "(--check-all-families runs them)")
+    return None
 
 
 def _checked_calibration(r: AuditResult) -> AuditResult:
