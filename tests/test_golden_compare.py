@@ -23,6 +23,13 @@ BLACKOUTS = '["blackouts", true, 30, {}]'
 ALL_FAMILIES = '["lognormal", true, 20, {"check_all_families": true}]'
 
 
+def _record_for(path: str) -> str:
+    """Blackouts' tail (n_tail 59) is shorter than --min-tail, so its audit runs no fit checks (issue 48):
+    mutations of fit checks are made on the all-families log-normal case, which runs them."""
+    checks = "fit_checks" in path or path.startswith(("nulls/lognormal", "nulls/truncated"))
+    return ALL_FAMILIES if checks else BLACKOUTS
+
+
 def audit_record(key: str) -> dict:
     r = AUDITS[key]
     return unhex({"json": json.loads(r["json"]), "nulls": r["nulls"]})
@@ -104,13 +111,13 @@ DECISIONS = [
 
 @pytest.mark.parametrize(("path", "value"), DECISIONS, ids=[p for p, _ in DECISIONS])
 def test_a_changed_decision_or_count_fails(path, value):
-    want = audit_record(BLACKOUTS)
+    want = audit_record(_record_for(path))
     found = mismatches(want, _mutate(want, path, value))
     assert len(found) == 1 and found[0].startswith(path), found
 
 
 def test_a_dropped_or_added_field_fails():
-    want = audit_record(BLACKOUTS)
+    want = audit_record(ALL_FAMILIES)
     got = copy.deepcopy(want)
     del got["json"]["fit_checks"]["lognormal"]
     got["json"]["alternatives"]["lognormal"]["extra"] = 1
@@ -136,7 +143,7 @@ BEYOND = [  # each by ten times its tolerance or more
 
 @pytest.mark.parametrize(("path", "value"), BEYOND, ids=[p for p, _ in BEYOND])
 def test_a_float_beyond_its_methods_precision_fails(path, value):
-    want = audit_record(BLACKOUTS)
+    want = audit_record(_record_for(path))
     found = mismatches(want, _mutate(want, path, value))
     assert len(found) == 1 and found[0].startswith(path), found
 
