@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
-from ctwm_cli.localmodel import LocalModelServer, find_gguf
 from ctwm_cli.memory.tokens import token_counter
+from ctwm_cli.models.localmodel import LocalModelServer, find_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 LME = ROOT / "sample_traces" / "longmemeval" / "longmemeval_synthetic.json"

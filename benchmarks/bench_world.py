@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from ctwm_cli.world.graphs import FAMILIES
 from ctwm_cli.world import WorldConfig, run_grid, simulate
+from ctwm_cli.world.graphs import FAMILIES
 
 PAPER_STEPS_PER_SECOND = 100_000 / 5.0
 

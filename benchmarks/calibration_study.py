@@ -16,8 +16,7 @@ import time
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
-
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import LOGNORMAL, TPL, audit
 from ctwm_cli.tail.samplers import sample_tpl_tail
 

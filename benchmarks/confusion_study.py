@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import INCONCLUSIVE, LOGNORMAL, TPL, audit
 from ctwm_cli.tail.samplers import sample_tpl_tail
 

@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from ctwm_cli.baseline import TRACE_METRICS, diff_counts
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 
 TOLERANCES = {"gini": 0.02, "top10_share": 0.02, "alpha": 0.1}
 SETTINGS = [("zipf", 1.8, 2000), ("zipf", 1.8, 10000), ("zipf", 2.0, 2000), ("zipf", 2.0, 10000),

@@ -5,7 +5,7 @@ Each data set is audited once with ``fit_check=False`` (Definition 3.4, and the 
 mixture as a second null of its log-normal call) and both rules are then re-decided with the fit
 check at levels 0.05 and 0.10 through the library's
 own :func:`ctwm_cli.tail.verdict.fit_checked` — the same data sets, so the rows are paired. Rates carry
-Wilson 95% intervals (``ctwm_cli.intervals``).
+Wilson 95% intervals (``ctwm_cli.stats.intervals``).
 
     python benchmarks/fit_check_study.py                  # README numbers (60 sets per row, ~1 h on 2 cores)
     python benchmarks/fit_check_study.py --sets 10 --rows lognormal
@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import audit
 from ctwm_cli.tail.verdict import LOGNORMAL, TPL, fit_checked
 

@@ -18,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import Histogram, fit_power_law, heterogeneity_test
 
 ROWS = {

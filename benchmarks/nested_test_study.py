@@ -19,8 +19,7 @@ import time
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
-
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import audit, sample_power_law
 
 

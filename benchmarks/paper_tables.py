@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from ctwm_cli.allocation import simulate_trace
-from ctwm_cli.replay import ReplayConfig, replay_compare
 from ctwm_cli.diagnostics import finite_size_of_traces
+from ctwm_cli.replay import ReplayConfig, replay_compare
 from ctwm_cli.world import WorldConfig, concentration, run_grid, run_ladder, run_world, simulate
 from ctwm_cli.world.graphs import FAMILIES
 

@@ -20,8 +20,7 @@ import time
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
-
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import LOGNORMAL, Histogram, audit
 from ctwm_cli.tail.families import REGISTRY
 

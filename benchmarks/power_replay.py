@@ -43,12 +43,12 @@ import time
 
 import numpy as np
 
-from ctwm_cli.blocklength import politis_white_block
-from ctwm_cli.intervals import wilson_interval
-from ctwm_cli.paired import BlockResample, EpisodeResample, paired_delta
 from ctwm_cli.replay import Arm, ReplayConfig, episode, paired_deltas, replay_compare, run_episode, tail_states
 from ctwm_cli.replay.agents import make_agent
 from ctwm_cli.replay.metrics import REGRET
+from ctwm_cli.stats.blocklength import politis_white_block
+from ctwm_cli.stats.intervals import wilson_interval
+from ctwm_cli.stats.paired import BlockResample, EpisodeResample, paired_delta
 
 
 def _rate(hits: int, n: int) -> str:
@@ -156,9 +156,9 @@ def _pool_logs(args) -> list[tuple[int, list]]:
     import pickle
     from pathlib import Path
 
-    from ctwm_cli.replay.experiments import check_arms, replay_logs
     from ctwm_cli.memory.predictor import make_predictor
     from ctwm_cli.memory.tokens import token_counter
+    from ctwm_cli.replay.experiments import check_arms, replay_logs
 
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)

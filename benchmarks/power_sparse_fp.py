@@ -31,9 +31,9 @@ import copy
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
 from ctwm_cli.replay import Arm, ReplayConfig, episode, paired_deltas, run_episode, tail_steps
 from ctwm_cli.replay.metrics import ERROR_METRICS
+from ctwm_cli.stats.intervals import wilson_interval
 
 
 def _rate(hits: int, n: int) -> str:

@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import audit
 from ctwm_cli.tail.powerlaw import sample_power_law
 

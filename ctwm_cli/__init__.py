@@ -17,10 +17,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
-from .errors import CheckFailed as CheckFailed
-from .errors import CtwmError as CtwmError
-from .errors import InputError as InputError
-from .errors import UsageError as UsageError
+from .common.errors import CheckFailed as CheckFailed
+from .common.errors import CtwmError as CtwmError
+from .common.errors import InputError as InputError
+from .common.errors import UsageError as UsageError
 
 #: public name -> the module that defines it. A plain dict: add a name here to export it lazily.
 LAZY: dict[str, str] = {
@@ -48,10 +48,10 @@ __all__ = sorted(["CheckFailed", "CtwmError", "InputError", "UsageError", "__ver
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real names
     from .allocation import allocate as allocate
-    from .diagnostics import concentration as concentration
     from .auditing import AuditResult as AuditResult
     from .auditing import audit as audit
     from .auditing import audit_many as audit_many
+    from .diagnostics import concentration as concentration
     from .traces import ColumnMap as ColumnMap
     from .traces import ItemCounts as ItemCounts
     from .traces import TraceScan as TraceScan

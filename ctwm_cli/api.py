@@ -22,11 +22,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import UsageError
-from .labels import identity
-from .plots.audit_groups import plot_audit_groups
-from .results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .auditing import AuditResult, audit_many
+from .common.errors import UsageError
+from .common.labels import identity
+from .common.results import ToDict, html_table, jsonable, records_frame, result, short_value
+from .plots.audit_groups import plot_audit_groups
 from .tail.audit import new_seed
 from .traces import ColumnMap, ItemCounts, TraceScan, item_counts, open_trace, scan_trace
 from .traces.aggregate import event_kinds

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from .common.errors import UsageError
+from .common.results import result
 from .diagnostics.measures import Concentration, concentration
-from .errors import UsageError
 from .plots.ccdf import plot_audit
-from .progress import ProgressCallback
-from .results import result
+from .runtime.progress import ProgressCallback
 from .tail.audit import AuditResult as TailAudit
 from .tail.audit import as_values
 from .tail.audit import audit_many as tail_audit_many

@@ -42,14 +42,14 @@ from typing import Any
 
 import numpy as np
 
+from .common.checks import check_range
+from .common.errors import InputError, UsageError
+from .common.gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
+from .common.labels import subject_label
+from .common.results import SCHEMA_VERSION, ToDict, result
+from .common.settings import MIN_TAIL
 from .diagnostics.measures import concentration
-from .checks import check_range
-from .settings import MIN_TAIL
-from .errors import InputError, UsageError
-from .intervals import ConfidenceInterval
-from .gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
-from .labels import subject_label
-from .results import SCHEMA_VERSION, ToDict, result
+from .stats.intervals import ConfidenceInterval
 from .tail.families import RULE_PAIR
 from .tail.powerlaw import Histogram, fit_power_law
 
@@ -64,7 +64,7 @@ HEADLINES: dict[str, dict[str, str]] = {
     "psd": {k: k for k in ("beta", "beta_se", "r2", "n_steps")},
 }
 #: where the subjects of each command's JSON sit, and the fields that name them: (source, group), joined as
-#: ``source[group]`` (:func:`ctwm_cli.labels.subject_label`), the name every command prints (issue 24)
+#: ``source[group]`` (:func:`ctwm_cli.common.labels.subject_label`), the name every command prints (issue 24)
 SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "audit": ("results", ("label",)),
     "concentration": ("results", ("source", "group")),

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ctwm_cli.cli import main
-from ctwm_cli.localmodel import LocalModelError, LocalModelServer, find_gguf, missing_modules
+from ctwm_cli.models.localmodel import LocalModelError, LocalModelServer, find_gguf, missing_modules
 
 
 @dataclass

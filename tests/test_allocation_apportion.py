@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ctwm_cli.allocation import allocate, largest_remainder
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 
 
 def hamilton_exact(weights: list[Fraction], total: int) -> list[int]:

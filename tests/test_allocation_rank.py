@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ctwm_cli.allocation import allocate, concentration, rank_shares
 from ctwm_cli.allocation.rank import log_weights, logsumexp
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 
 taus = st.floats(min_value=0.01, max_value=10.0, allow_nan=False)
 sizes = st.integers(min_value=2, max_value=3000)

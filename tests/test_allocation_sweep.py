@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctwm_cli.allocation import allocate, parse_sweep, tau_sweep
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 
 
 def test_parse_sweep_inclusive_linspace():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctwm_cli.bench.longmemeval import load_longmemeval, run_longmemeval
-from ctwm_cli.errors import InputError
+from ctwm_cli.common.errors import InputError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "sample_traces" / "longmemeval" / "longmemeval_synthetic.json"
 

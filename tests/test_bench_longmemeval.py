@@ -18,7 +18,7 @@ from ctwm_cli.bench.lme_judge import judge_prompt, parse_verdict
 from ctwm_cli.bench.lme_prompts import ArmSpec, build_prompt, evidence_recall, recall_critical
 from ctwm_cli.bench.longmemeval import run_longmemeval
 from ctwm_cli.bench.packing import bm25_scores, pack_ctwm, pack_graph, rank_order, words
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.memory.tokens import token_counter
 
 ROOT = Path(__file__).resolve().parents[1]

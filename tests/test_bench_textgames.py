@@ -11,9 +11,14 @@ import pytest
 textworld = pytest.importorskip("textworld")
 
 from ctwm_cli.bench.textgames import (  # noqa: E402
-    discover_games, make_games, memory_items, play_game, run_textgames, step_prompts,
+    discover_games,
+    make_games,
+    memory_items,
+    play_game,
+    run_textgames,
+    step_prompts,
 )
-from ctwm_cli.errors import InputError, UsageError  # noqa: E402
+from ctwm_cli.common.errors import InputError, UsageError  # noqa: E402
 from ctwm_cli.memory.tokens import token_counter  # noqa: E402
 
 

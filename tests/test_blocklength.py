@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ctwm_cli.blocklength import politis_white_block
-from ctwm_cli.paired import BlockResample, EpisodeResample, IndexResample, paired_delta
+from ctwm_cli.stats.blocklength import politis_white_block
+from ctwm_cli.stats.paired import BlockResample, EpisodeResample, IndexResample, paired_delta
 
 
 def _ar1(phi: float, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -143,7 +143,7 @@ def test_variance_ratio_is_near_one_without_long_dependence_and_warns_on_a_spars
     """A difference at ~2% of the steps whose sign persists 200 steps has a lag-1 autocorrelation near 0 and a
     short automatic block, which cannot hold it; the long-horizon variance ratio sees it and the block is
     flagged (``capped``). White noise: the ratio is near 1 and no flag."""
-    from ctwm_cli.blocklength import VR_LIMIT, variance_ratio
+    from ctwm_cli.stats.blocklength import VR_LIMIT, variance_ratio
 
     rng = np.random.default_rng(4)
     flags, ratios = [], []

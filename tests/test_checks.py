@@ -1,4 +1,4 @@
-"""Shared parameter checks (``ctwm_cli.checks``) and parameter-named library errors (the CLI's mapping
+"""Shared parameter checks (``ctwm_cli.common.checks``) and parameter-named library errors (the CLI's mapping
 from parameter names to flags is tested in ``test_param_flags.py``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctwm_cli.checks import check_choice, check_range
-from ctwm_cli.errors import CtwmError, UsageError
+from ctwm_cli.common.checks import check_choice, check_range
+from ctwm_cli.common.errors import CtwmError, UsageError
 from ctwm_cli.memory.policies import check_policy_args
 from ctwm_cli.replay.experiments import parse_taus
 from ctwm_cli.traces import open_trace

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ctwm_cli import __version__
-from ctwm_cli.results import SCHEMA_VERSION
+from ctwm_cli.common.results import SCHEMA_VERSION
 
 ROWS = [{"item": f"m{i % 37}", "step": 3 * i, "run": f"r{i % 3}", "event": "retrieve"} for i in range(4321)]
 

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import UsageError
-from ctwm_cli.gates import evaluate_checks, expect_outcome, parse_check, parse_checks
+from ctwm_cli.common.errors import UsageError
+from ctwm_cli.common.gates import evaluate_checks, expect_outcome, parse_check, parse_checks
 from ctwm_cli.health import METRICS
 
 

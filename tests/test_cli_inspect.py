@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli.cli import main
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.traces import guard, paths
 
 ROWS = [

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli.baseline import diff_counts, diff_results
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.diagnostics.measures import gini
-from ctwm_cli.errors import InputError, UsageError
 
 
 def _write(path, counts):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ctwm_cli.allocation import allocate, tau_sweep
-from ctwm_cli.errors import EXIT_USAGE
+from ctwm_cli.common.errors import EXIT_USAGE
 
 
 def test_single_tau_table(run_cli):

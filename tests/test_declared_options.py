@@ -14,13 +14,13 @@ import typer.main
 from typer.testing import CliRunner
 
 import ctwm_cli
-from ctwm_cli import vocabulary
 from ctwm_cli.cli.check_config import Confine, _flags
 from ctwm_cli.cli.declared import declared_flags, option_table
 from ctwm_cli.cli.param_flags import flag_message, option_flags
-from ctwm_cli.confine import Confinement
-from ctwm_cli.errors import UsageError
-from ctwm_cli.settings import AuditRun, AuditSettings, Declared, in_range, option
+from ctwm_cli.common import vocabulary
+from ctwm_cli.common.errors import UsageError
+from ctwm_cli.common.settings import AuditRun, AuditSettings, Declared, in_range, option
+from ctwm_cli.runtime.confine import Confinement
 
 PACKAGE = Path(ctwm_cli.__file__).parent
 
@@ -124,7 +124,7 @@ def test_every_audit_flag_is_declared_with_help_and_a_check_where_it_has_a_range
 CLI_CHOICES = {
     # CLI Enum (module, name) -> the library's vocabulary
     ("ctwm_cli.cli.cmd_audit", "AuditFlags.expect_rule"): vocabulary.EXPECT_RULES,
-    ("ctwm_cli.settings", "AuditSettings.cross_check"): vocabulary.CROSS_CHECK_PACKAGES,
+    ("ctwm_cli.common.settings", "AuditSettings.cross_check"): vocabulary.CROSS_CHECK_PACKAGES,
     ("ctwm_cli.cli.cmd_diagnostics", "Detrend"): vocabulary.DETRENDS,
     ("ctwm_cli.cli.cmd_diagnostics", "LogBase"): vocabulary.LOG_BASES,
     ("ctwm_cli.cli.cmd_diagnostics", "SigmaVariant"): vocabulary.SIGMA_VARIANTS,

@@ -1,4 +1,4 @@
-"""ctwm_cli.deferred: a module imported without its package's __init__, which runs at first use (issue 29).
+"""ctwm_cli.runtime.deferred: a module imported without its package's __init__, which runs at first use (issue 29).
 
 Two halves: the mechanism on packages written here (the __init__ runs exactly once, at the first lookup
 of a name it defines, under threads too, and fails as a failed import does), and the real thing in a
@@ -21,7 +21,7 @@ from types import ModuleType
 
 import pytest
 
-from ctwm_cli import deferred
+from ctwm_cli.runtime import deferred
 
 
 @pytest.fixture

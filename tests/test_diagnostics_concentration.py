@@ -12,8 +12,8 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.diagnostics import concentration, concentration_of_traces, gini, sigma_top10, skewness, top_decile_size
-from ctwm_cli.errors import InputError, UsageError
 from ctwm_cli.traces import ColumnMap, item_counts, open_trace, scan_trace
 
 counts_st = st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=60).filter(lambda v: sum(v) > 0)

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.diagnostics import finite_size_of_traces, trend
 from ctwm_cli.diagnostics.finite_size import RunSigma, SizeCell, cells_from_runs, parse_sized_trace, uniform_null_sigma
-from ctwm_cli.errors import InputError, UsageError
 
 # Paper Table 1: sigma_100, sigma_500, sigma_1000, slope, R^2
 TABLE1 = {

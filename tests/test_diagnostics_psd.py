@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.diagnostics import psd, psd_of_trace
 from ctwm_cli.diagnostics.spectrum import parse_band, parse_series
-from ctwm_cli.errors import InputError, UsageError
 
 N = 4096
 SEEDS = range(6)

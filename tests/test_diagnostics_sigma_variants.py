@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.diagnostics import concentration, finite_size_of_traces
 from ctwm_cli.diagnostics.finite_size import uniform_null_sigma
 from ctwm_cli.diagnostics.measures import sigma_top, sigma_top10_cv
-from ctwm_cli.errors import UsageError
 
 
 def test_cv_closed_form_and_scale_behaviour():

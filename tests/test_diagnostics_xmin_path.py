@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.diagnostics.xmin_path import xmin_path
-from ctwm_cli.errors import UsageError
 
 
 def test_alpha_tracks_the_zipf_limit_and_the_cutoff_moves():

@@ -15,9 +15,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("dask.dataframe")
 
-from ctwm_cli.errors import UsageError  # noqa: E402
-from ctwm_cli.parallel import run_tasks  # noqa: E402
-from ctwm_cli.distributed import check_scheduler, using_scheduler  # noqa: E402
+from ctwm_cli.common.errors import UsageError  # noqa: E402
+from ctwm_cli.runtime.distributed import check_scheduler, using_scheduler  # noqa: E402
+from ctwm_cli.runtime.parallel import run_tasks  # noqa: E402
 from ctwm_cli.traces import EngineOptions  # noqa: E402
 from ctwm_cli.traces.paths import ReadOptions, read_counts  # noqa: E402
 

@@ -15,7 +15,7 @@ import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.traces import EngineOptions, item_counts, open_trace, scan_trace
 from ctwm_cli.traces.paths import ReadOptions, read_counts, scan_paths
 

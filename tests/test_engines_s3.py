@@ -16,7 +16,7 @@ boto3 = pytest.importorskip("boto3")
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from ctwm_cli.errors import InputError  # noqa: E402
+from ctwm_cli.common.errors import InputError  # noqa: E402
 from ctwm_cli.traces import item_counts, open_trace, scan_trace  # noqa: E402
 from ctwm_cli.traces.readers import TornLineWarning  # noqa: E402
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctwm_cli.api import read_trace
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.traces.paths import read_counts
 
 TRACE = str(Path(__file__).resolve().parents[1] / "sample_traces" / "lognormal_events.parquet")

@@ -30,7 +30,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, name):
 
 
 def test_the_guarded_opener_refuses_a_fifo(tmp_path):
-    from ctwm_cli.errors import InputError
+    from ctwm_cli.common.errors import InputError
     from ctwm_cli.traces.guard import open_guarded
 
     fifo = tmp_path / "spans.json"
@@ -90,7 +90,7 @@ def test_diff_of_a_malformed_saved_result_is_exit_3(tmp_path, run_cli, doc, why)
 _QUERY = """
     import sys, time
     import pyarrow as pa
-    from ctwm_cli.interrupts import exit_code, signals_raise
+    from ctwm_cli.runtime.interrupts import exit_code, signals_raise
     from ctwm_cli.traces.base import ArrowReader
     from ctwm_cli.traces.engine import Engine
     from ctwm_cli.traces.schema import ColumnMap

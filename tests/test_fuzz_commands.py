@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.traces.predicate import check_where
 
 ROWS = "".join(f'{{"step": {i}, "item": "m{i % 31}", "run": "r{i % 2}", "event": "retrieve"}}\n' for i in range(300))

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctwm_cli.errors import CtwmError
+from ctwm_cli.common.errors import CtwmError
 from ctwm_cli.traces import guard, item_counts, open_trace, scan_trace
 from ctwm_cli.traces.mem0 import mem0_rows
 from ctwm_cli.traces.objects import read_objects

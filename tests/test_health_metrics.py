@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.health import health_of_trace
-from ctwm_cli.intervals import newcombe_difference
+from ctwm_cli.stats.intervals import newcombe_difference
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_traces" / "telemetry"
 

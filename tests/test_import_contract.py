@@ -124,7 +124,7 @@ def _level(module: str) -> int:
 
 
 def test_docs_layering_table_is_read():
-    assert LEVELS["traces"] == 1 and LEVELS["cli"] == LEVELS[PKG] and LEVELS["errors"] == PLUMBING
+    assert LEVELS["traces"] == 1 and LEVELS["cli"] == LEVELS[PKG] and LEVELS["common"] == PLUMBING
     assert LEVELS["tail"] < LEVELS["diagnostics"] < LEVELS["auditing"]
 
 
@@ -149,8 +149,8 @@ def test_no_arrow_up_or_sideways():
 
 
 def test_the_rule_sees_an_arrow_up_or_sideways():
-    fake = {"ctwm_cli.tail.audit": {"ctwm_cli.diagnostics.measures", "ctwm_cli.tail.verdict", "ctwm_cli.errors"},
-            "ctwm_cli.tail.verdict": {"ctwm_cli.allocation.rank"}, "ctwm_cli.errors": {"ctwm_cli.checks"}}
+    fake = {"ctwm_cli.tail.audit": {"ctwm_cli.diagnostics.measures", "ctwm_cli.tail.verdict", "ctwm_cli.common.errors"},
+            "ctwm_cli.tail.verdict": {"ctwm_cli.allocation.rank"}, "ctwm_cli.common.errors": {"ctwm_cli.common.checks"}}
     assert sorted(_violations(fake)) == ["ctwm_cli.tail.audit (level 2) -> ctwm_cli.diagnostics.measures (level 3)",
                                  "ctwm_cli.tail.verdict (level 2) -> ctwm_cli.allocation.rank (level 2)"]
 

@@ -3,7 +3,7 @@ code point (the class is written as the forbidden list, which compiles in micros
 
 from __future__ import annotations
 
-from ctwm_cli.inert import XML_FORBIDDEN, xml_text
+from ctwm_cli.common.inert import XML_FORBIDDEN, xml_text
 
 
 def _xml_char(c: int) -> bool:  # XML 1.0 (5th ed.) §2.2

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
 from ctwm_cli.traces.paths import ReadOptions, scan_paths
 

@@ -15,7 +15,6 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
 from lifecycle_workload import differing, per_tenant_figures
 
 try:
@@ -135,7 +134,7 @@ def test_memory_workload_matches_lancedbs_own_records(tmp_path, embed, run_cli):
 
 
 def test_scope_keys_and_outcomes_are_checked(tmp_path):
-    from ctwm_cli.errors import UsageError
+    from ctwm_cli.common.errors import UsageError
 
     with pytest.raises(UsageError, match="scope_keys must be a sequence of names"):
         CrewAITrace(tmp_path / "t.jsonl", scope_keys="user")

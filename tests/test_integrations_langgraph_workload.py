@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from lifecycle_workload import as_seconds, differing, per_tenant_figures, run_workload
 
 pytest.importorskip("langgraph.store.memory")

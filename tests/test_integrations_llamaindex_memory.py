@@ -10,7 +10,6 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
 from lifecycle_workload import differing, per_tenant_figures
 
 pytest.importorskip("llama_index.core")

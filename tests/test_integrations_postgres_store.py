@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from lifecycle_workload import as_seconds, differing, per_tenant_figures, run_workload
 
 pytest.importorskip("langgraph.store.postgres", reason="needs langgraph-checkpoint-postgres and psycopg[binary]")

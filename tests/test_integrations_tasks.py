@@ -69,7 +69,7 @@ def test_section_8_metrics_from_a_wrapper_trace(tmp_path, run_cli):
 def test_an_outcome_must_be_one_ctwm_reads(tmp_path):
     from langgraph.store.memory import InMemoryStore
 
-    from ctwm_cli.errors import UsageError
+    from ctwm_cli.common.errors import UsageError
     from ctwm_cli.integrations.langgraph import TracedStore
 
     store = TracedStore(InMemoryStore(), tmp_path / "t.jsonl", task="T-1")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 
 Z = 1.96
 

@@ -10,6 +10,7 @@ import typer.main
 
 from ctwm_cli.cli import app
 
+
 def test_plots_do_not_import_matplotlib_at_package_import():
     code = (
         "import sys, importlib, pkgutil\n"

@@ -16,12 +16,12 @@ import urllib.request
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import EXIT_INPUT, UsageError
-from ctwm_cli.llm import ChatClient
-from ctwm_cli.localmodel import MODEL_ALIAS, LocalModelError, LocalModelServer, find_gguf
-from ctwm_cli.memory.predictor import SYSTEM_PROMPT as PREDICTOR_SYSTEM
+from ctwm_cli.common.errors import EXIT_INPUT, UsageError
 from ctwm_cli.memory.predictor import ANSWER_MAX_TOKENS, parse_answer
+from ctwm_cli.memory.predictor import SYSTEM_PROMPT as PREDICTOR_SYSTEM
 from ctwm_cli.memory.tokens import token_counter
+from ctwm_cli.models.llm import ChatClient
+from ctwm_cli.models.localmodel import MODEL_ALIAS, LocalModelError, LocalModelServer, find_gguf
 from ctwm_cli.replay import ReplayConfig, episode, run_episode
 from ctwm_cli.replay.runner import Arm
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory.encodings import OUTPUT, make_encoding
 from ctwm_cli.memory.policies import EpisodicMemory, make_policy
 from ctwm_cli.memory.predictor import PromptReader, make_predictor, parse_answer

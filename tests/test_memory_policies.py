@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctwm_cli.errors import UsageError
-from ctwm_cli.memory.encodings import make_encoding
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory.core_tail import allocation_slots
+from ctwm_cli.memory.encodings import make_encoding
 from ctwm_cli.memory.policies import EpisodicMemory, make_policy
 from ctwm_cli.memory.tokens import token_counter
 from ctwm_cli.replay import ReplayConfig, episode

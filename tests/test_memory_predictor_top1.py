@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory.predictor import make_predictor
 
 

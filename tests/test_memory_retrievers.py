@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory import TransitionStore, make_retriever, make_store
 from ctwm_cli.world.run import WorldConfig, simulate
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory.encodings import make_encoding
 from ctwm_cli.memory.policies import EpisodicMemory, make_policy
 from ctwm_cli.memory.tokens import TokenCounter, count_tokens, token_counter

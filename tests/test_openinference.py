@@ -12,7 +12,13 @@ import pytest
 from ctwm_cli import InputError
 from ctwm_cli.api import read_trace
 from ctwm_cli.traces.openinference import (
-    DOCUMENTS, GENAI_DOCUMENTS, PROMPT_TOKENS, SESSION_ID, SPAN_KIND, import_openinference, item_id,
+    DOCUMENTS,
+    GENAI_DOCUMENTS,
+    PROMPT_TOKENS,
+    SESSION_ID,
+    SPAN_KIND,
+    import_openinference,
+    item_id,
     retrieved_documents,
 )
 

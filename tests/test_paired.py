@@ -1,4 +1,4 @@
-"""The one paired bootstrap (ctwm_cli.paired): closed forms, calibration, and intervals it refuses to form."""
+"""The one paired bootstrap (ctwm_cli.stats.paired): closed forms, calibration, and intervals it refuses to form."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ctwm_cli.memory.bm25 import BM25, bm25_scores
-from ctwm_cli.paired import BlockResample, IndexResample, paired_delta, ratio_interval
+from ctwm_cli.stats.paired import BlockResample, IndexResample, paired_delta, ratio_interval
 
 
 def test_values_are_the_closed_forms():
@@ -137,7 +137,7 @@ def test_one_differing_unit_forms_no_interval():
 
 
 def test_an_interval_that_excludes_its_estimate_is_refused():
-    from ctwm_cli.intervals import confidence_interval
+    from ctwm_cli.stats.intervals import confidence_interval
 
     assert confidence_interval(1.0, 2.0, 0.95, estimate=1.0).low == 1.0
     with pytest.raises(ValueError, match="excludes its estimate"):
@@ -146,7 +146,7 @@ def test_an_interval_that_excludes_its_estimate_is_refused():
 
 def test_simulated_mde_is_the_normal_closed_form_on_normal_replicates():
     """Shift model on normal replicates with the percentile interval: (z_.975 + z_.8) σ = 2.80 σ."""
-    from ctwm_cli.paired import simulated_mde
+    from ctwm_cli.stats.paired import simulated_mde
 
     reps = np.random.default_rng(0).normal(0.0, 2.0, 20_000)
     lo, hi = np.quantile(reps, [0.025, 0.975])

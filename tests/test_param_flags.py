@@ -4,17 +4,16 @@ resolves to a flag through the options of the commands themselves (``ctwm_cli.cl
 from __future__ import annotations
 
 import ast
-from pathlib import Path
-
 import pickle
 import re
+from pathlib import Path
 
 import pytest
 import typer.main
 
 from ctwm_cli.cli.application import full_app
 from ctwm_cli.cli.param_flags import all_commands, command_flags, flag_message, option_flags
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT_LOG = ROOT / "sample_traces" / "agent_log.jsonl"

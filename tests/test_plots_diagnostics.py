@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +62,8 @@ def test_plot_path_checked_before_work(tmp_path, run_cli):
 
 def test_library_plot_functions(tmp_path):
     from ctwm_cli.diagnostics import psd
-    from ctwm_cli.plots.lorenz import lorenz_points, plot_lorenz
     from ctwm_cli.plots import save_figure
+    from ctwm_cli.plots.lorenz import lorenz_points, plot_lorenz
     from ctwm_cli.plots.psd import plot_psd
 
     x, y = lorenz_points(np.array([0, 0, 0, 10]))
@@ -79,8 +78,8 @@ def test_library_plot_functions(tmp_path):
 def test_plot_functions_draw_into_given_axes_and_return_the_figure():
     from matplotlib.figure import Figure
 
+    from ctwm_cli.common.errors import UsageError
     from ctwm_cli.diagnostics import concentration_of_traces, psd
-    from ctwm_cli.errors import UsageError
     from ctwm_cli.plots.psd import plot_psd
     from ctwm_cli.plots.rank_frequency import plot_concentration
 

@@ -60,8 +60,8 @@ def test_replay_plot_bars_match_the_result():
 
 def test_bench_report_forest_plot_places_each_reduction_and_interval():
     from ctwm_cli.bench.report import BenchReport, ReportRow
-    from ctwm_cli.intervals import ConfidenceInterval
     from ctwm_cli.plots.bench import plot_bench_report
+    from ctwm_cli.stats.intervals import ConfidenceInterval
 
     def row(name, red, lo, hi):
         return ReportRow(configuration=name, source="s", units="steps", n=100, baseline="graph", treatment="ctwm",

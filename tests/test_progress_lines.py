@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ctwm_cli.cli import progress_display
-from ctwm_cli.progress import LineProgress
+from ctwm_cli.runtime.progress import LineProgress
 
 TRACE = "sample_traces/tpl_events.parquet"
 LINE = re.compile(r"ctwm: (?P<stage>[a-z ]+) (?P<done>[\d,]+)(/(?P<total>[\d,]+))?( done)?, (?P<s>\d+) s")

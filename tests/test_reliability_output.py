@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
-from ctwm_cli.files import atomic_write, check_output_file, prepare_dir, remove_temp_files, write_json
-from ctwm_cli.limits import LIMITS, check_limit, check_memory
+from ctwm_cli.common.errors import InputError, UsageError
+from ctwm_cli.common.limits import LIMITS, check_limit, check_memory
+from ctwm_cli.runtime.files import atomic_write, check_output_file, prepare_dir, remove_temp_files, write_json
 from ctwm_cli.world import WorldConfig, run_grid, run_ladder
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_traces" / "tpl_events.parquet"
@@ -253,7 +253,7 @@ def test_memory_limit_of_the_process_is_respected(tmp_path):
 
 CHILD_BEFORE_RESET = r"""
 import os, signal, sys
-from ctwm_cli import interrupts
+from ctwm_cli.runtime import interrupts
 with interrupts.signals_raise():
     pid = os.fork()
     if pid == 0:

@@ -1,4 +1,4 @@
-"""ctwm_cli.parallel: results in task order whatever the jobs, and signals that end every worker.
+"""ctwm_cli.runtime.parallel: results in task order whatever the jobs, and signals that end every worker.
 
 The signal tests run a real Python process with a real pool, send it SIGINT / SIGTERM once every
 worker is busy, and check the exit code and that no worker process is left.
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ctwm_cli.errors import UsageError
-from ctwm_cli.parallel import BACKENDS, run_tasks
+from ctwm_cli.common.errors import UsageError
+from ctwm_cli.runtime.parallel import BACKENDS, run_tasks
 
 
 def _square_pid(x: int) -> tuple[int, int]:
@@ -63,8 +63,8 @@ def test_bad_arguments_name_the_parameter():
 SCRIPT = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from ctwm_cli.interrupts import Interrupted
-    from ctwm_cli.parallel import run_tasks
+    from ctwm_cli.runtime.interrupts import Interrupted
+    from ctwm_cli.runtime.parallel import run_tasks
 
     DIR = Path(sys.argv[1])
 

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory.artifact import FiveFeatureCoreTail, draw_ranks, make_variant_policy
 from ctwm_cli.memory.base import EpisodicMemory
 from ctwm_cli.memory.encodings import make_encoding

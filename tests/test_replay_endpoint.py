@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import InputError
+from ctwm_cli.common.errors import InputError
 from ctwm_cli.replay import ReplayConfig, episode, run_episode
 from ctwm_cli.replay.runner import Arm
 

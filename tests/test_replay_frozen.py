@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.replay import ReplayConfig, frozen_replay, replay_ablation, replay_compare
 
 

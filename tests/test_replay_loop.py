@@ -9,18 +9,26 @@ import json
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
-from ctwm_cli.llm import ChatClient
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.memory.encodings import make_encoding
 from ctwm_cli.memory.policies import EpisodicMemory, make_policy
 from ctwm_cli.memory.predictor import make_predictor
 from ctwm_cli.memory.tokens import token_counter
-from ctwm_cli.paired import BlockResample, IndexResample, paired_delta
+from ctwm_cli.models.llm import ChatClient
 from ctwm_cli.replay import (
-    Arm, ReplayConfig, episode, frozen_replay, make_agent, replay_compare, replay_encodings, replay_pareto, run_episode,
+    Arm,
+    ReplayConfig,
+    episode,
+    frozen_replay,
+    make_agent,
+    replay_compare,
+    replay_encodings,
+    replay_pareto,
+    run_episode,
 )
 from ctwm_cli.replay.agents import AgentDecision, decision_prompt
 from ctwm_cli.replay.experiments import check_arms, replay_logs
+from ctwm_cli.stats.paired import BlockResample, IndexResample, paired_delta
 
 SMALL = dict(size=100, steps=400, seeds=(3,), bootstrap=100, block=50)
 

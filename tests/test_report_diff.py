@@ -10,7 +10,7 @@ import pytest
 from report_helpers import external_references, parse
 
 import ctwm_cli
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 
 
 def _events(path, counts: dict[str, int]) -> None:

@@ -26,9 +26,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import EXIT_INPUT, EXIT_USAGE, UsageError
-from ctwm_cli.inert import markdown_text, spreadsheet_safe, visible, xml_text
-from ctwm_cli.llm import ChatClient, EndpointError
+from ctwm_cli.common.errors import EXIT_INPUT, EXIT_USAGE, UsageError
+from ctwm_cli.common.inert import markdown_text, spreadsheet_safe, visible, xml_text
+from ctwm_cli.models.llm import ChatClient, EndpointError
 from ctwm_cli.traces import paths
 from ctwm_cli.traces.predicate import check_where
 

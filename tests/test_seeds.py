@@ -1,4 +1,4 @@
-"""One seed resolver (``ctwm_cli.seeds``, ``ctwm_cli.cli.seeding``): a fresh seed is drawn one way, printed,
+"""One seed resolver (``ctwm_cli.common.seeds``, ``ctwm_cli.cli.seeding``): a fresh seed is drawn one way, printed,
 and replays the run."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from ctwm_cli.seeds import SEED_BITS, new_seed, resolve_seed
+from ctwm_cli.common.seeds import SEED_BITS, new_seed, resolve_seed
 
 
 def test_fresh_seeds_are_31_bit_and_vary():

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 

@@ -80,7 +80,7 @@ def test_paper_rule(kw, verdict):
 
 
 def test_bad_parameters_name_themselves():
-    from ctwm_cli.errors import InputError, UsageError
+    from ctwm_cli.common.errors import InputError, UsageError
 
     with pytest.raises(UsageError, match="bootstrap"):
         audit([1, 2, 3], bootstrap=-1)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.tail import INCONCLUSIVE, audit
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from ctwm_cli.intervals import wilson_interval
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import across_groups, audit, heterogeneity_test
 
 

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
+from ctwm_cli.stats.intervals import wilson_interval
 from ctwm_cli.tail import INCONCLUSIVE, LOGNORMAL, Histogram, Verdict, audit, sample_power_law
-from ctwm_cli.intervals import wilson_interval
 from ctwm_cli.tail.power import _falls, _needed, power_analysis
 
 

@@ -15,7 +15,7 @@ from scipy import stats
 
 from ctwm_cli.tail import audit
 from ctwm_cli.tail.compare import P_BOUND, nested_power_law, pvalue_text, vuong
-from ctwm_cli.tail.powerlaw import fit_power_law, Histogram
+from ctwm_cli.tail.powerlaw import Histogram, fit_power_law
 from ctwm_cli.tail.uncertainty import summarise
 
 

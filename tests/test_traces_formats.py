@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from ctwm_cli.errors import InputError
+from ctwm_cli.common.errors import InputError
 from ctwm_cli.traces import formats, item_counts, open_trace, scan_trace
 from ctwm_cli.traces.formats import FORMATS, TraceFormat
 

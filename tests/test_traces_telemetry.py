@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
-from ctwm_cli.labels import identity
+from ctwm_cli.common.errors import InputError, UsageError
+from ctwm_cli.common.labels import identity
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
 from ctwm_cli.traces.mem0 import mem0_history, read_owners
 from ctwm_cli.traces.telemetry import any_value, import_telemetry, mem0_rows, otel_rows, sniff_format

@@ -8,7 +8,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.tail import Histogram, audit, fit_power_law
 from ctwm_cli.traces import ColumnMap
 from ctwm_cli.traces.engine import ReadOptions

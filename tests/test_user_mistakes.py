@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctwm_cli import read_trace
-from ctwm_cli.errors import InputError, UsageError
+from ctwm_cli.common.errors import InputError, UsageError
 from ctwm_cli.traces.column_checks import CountsLikeWarning
 
 RNG = np.random.default_rng(41)

@@ -87,7 +87,7 @@ def _paths(schema: Any, path: str = "") -> Iterator[tuple[str, Any]]:
             yield from _paths(sub, path)
 
 
-#: ``summary`` is the lead paragraph, a string (ctwm_cli.vocabulary.SUMMARY_KEY). Keys of that name that hold
+#: ``summary`` is the lead paragraph, a string (ctwm_cli.common.vocabulary.SUMMARY_KEY). Keys of that name that hold
 #: something else, written before the lead existed, by name: the list may only shrink (rename, then remove).
 SUMMARY_NOT_A_LEAD = {("bench longmemeval", "summary")}
 
@@ -106,7 +106,7 @@ def test_summary_is_the_lead_paragraph_wherever_it_appears():
 @pytest.mark.parametrize("command, where", [("audit", "summary"), ("audit", "results[].summary"),
                                             ("health", "summary"), ("health", "groups[].report.summary")])
 def test_the_lead_is_published_where_the_cli_writes_it(command, where):
-    from ctwm_cli.vocabulary import SUMMARY_KEY
+    from ctwm_cli.common.vocabulary import SUMMARY_KEY
 
     found = dict(_paths(command_schema(command)))
     assert where.endswith(SUMMARY_KEY) and found[where]["type"] == "string"
@@ -164,12 +164,12 @@ def _unglossed(schema: Any, terms: dict[str, str]) -> set[str]:
 
 
 def test_every_key_of_every_command_is_in_the_glossary():
-    """The allow-list: a key no glossary entry explains (ctwm_cli/glossary.tsv) fails, whatever its name."""
+    """The allow-list: a key no glossary entry explains (ctwm_cli/common/glossary.tsv) fails, whatever its name."""
     from ctwm_cli.cli.schemas import glossary
 
     terms = glossary()
     bad = sorted({(c, k) for c in COMMANDS for k in _unglossed(command_schema(c), terms)})
-    assert not bad, f"add a one-line meaning to ctwm_cli/glossary.tsv (or use a glossary name): {bad}"
+    assert not bad, f"add a one-line meaning to ctwm_cli/common/glossary.tsv (or use a glossary name): {bad}"
 
 
 def test_the_glossary_has_no_stale_or_empty_entry():

@@ -1,4 +1,4 @@
-"""``ctwm_cli.vocabulary``: the one definition of the names and defaults the library and the CLI share."""
+"""``ctwm_cli.common.vocabulary``: the one definition of the names and defaults the library and the CLI share."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.memory.retrievers import StateFrequency, StateTau
 from ctwm_cli.memory.store import TransitionStore
 from ctwm_cli.world import WorldConfig, make_graph, run_ladder, run_world, simulate

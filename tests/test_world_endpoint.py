@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import InputError
+from ctwm_cli.common.errors import InputError
 from ctwm_cli.world.endpoint import EndpointPolicy, parse_action
 from ctwm_cli.world.env import build_world
 from ctwm_cli.world.graphs import make_graph

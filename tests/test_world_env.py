@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.world.env import World, WorldEnv, build_world
 from ctwm_cli.world.graphs import make_graph
 

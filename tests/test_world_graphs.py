@@ -6,7 +6,7 @@ import igraph
 import numpy as np
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.world.graphs import FAMILIES, make_graph
 
 

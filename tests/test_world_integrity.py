@@ -29,7 +29,7 @@ def grid(tmp_path, run_cli):
 _HOLDER = """
     import sys
     from pathlib import Path
-    from ctwm_cli.files import dir_lock
+    from ctwm_cli.runtime.files import dir_lock
     with dir_lock(Path(sys.argv[1])):
         print("held", flush=True)
         sys.stdin.readline()

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.traces import item_counts, open_trace, scan_trace
 from ctwm_cli.world import WorldConfig, concentration, run_grid, run_ladder, run_world, simulate
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ctwm_cli.errors import UsageError
+from ctwm_cli.common.errors import UsageError
 from ctwm_cli.traces import open_trace
 from ctwm_cli.traces.writer import TraceWriter, recover_trace
 
@@ -76,7 +76,7 @@ def test_the_suffix_picks_the_format_and_anything_else_is_refused(tmp_path):
 
 
 def test_a_second_writer_on_one_jsonl_file_is_refused(tmp_path):
-    from ctwm_cli.errors import WriteError
+    from ctwm_cli.common.errors import WriteError
 
     path = tmp_path / "one.jsonl"
     with TraceWriter(path) as w:
@@ -104,7 +104,7 @@ def _in_namespace(script: str, *args: str, flags=("--user", "--map-root-user", "
 
 _FULL_DISK = """
     import json, os, subprocess, sys, time
-    from ctwm_cli.errors import WriteError
+    from ctwm_cli.common.errors import WriteError
     from ctwm_cli.traces.writer import TraceWriter
     mnt = sys.argv[1]
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], check=True)
@@ -194,7 +194,7 @@ def test_jsonl_on_a_full_disk_ends_at_the_last_complete_event(tmp_path):
 
 _FSIZE = """
     import resource, signal, sys
-    from ctwm_cli.errors import WriteError
+    from ctwm_cli.common.errors import WriteError
     from ctwm_cli.traces.writer import TraceWriter
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a short write returns EFBIG instead of killing
     resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))

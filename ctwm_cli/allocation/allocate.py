@@ -8,10 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from ..results import ToDict, jsonable, result
+from ..common.results import ToDict, jsonable, result
 from .apportion import largest_remainder_of_shares
 from .rank import (
-    check_budget, check_core, check_items, check_tau, concentration, core_tail_log_mass, log_weights, logsumexp,
+    check_budget,
+    check_core,
+    check_items,
+    check_tau,
+    concentration,
+    core_tail_log_mass,
+    log_weights,
+    logsumexp,
     shares_from_log,
 )
 

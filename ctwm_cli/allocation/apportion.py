@@ -26,8 +26,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
+from ..common.checks import check_range
+from ..common.errors import UsageError
 
 
 def largest_remainder(quotas: np.ndarray, total: int) -> np.ndarray:

@@ -12,9 +12,8 @@ import math
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
-
+from ..common.checks import check_range
+from ..common.errors import UsageError
 
 # --------------------------------------------------------------------------------------------
 # Argument checks (kept apart from the computation)

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from .allocate import Allocation, RenamedConcentration, allocate_unchecked
 from .rank import MAX_SWEEP_CELLS, check_budget, check_core, check_items, check_tau
 

@@ -28,11 +28,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import vocabulary
-from ..checks import check_choice
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common import vocabulary
+from ..common.checks import check_choice
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..runtime.progress import ProgressCallback
 from ..traces import ColumnMap, item_counts, open_trace, scan_trace
 from ..traces.schema import DEFAULT_EVENT
 from .allocate import allocate_unchecked

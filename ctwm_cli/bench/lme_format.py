@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..results import ToDict, result
+from ..common.errors import InputError
+from ..common.results import ToDict, result
 
 __all__ = ["QUESTION_TYPES", "Question", "Session", "Turn", "load_longmemeval", "parse_longmemeval"]
 

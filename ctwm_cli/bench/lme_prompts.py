@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 from .lme_format import Question
 from .packing import PackedPrompt, bm25_scores, one_line, pack_ctwm, pack_graph, rank_order, words
 

@@ -20,23 +20,32 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
-from ..llm import ChatClient, check_timeout
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import BENCH_K as DEFAULT_K
+from ..common.vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..common.vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, USER_MESSAGE, token_counter
-from ..progress import ProgressCallback
-from ..paired import IndexResample, PairedDelta, paired_delta
-from ..results import ToDict, result
+from ..models.llm import ChatClient, check_timeout
+from ..runtime.progress import ProgressCallback
+from ..stats.paired import IndexResample, PairedDelta, paired_delta
 from .lme_format import QUESTION_TYPES, Question, Session, Turn, load_longmemeval, parse_longmemeval
 from .lme_judge import ANSWER_SYSTEM, judge_prompt, parse_verdict
 from .lme_prompts import (
-    RECALL_METRICS, RELAX_CUES, RELAX_TYPES, SESSION_WEIGHT, ArmSpec, Recall, build_prompt, evidence_recall,
-    rank_turns, recall_critical, turn_items,
+    RECALL_METRICS,
+    RELAX_CUES,
+    RELAX_TYPES,
+    SESSION_WEIGHT,
+    ArmSpec,
+    Recall,
+    build_prompt,
+    evidence_recall,
+    rank_turns,
+    recall_critical,
+    turn_items,
 )
 from .packing import BENCH_POLICIES, check_pack_args
-from ..vocabulary import BENCH_K as DEFAULT_K
-from ..vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
-from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
 
 __all__ = [  # the file format lives in lme_format; its names stay importable from here
     "QUESTION_TYPES", "ArmSummary", "LongMemEvalResult", "Question", "QuestionOutcome", "Session", "Turn",

@@ -33,12 +33,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..errors import UsageError
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from ..memory.bm25 import bm25_scores as shared_bm25_scores
 from ..memory.core_tail import allocation_slots
 from ..memory.policies import check_policy_args
 from ..memory.tokens import TokenCounter
-from ..results import ToDict, result
 
 BENCH_POLICIES = ("graph", "ctwm")
 _WORD = re.compile(r"[a-z0-9]+")

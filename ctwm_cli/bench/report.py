@@ -26,14 +26,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..checks import check_range
-from ..errors import InputError, UsageError
-from ..intervals import ConfidenceInterval
+from ..common.checks import check_range
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
 from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
-from ..progress import ProgressCallback
 from ..replay import ReplayConfig, replay_compare
-from ..results import ToDict, result
-
+from ..runtime.progress import ProgressCallback
+from ..stats.intervals import ConfidenceInterval
 
 #: the quality comparison of a replay row: tail error, or (closed loop) its regret (older runs: against counts)
 QUALITY_METRICS = ("tail_error", "tail_error_oracle_regret", "tail_error_regret")

@@ -44,18 +44,18 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import InputError, UsageError
-from ..intervals import ConfidenceInterval
+from ..common.checks import check_range
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import BENCH_K as DEFAULT_K
+from ..common.vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..common.vocabulary import GAME_AGENTS as AGENTS
+from ..common.vocabulary import TEXTGAMES_BUDGET as DEFAULT_BUDGET
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS, USER_MESSAGE, token_counter
-from ..progress import ProgressCallback
-from ..paired import BlockResample, IndexResample, paired_delta
-from ..results import ToDict, result
+from ..runtime.progress import ProgressCallback
+from ..stats.intervals import ConfidenceInterval
+from ..stats.paired import BlockResample, IndexResample, paired_delta
 from .packing import PackedPrompt, bm25_scores, check_pack_args, one_line, pack_ctwm, pack_graph, rank_order, words
-from ..vocabulary import BENCH_K as DEFAULT_K
-from ..vocabulary import DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
-from ..vocabulary import GAME_AGENTS as AGENTS
-from ..vocabulary import TEXTGAMES_BUDGET as DEFAULT_BUDGET
 
 EXTRA = "textworld"
 PYPROJECT_EXTRAS = {"textworld": ["textworld>=1.6"], "alfworld": ["textworld[pddl]>=1.6"]}

@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._version import __version__
-from ..errors import EXIT_UNEXPECTED, CtwmError, CtwmWarning
-from ..inert import visible  # error lines quote trace contents: no control character reaches the terminal
-from ..interrupts import exit_code as interrupt_exit_code
-from ..interrupts import RAISED, interrupt_cause, last_interrupt, signals_raise
+from ..common.errors import EXIT_UNEXPECTED, CtwmError, CtwmWarning
+from ..common.inert import visible  # error lines quote trace contents: no control character reaches the terminal
+from ..runtime.interrupts import RAISED, interrupt_cause, last_interrupt, signals_raise
+from ..runtime.interrupts import exit_code as interrupt_exit_code
+
 # the library names parameters; the user reads flags
 from .param_flags import all_commands, command_flags, flag_message, option_flags
 from .usage_errors import INTERRUPTED, is_abort, is_usage_error, usage_line

@@ -2,7 +2,7 @@
 
 A config from a pull request is not the user's words. Its options are an allow-list per command, every
 value is attached to its flag (``--bootstrap=200``) and traces come after ``--``; every path it names,
-and every file a glob of it matches, is admitted by :mod:`ctwm_cli.confine` (inside the config's
+and every file a glob of it matches, is admitted by :mod:`ctwm_cli.runtime.confine` (inside the config's
 directory, never VCS metadata, no URL unless the operator allows remote traces). The child process
 that runs an entry admits again, file by file, what it actually opens.
 """
@@ -17,8 +17,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..confine import Confinement, admit_files, admit_name, is_remote
-from ..errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
+from ..runtime.confine import Confinement, admit_files, admit_name, is_remote
 from .output import message
 
 COMMANDS = ("audit", "concentration", "psd", "simulate", "health", "inspect")
@@ -97,7 +97,7 @@ def _known_keys(table: dict[str, Any], path: Path) -> None:
 
 
 class Confine:
-    """Where a config may point: what :mod:`ctwm_cli.confine` admits under ``rules``; nothing when trusted."""
+    """Where a config may point: what :mod:`ctwm_cli.runtime.confine` admits under ``rules``; nothing when trusted."""
 
     def __init__(self, rules: Confinement, trusted: bool) -> None:
         self.rules, self.trusted = rules, trusted

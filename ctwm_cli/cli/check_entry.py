@@ -9,7 +9,7 @@ reaches its pool workers too) with
   (``repeat(item, 10^8)`` was OOM-killed at 9 GB under ``memory_limit = "1GB"``);
 * a wall-clock bound, :attr:`Bounds.seconds`: past it the entry's process group gets SIGTERM, then
   SIGKILL;
-* a config's confinement (:mod:`ctwm_cli.confine`) in its environment.
+* a config's confinement (:mod:`ctwm_cli.runtime.confine`) in its environment.
 
 An entry *ran* when it exited 0 or 1 with a JSON document; anything else — exit 2/3/4, a signal, a
 timeout, no JSON — is an error, and an error fails ``ctwm check`` (see :func:`check_exit_code`).
@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from ..errors import EXIT_CHECK_FAILED, EXIT_INPUT, EXIT_UNEXPECTED, UsageError
+from ..common.errors import EXIT_CHECK_FAILED, EXIT_INPUT, EXIT_UNEXPECTED, UsageError
 
 #: The exit code ``ctwm check`` gives for an entry stopped by a signal, its memory or its time bound:
 #: an input/data error (the entry's data or predicate could not be processed within the bounds).
@@ -119,9 +119,9 @@ DEFAULT_MEMORY = 4 << 30
 def default_memory() -> int:
     """The memory ``ctwm check`` gives one entry unless told: :data:`DEFAULT_MEMORY`, or less when less is
     available (``MemAvailable``, the cgroup's limit, its own ``RLIMIT_AS``:
-    :func:`ctwm_cli.limits.available_memory`), never below :data:`MIN_MEMORY`. Address space bounds
+    :func:`ctwm_cli.common.limits.available_memory`), never below :data:`MIN_MEMORY`. Address space bounds
     resident memory, so an entry never takes more than was free."""
-    from ..limits import available_memory
+    from ..common.limits import available_memory
 
     avail = available_memory()
     return max(MIN_MEMORY, min(DEFAULT_MEMORY, DEFAULT_MEMORY if avail is None else int(avail)))

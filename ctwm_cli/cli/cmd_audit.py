@@ -11,20 +11,36 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import InputError, UsageError
-from ..inert import visible
+from ..common.errors import InputError, UsageError
+from ..common.inert import visible
+from ..common.settings import AuditRun, AuditSettings, Declared, checked_audit, in_range, option
+from ..common.vocabulary import EXPECT_RULES, SUMMARY_KEY, VERDICTS
 from ..plots import check_plot_path
-from ..settings import AuditRun, AuditSettings, Declared, checked_audit, in_range, option
-from ..vocabulary import EXPECT_RULES, SUMMARY_KEY, VERDICTS
 from .declared import declared_flags, option_table
 from .options import (
-    TRACES_HELP, DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, read_flags, output_flags,
+    TRACES_HELP,
+    DetailsOpt,
+    FailOnOpt,
+    Format,
+    JunitOpt,
+    LabelOpt,
+    PlotOpt,
+    ReadFlags,
+    output_flags,
+    read_flags,
     trace_labels,
 )
-from .registry import result
 from .output import (
-    announce_seed, check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar,
+    announce_seed,
+    check_output_path,
+    check_outputs,
+    conclude,
+    emit,
+    fmt_num,
+    message,
+    progress_bar,
 )
+from .registry import result
 
 #: the summary table's columns when several traces or groups are audited
 SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
@@ -109,8 +125,8 @@ def audit(
     """
     # The options are declared in AuditSettings, AuditRun and AuditFlags; the body calls audit_many and renders.
     from ..auditing import audit_many
-    from ..distributed import check_scheduler, using_scheduler
-    from ..gates import parse_checks
+    from ..common.gates import parse_checks
+    from ..runtime.distributed import check_scheduler, using_scheduler
 
     (settings, run), f = checked, flags
     gates = parse_checks(fail_on, GATE_METRICS, parameter="--fail-on")
@@ -136,7 +152,7 @@ def audit(
         _save_plots(plot, results, counts)
     rows = [r.summary_row() for r in results]
     checks = _checks(results, rows, gates, f.expect, f.expect_rule)
-    from ..reporting.summary import VALUES, ACCESSES, audit_summaries  # the lead paragraph, JSON summary
+    from ..reporting.summary import ACCESSES, VALUES, audit_summaries  # the lead paragraph, JSON summary
 
     payload = audit_summaries(results, noun="groups" if f.group_by else "traces",
                               words=VALUES if f.value_col else ACCESSES)
@@ -206,7 +222,7 @@ def _save_plots(plot: str, results, counts) -> None:
 
 def _checks(results, rows: list[dict], gates, expect: str | None, expect_rule: str) -> list:
     """The --expect outcome (paper or calibrated verdict) and the --fail-on gates of every audit."""
-    from ..gates import evaluate_checks, expect_outcome
+    from ..common.gates import evaluate_checks, expect_outcome
 
     checks = []
     for r, row in zip(results, rows, strict=True):
@@ -389,10 +405,10 @@ fails when this page is stale. Each row is one field of a settings dataclass: it
 whether a `ctwm.toml` entry may set it (in `[[check]] options`, under the flag's name in kebab or snake case)
 and its help. The same fields generate the command's options, their checks and the errors that name the flag.
 
-## The audit's settings (`ctwm_cli.settings.AuditSettings`)
+## The audit's settings (`ctwm_cli.common.settings.AuditSettings`)
 
 {option_table(AuditSettings)}
-## How the audit runs (`ctwm_cli.settings.AuditRun`)
+## How the audit runs (`ctwm_cli.common.settings.AuditRun`)
 
 {option_table(AuditRun)}
 ## The command's own options (`ctwm_cli.cli.cmd_audit.AuditFlags`)

@@ -9,22 +9,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from ..vocabulary import BENCH_K, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, TOKENIZERS
-from ..vocabulary import GAME_AGENTS as AGENTS
-from ..vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
-from ..vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
+from ..common.vocabulary import BENCH_K, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, TOKENIZERS
+from ..common.vocabulary import GAME_AGENTS as AGENTS
+from ..common.vocabulary import LONGMEMEVAL_BUDGET as DEFAULT_BUDGET
+from ..common.vocabulary import TEXTGAMES_BUDGET as TW_BUDGET
 from .aliases import CONFIDENCE, aliased
 from .option_groups import opt, option_group, param
 from .options import Format, PlotOpt, SeedOpt, at_most, comma_list, output_flags
-from .registry import result
 from .output import emit, fmt_num, message, progress_bar
+from .registry import result
 from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..bench.longmemeval import LongMemEvalResult
-    from ..intervals import ConfidenceInterval
     from ..bench.report import BenchReport
     from ..bench.textgames import TextGameResult
+    from ..stats.intervals import ConfidenceInterval
 
 
 Tokenizer = Enum("Tokenizer", {t: t for t in TOKENIZERS}, type=str)  # type: ignore[misc]

@@ -29,14 +29,14 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from ..confine import Confinement
-from ..errors import EXIT_CHECK_FAILED, CheckFailed, CtwmError, UsageError
-from ..inert import visible
+from ..common.errors import EXIT_CHECK_FAILED, CheckFailed, CtwmError, UsageError
+from ..common.inert import visible
+from ..runtime.confine import Confinement
 from .check_config import Confine, entries, read_config
 from .check_entry import DEFAULT_SECONDS, Bounds, EntryEnd, default_memory, parse_size, run_entry
 from .options import Format, JunitOpt, output_flags
-from .registry import result
 from .output import check_output_path, check_outputs, emit, message, stdout_console, write_atomic
+from .registry import result
 from .reporters import failure_text, junit_xml
 
 TRUST_ENV = "CTWM_TRUST_CONFIG"
@@ -133,7 +133,7 @@ def check(
 
 
 def _outcomes(end: EntryEnd) -> list[Any]:
-    from ..gates import CheckOutcome  # the library loads when a command runs, never for --help
+    from ..common.gates import CheckOutcome  # the library loads when a command runs, never for --help
 
     return [CheckOutcome(**c) for c in (end.doc or {}).get("checks", [])] if end.ran else []
 
@@ -144,7 +144,7 @@ def _named(outcome: Any, entry: str) -> Any:
 
 def _error_outcome(entry: str, end: EntryEnd) -> Any:
     """An entry that could not run, as a gate outcome of status ``error`` (every reporter shows it failed)."""
-    from ..gates import ERROR, CheckOutcome
+    from ..common.gates import ERROR, CheckOutcome
 
     return CheckOutcome(subject=entry, check="ran", metric="ran", op="==", threshold="ran", observed=end.status,
                         status=ERROR, failed=True, note=str(end.error))

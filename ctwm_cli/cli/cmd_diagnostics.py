@@ -10,16 +10,26 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..labels import subject_label
+from ..common.labels import subject_label
+from ..common.vocabulary import BETA_BAND, DETRENDS, LOG_BASES, SIGMA_VARIANTS
 from ..plots import check_plot_path
-from ..vocabulary import BETA_BAND, DETRENDS, LOG_BASES, SIGMA_VARIANTS
 from .option_groups import choice
 from .options import (
-    DetailsOpt, FailOnOpt, Format, JunitOpt, LabelOpt, PlotOpt, ReadFlags, SeedOpt, at_most,
-    read_flags, output_flags, trace_labels,
+    DetailsOpt,
+    FailOnOpt,
+    Format,
+    JunitOpt,
+    LabelOpt,
+    PlotOpt,
+    ReadFlags,
+    SeedOpt,
+    at_most,
+    output_flags,
+    read_flags,
+    trace_labels,
 )
+from .output import check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar
 from .registry import result
-from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 from .seeding import resolve_seed
 
 Detrend = choice("Detrend", DETRENDS)
@@ -75,8 +85,8 @@ def concentration(
       ctwm concentration grid_out/ --group-by run --fail-on 'gini>0.9' --junit-xml conc.xml
       ctwm concentration a.jsonl b.parquet --format csv
     """
+    from ..common.gates import evaluate_checks, parse_checks
     from ..diagnostics import concentration_of_traces
-    from ..gates import evaluate_checks, parse_checks
 
     cmap = opts.read_options()
     gates = parse_checks(fail_on, CONCENTRATION_METRICS, parameter="--fail-on")
@@ -189,9 +199,9 @@ def psd(
       ctwm psd trace.parquet --series total --run r1 --fail-on 'beta>1.5' --json
       ctwm psd trace.parquet --series item:m42 --band 0.01:0.1 --plot psd.png
     """
+    from ..common.gates import evaluate_checks, parse_checks
     from ..diagnostics import psd_of_trace
     from ..diagnostics.spectrum import parse_band
-    from ..gates import evaluate_checks, parse_checks
 
     cmap = opts.read_options()
     gates = parse_checks(fail_on, PSD_METRICS, parameter="--fail-on")

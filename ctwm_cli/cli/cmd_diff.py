@@ -10,12 +10,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import InputError, UsageError
-from ..labels import identity
+from ..common.errors import InputError, UsageError
+from ..common.labels import identity
 from .aliases import aliased
 from .options import Format, JunitOpt, ReadFlags, SeedOpt, column_flags, output_flags
-from .registry import result
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
+from .registry import result
 
 
 def _saved_result(path: str) -> dict | None:

@@ -8,14 +8,13 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from ..common.vocabulary import INPUT_FORMATS
 from ..plots import check_plot_path
 from .health_tables import hot_tables, scope_hot_tables, scope_table
-from ..vocabulary import INPUT_FORMATS
 from .option_groups import choice
-from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags
+from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, output_flags, read_flags
+from .output import check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar
 from .registry import result
-from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
-
 
 InputFormat = choice("InputFormat", INPUT_FORMATS)
 
@@ -157,7 +156,7 @@ def health(
     fmt: Format = Format.table,
 ) -> None:
     cmap = opts.read_options()
-    from ..gates import parse_checks
+    from ..common.gates import parse_checks
     from ..health import METRICS, health_of_trace
 
     checks = parse_checks(fail_on, list(METRICS), parameter="--fail-on")
@@ -187,8 +186,8 @@ def health(
     if report.groups:
         tables.append(scope_table(report))
         tables += scope_hot_tables(report)
+    from ..common.vocabulary import SUMMARY_KEY
     from ..reporting.summary import health_summaries
-    from ..vocabulary import SUMMARY_KEY
 
     payload = health_summaries(report)  # the lead paragraph: JSON summary, and the table format's first lines
     emit("health", payload, rows, fmt, tables=tables, checks=report.checks, headline=payload[SUMMARY_KEY])

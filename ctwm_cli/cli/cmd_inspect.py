@@ -9,10 +9,16 @@ from rich.table import Table
 from rich.text import Text
 
 from .options import (
-    TRACES_HELP, Format, LabelOpt, ReadFlags, read_flags, output_flags, trace_labels,
+    TRACES_HELP,
+    Format,
+    LabelOpt,
+    ReadFlags,
+    output_flags,
+    read_flags,
+    trace_labels,
 )
-from .registry import result
 from .output import emit, fmt_num, progress_bar
+from .registry import result
 
 
 @output_flags

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from ..errors import InputError
-from ..vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
+from ..common.errors import InputError
+from ..common.vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 from .options import Format, output_flags
-from .registry import result
 from .output import emit, message
+from .registry import result
 
 if TYPE_CHECKING:
-    from ..localmodel import LocalServerInfo
+    from ..models.localmodel import LocalServerInfo
 
 model_app = typer.Typer(
     help=(
@@ -41,7 +41,7 @@ LogOpt = Annotated[
 
 
 @model_app.command("serve")
-@result("model serve", "ctwm_cli.localmodel.LocalServerInfo")
+@result("model serve", "ctwm_cli.models.localmodel.LocalServerInfo")
 @output_flags
 def serve_cmd(
     port: PortOpt = 8080,
@@ -64,14 +64,14 @@ def serve_cmd(
 
       ctwm replay compare --predictor endpoint --base-url http://127.0.0.1:8080/v1 --model smollm2-135m-instruct
     """
-    from ..localmodel import serve
+    from ..models.localmodel import serve
 
 
     def ready(info: LocalServerInfo) -> None:
         emit("model serve", info.to_dict(), [info.to_dict()], fmt, tables=[_table(info)])
         message(f"serving {info.model} at {info.base_url} (pid {info.pid}); Ctrl-C stops it")
 
-    # Ctrl-C and SIGTERM raise in main() (ctwm_cli.interrupts); serve() stops the child server on the way out
+    # Ctrl-C and SIGTERM raise in main() (ctwm_cli.runtime.interrupts); serve() stops the child server on the way out
     code = serve(on_ready=ready, port=port, n_ctx=n_ctx, threads=threads, model_path=gguf, timeout=timeout, log=log)
     if code not in (0, -signal.SIGINT, -signal.SIGTERM):
         raise InputError(f"the llama.cpp server exited with code {code}")

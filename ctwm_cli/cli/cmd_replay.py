@@ -11,15 +11,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from ..errors import CheckFailed, UsageError
+from ..common.errors import CheckFailed, UsageError
 from .options import Format, comma_list, output_flags, tau_values
-from .registry import result
 from .output import emit, fmt_num, message, progress_bar
-from .replay_tables import arms_table, ci_text, deltas_table
+from .registry import result
 from .replay_options import (
-    BaseUrlOpt, EncodingName, EncodingOpt, Memory, ModelOpt, OutOpt, OverwriteOpt, PredictorName, ReplayOptions,
-    TimeoutOpt, build_config, timed, replay_options, replay_options_no_out,
+    BaseUrlOpt,
+    EncodingName,
+    EncodingOpt,
+    Memory,
+    ModelOpt,
+    OutOpt,
+    OverwriteOpt,
+    PredictorName,
+    ReplayOptions,
+    TimeoutOpt,
+    build_config,
+    replay_options,
+    replay_options_no_out,
+    timed,
 )
+from .replay_tables import arms_table, ci_text, deltas_table
 from .seeding import resolve_seed
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import CheckFailed, UsageError
-from .options import Format, JobsOpt, ReadFlags, SeedOpt, at_most, read_flags, output_flags
+from ..common.errors import CheckFailed, UsageError
+from .options import Format, JobsOpt, ReadFlags, SeedOpt, at_most, output_flags, read_flags
 from .output import check_output_path, check_outputs, emit, message, write_atomic
 from .progress_display import note
 from .registry import result

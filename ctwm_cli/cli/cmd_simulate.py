@@ -10,17 +10,24 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import UsageError
+from ..common.errors import UsageError
+from ..common.vocabulary import DEFAULT_BUDGET, DEFAULT_TAU, RANKINGS
+from ..common.vocabulary import SIMULATE_CORE as DEFAULT_CORE
 from ..plots import check_plot_path
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_TAU, RANKINGS
-from ..vocabulary import SIMULATE_CORE as DEFAULT_CORE
 from .option_groups import choice
 from .options import (
-    TAU_SPEC_HELP, FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, read_flags, output_flags,
+    TAU_SPEC_HELP,
+    FailOnOpt,
+    Format,
+    JunitOpt,
+    PlotOpt,
+    ReadFlags,
+    output_flags,
+    read_flags,
     tau_values,
 )
+from .output import check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar
 from .registry import result
-from .output import check_outputs, check_output_path, conclude, emit, fmt_num, message, progress_bar
 
 if TYPE_CHECKING:
     from ..allocation import Allocation, TauSweep, TraceSimulation
@@ -109,7 +116,7 @@ def simulate(
     # Long only by its option declarations (Typer reads the signature); the body validates, calls one library
     # function per mode (allocate, tau_sweep or simulate_trace) and renders through the _emit_* helpers.
     from ..allocation import allocate, parse_sweep, simulate_trace, tau_sweep
-    from ..gates import evaluate_checks, parse_checks
+    from ..common.gates import evaluate_checks, parse_checks
 
     gates = parse_checks(fail_on, TRACE_METRICS, parameter="--fail-on")
     if gates and trace is None:

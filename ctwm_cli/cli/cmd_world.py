@@ -8,15 +8,21 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..errors import UsageError
-from ..vocabulary import ALL_RETRIEVERS, PAPER_SIZES, RETRIEVERS
-from ..vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..common.errors import UsageError
+from ..common.vocabulary import ALL_RETRIEVERS, PAPER_SIZES, RETRIEVERS
+from ..common.vocabulary import GRAPH_FAMILIES as FAMILIES
 from .options import Format, JobsOpt, PlotOpt, SeedOpt, choice_list, comma_list, output_flags
-from .registry import result
 from .output import emit, fmt_num, message, progress_bar
+from .registry import result
 from .seeding import resolve_seed
 from .world_options import (
-    Family, OverwriteOpt, ResumeOpt, RetrieverName, RetrieverOpt, WorldOptions, world_options,
+    Family,
+    OverwriteOpt,
+    ResumeOpt,
+    RetrieverName,
+    RetrieverOpt,
+    WorldOptions,
+    world_options,
     world_options_no_writes,
 )
 

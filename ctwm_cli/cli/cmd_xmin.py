@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from .options import TAU_SPEC_HELP, Format, PlotOpt, SeedOpt, output_flags, tau_values
-from .registry import result
 from .output import emit, fmt_num, message, progress_bar
+from .registry import result
 from .seeding import resolve_seed
 
 DEFAULT_XMIN_SWEEP = "0.25:2:7"

@@ -6,7 +6,7 @@ import sys
 
 from rich.console import Console
 
-from ..inert import visible
+from ..common.inert import visible
 
 
 class InertConsole(Console):

@@ -1,6 +1,6 @@
-"""Typer options generated from declared settings (:mod:`ctwm_cli.settings`): one field, one option.
+"""Typer options generated from declared settings (:mod:`ctwm_cli.common.settings`): one field, one option.
 
-:func:`declared_flags` turns each :class:`~ctwm_cli.settings.Declaration` with flags into a Typer option
+:func:`declared_flags` turns each :class:`~ctwm_cli.common.settings.Declaration` with flags into a Typer option
 (choices shown as choices, size limits as :func:`.option_groups.at_most`, metavars, each deprecated spelling a
 hidden option that warns), adds them to a command as an option group and hands the command the checked
 settings (``build``, by default the class's own ``checked``). :func:`option_table` is the docs' table.
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from ..settings import Declaration
+from ..common.settings import Declaration
 from .aliases import aliased
 from .option_groups import CONFIG_REFUSED, declared_params, hidden_name, option_group
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..inert import visible
+from ..common.inert import visible
 from .output import fmt_num
 
 TEXT_WIDTH = 60

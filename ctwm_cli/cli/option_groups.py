@@ -20,9 +20,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..errors import UsageError
-from ..limits import check_limit
-from ..settings import Declaration
+from ..common.errors import UsageError
+from ..common.limits import check_limit
+from ..common.settings import Declaration
 
 
 def choice(name: str, values: tuple[str, ...]) -> type[Enum]:
@@ -77,7 +77,7 @@ def option_group(
 
 
 def at_most(name: str):
-    """Typer callback for a size option: its value, or exit 2 with the limit and why (``ctwm_cli.limits``)."""
+    """Typer callback for a size option: its value, or exit 2 with the limit and why (``ctwm_cli.common.limits``)."""
 
     def check(value: int | None) -> int | None:
         if value is not None:
@@ -113,7 +113,7 @@ def hidden_name(d: Declaration, i: int) -> str:
 
 
 def declared_params(decls: Sequence[Declaration]) -> list[inspect.Parameter]:
-    """The Typer parameters of ``decls`` (those with flags; :mod:`ctwm_cli.settings`): choices shown as choices,
+    """The Typer parameters of ``decls`` (those with flags; :mod:`ctwm_cli.common.settings`): choices shown as choices,
     size limits as :func:`at_most`, metavars, an envvar, each deprecated spelling a hidden parameter."""
     out = []
     for d in decls:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import UsageError
-from ..settings import Declared, option
+from ..common.errors import UsageError
+from ..common.settings import Declared, option
+from ..common.vocabulary import ENGINES, MEMORY_LIMIT
 from ..traces.formats import traces_help
-from ..vocabulary import ENGINES, MEMORY_LIMIT
 from .option_groups import at_most, declared_params, opt, option_group  # noqa: F401 - at_most: the commands' import
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ COL_HELP = ("Remap any schema column, as FIELD=SOURCE (e.g. --col rank=position)
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ReadFlags(Declared):
     """The trace-reading options as parsed: the column remapping, --where, --memory-limit and the engine, each
-    declared once (:func:`ctwm_cli.settings.option`); :data:`READ_FLAGS` and the config keys come from them."""
+    declared once (:func:`ctwm_cli.common.settings.option`); :data:`READ_FLAGS` and the config keys come from them."""
 
     WHAT = "reading option"
 
@@ -213,8 +213,7 @@ class ReadFlags(Declared):
 
     def read_options(self) -> ReadOptions:
         """The library's :class:`ReadOptions`: column map, --where and the engine settings."""
-        from ..traces.engine import EngineOptions
-        from ..traces.engine import ReadOptions
+        from ..traces.engine import EngineOptions, ReadOptions
 
         engine = EngineOptions(engine=getattr(self.engine, "value", self.engine), memory_limit=self.memory_limit,
                                scheduler=self.scheduler)

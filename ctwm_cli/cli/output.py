@@ -6,7 +6,7 @@ column, or stacked one record per block, so no number is ever cut or wrapped; no
 markup, so a label such as ``grid_out[run-1]`` prints as it is), one JSON document, JSON lines and
 CSV (the same field names as the JSON rows; JSON lines carry ``schema_version`` and ``seed``; CSV
 booleans are ``true``/``false``), GitHub workflow-command annotations and a Markdown summary.
-Gate outcomes (:mod:`ctwm_cli.gates`) travel with the result into every format and into JUnit XML.
+Gate outcomes (:mod:`ctwm_cli.common.gates`) travel with the result into every format and into JUnit XML.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .._version import __version__
-from ..errors import CheckFailed, UsageError
-from ..files import check_output_file, write_text
-from ..inert import spreadsheet_safe, visible
-from ..results import SCHEMA_VERSION
+from ..common.errors import CheckFailed, UsageError
+from ..common.inert import spreadsheet_safe, visible
+from ..common.results import SCHEMA_VERSION
+from ..runtime.files import check_output_file, write_text
 from .consoles import InertConsole, stderr_console
 from .options import Format
 from .progress_display import LIVE, progress_bar  # noqa: F401 - the commands' import
@@ -36,7 +36,7 @@ from .registry import REGISTRY
 from .reporters import check_status, failure_text, github_annotations, junit_xml, markdown_report
 
 if TYPE_CHECKING:
-    from ..gates import CheckOutcome
+    from ..common.gates import CheckOutcome
 
 #: when this module was loaded: the start of the command, for JUnit's times
 STARTED = time.perf_counter()
@@ -72,8 +72,8 @@ def announce_seed(seed: int | None) -> None:
 
 
 def jsonable(value: Any) -> Any:
-    """:func:`ctwm_cli.results.jsonable`, loaded (with numpy) when a result is rendered, never for --help."""
-    from ..results import jsonable as to_builtins
+    """:func:`ctwm_cli.common.results.jsonable`, loaded (with numpy) when a result is rendered, never for --help."""
+    from ..common.results import jsonable as to_builtins
 
     return to_builtins(value)
 
@@ -184,7 +184,7 @@ def summary_rows(
 
 def to_csv(rows: Sequence[dict[str, Any]], *, raw: bool = False) -> str:
     """Rows as CSV. Unless ``raw``, text cells are made inert: control characters visible and a cell a
-    spreadsheet would evaluate as a formula prefixed with ``'`` (:mod:`ctwm_cli.inert`)."""
+    spreadsheet would evaluate as a formula prefixed with ``'`` (:mod:`ctwm_cli.common.inert`)."""
     buf = io.StringIO()
     fields = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import CtwmError
+from ..common.errors import CtwmError
 
 
 def option_flags(command: Any) -> dict[str, str]:

@@ -4,7 +4,7 @@ On a terminal, one live display serves the whole run: progress bars opened while
 bootstrap and a calibration, a reader and an audit) become extra lines of the same display, each with its
 own ETA, instead of fighting for one line. When stderr is not a terminal (CI, ``2> log``) no bar can be
 drawn, and a long audit used to print only ``seed: N`` for minutes: work that has run for 10 s prints a line
-per stage and then one every 30 s (:class:`ctwm_cli.progress.LineProgress`); shorter work prints nothing.
+per stage and then one every 30 s (:class:`ctwm_cli.runtime.progress.LineProgress`); shorter work prints nothing.
 ``--quiet`` (every command's output options) turns both off. :func:`begin` starts a command's run: the
 output options call it as the command starts, so the 10 s are the command's own.
 """
@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..inert import visible
-from ..progress import LineProgress, ProgressCallback
+from ..common.inert import visible
+from ..runtime.progress import LineProgress, ProgressCallback
 from .consoles import stderr_console
 
 #: the clock of the log lines (a test sets its own, to make a short audit look long)
@@ -52,7 +52,12 @@ def note(text: str) -> None:
 
 def _live_progress() -> Any:
     from rich.progress import (  # Rich's progress machinery loads only when a bar is drawn
-        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
     )
 
     if LIVE["progress"] is None:

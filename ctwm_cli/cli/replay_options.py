@@ -13,12 +13,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import UsageError
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, ENCODINGS, MEMORY_POLICIES
-from ..vocabulary import GRAPH_FAMILIES as FAMILIES
-from ..vocabulary import PREDICTORS, REPLAY_AGENTS, RESAMPLES, TOKENIZERS
+from ..common.errors import UsageError
+from ..common.vocabulary import (
+    CTWM_STORES,
+    DEFAULT_BUDGET,
+    DEFAULT_CORE,
+    DEFAULT_K,
+    DEFAULT_MAX_CANDIDATES,
+    ENCODINGS,
+    FLAT_RETRIEVALS,
+    GRAPH_RETRIEVALS,
+    MEMORY_POLICIES,
+    PREDICTORS,
+    REPLAY_AGENTS,
+    RESAMPLES,
+    TAIL_ON,
+    TOKENIZERS,
+    WORLD_PRESETS,
+    WORLD_WALKS,
+)
+from ..common.vocabulary import GRAPH_FAMILIES as FAMILIES
 from .aliases import CONFIDENCE, aliased
-from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON, WORLD_PRESETS, WORLD_WALKS
 from .option_groups import choice, opt, option_group, param
 from .options import TAU_SPEC_HELP, PlotOpt, SeedOpt, at_most
 from .output import message
@@ -198,8 +213,8 @@ replay_options_no_out = option_group(SHARED, ReplayOptions, without=("out", "ove
 
 
 def build_config(o: ReplayOptions, seed: int) -> ReplayConfig:
-    from ..plots import check_plot_path
     from ..memory.tiered_params import parse_tiered
+    from ..plots import check_plot_path
     from ..replay import ReplayConfig
 
     episodes, flag = o.episodes, "--episodes"

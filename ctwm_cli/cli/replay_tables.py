@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from ..inert import visible
+from ..common.inert import visible
 from .output import fmt_num
 
 if TYPE_CHECKING:

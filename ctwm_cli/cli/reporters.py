@@ -1,6 +1,6 @@
 """Reporters for CI: JUnit XML, GitHub workflow-command annotations, a Markdown job summary.
 
-Each takes gate outcomes (:class:`ctwm_cli.gates.CheckOutcome`: ``subject``, ``check``, ``status``,
+Each takes gate outcomes (:class:`ctwm_cli.common.gates.CheckOutcome`: ``subject``, ``check``, ``status``,
 ``observed``, ``threshold``, ``note``) and renders them; none computes anything.
 JUnit: one ``<testsuite>`` per command, one ``<testcase>`` per subject (trace or group) x check, a
 ``<failure>`` carrying the observed value and the threshold. The element and attribute names are those
@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..inert import markdown_text, visible, xml_text
+from ..common.inert import markdown_text, visible, xml_text
 
 
 def check_status(outcomes: Sequence[Any]) -> str:

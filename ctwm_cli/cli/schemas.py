@@ -16,8 +16,8 @@ import types
 import typing
 from typing import Any
 
-from ..vocabulary import SUMMARY_KEY
-from ..results import SCHEMA_VERSION
+from ..common.results import SCHEMA_VERSION
+from ..common.vocabulary import SUMMARY_KEY
 from .registry import registered
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -115,7 +115,7 @@ def _variant(mode: str, path: str, gates: dict[str, Any]) -> dict[str, Any]:
 
 
 def envelope_schema(command: str) -> dict[str, Any]:
-    from ..gates import CheckOutcome
+    from ..common.gates import CheckOutcome
 
     return {
         "type": "object",
@@ -172,10 +172,10 @@ def command_schema(command: str) -> dict[str, Any]:
 
 
 def glossary() -> dict[str, str]:
-    """``ctwm_cli/glossary.tsv``: JSON key -> its one-line meaning (``*_suffix`` entries name a family of keys)."""
+    """``ctwm_cli/common/glossary.tsv``: JSON key -> its one-line meaning (``*_suffix`` entries name a family of keys)."""
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "glossary.tsv").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[1] / "common" / "glossary.tsv").read_text(encoding="utf-8")
     rows = [line.split("\t", 1) for line in text.splitlines() if line.strip() and not line.startswith("#")]
     return {key: meaning.strip() for key, meaning in rows}
 
@@ -196,7 +196,7 @@ def glossary_page() -> str:
     return f"""# Glossary of JSON keys
 
 Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it), with
-its meaning in one line. Generated from `ctwm_cli/glossary.tsv`; `tests/test_vocabulary.py` fails when a
+its meaning in one line. Generated from `ctwm_cli/common/glossary.tsv`; `tests/test_vocabulary.py` fails when a
 command's schema holds a key that is not here, when an entry is no longer printed, or when this page is stale.
 A `*_suffix` entry names every key that ends so (`tail_confidence_interval`, `tokens_mean`).
 

@@ -1,9 +1,9 @@
-"""The CLI's one seed resolver: the seed given, or a fresh one drawn (:func:`ctwm_cli.seeds.new_seed`)
+"""The CLI's one seed resolver: the seed given, or a fresh one drawn (:func:`ctwm_cli.common.seeds.new_seed`)
 and printed on stderr, so the run can be repeated."""
 
 from __future__ import annotations
 
-from ..seeds import new_seed
+from ..common.seeds import new_seed
 from .output import announce_seed
 
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..errors import UsageError
-from ..vocabulary import ALL_RETRIEVERS, EVICTION_RULES, WORLD_ORDERS, WORLD_PRESETS, WORLD_WALKS
-from ..vocabulary import GRAPH_FAMILIES as FAMILIES
-from ..vocabulary import WORLD_POLICIES as POLICIES
+from ..common.errors import UsageError
+from ..common.vocabulary import ALL_RETRIEVERS, EVICTION_RULES, WORLD_ORDERS, WORLD_PRESETS, WORLD_WALKS
+from ..common.vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..common.vocabulary import WORLD_POLICIES as POLICIES
 from .option_groups import choice, option_group, param
 
 if TYPE_CHECKING:

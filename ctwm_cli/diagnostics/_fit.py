@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 
 
 @result

@@ -34,16 +34,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import vocabulary
-from ..checks import check_choice
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common import vocabulary
+from ..common.checks import check_choice
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..runtime.progress import ProgressCallback
 from ..traces import ColumnMap
 from ..traces.aggregate import event_kinds
 from ._fit import ols
-from .sized_counts import aggregate_sized, resolve_events, store_capacity
 from .measures import SIGMA_VARIANTS, sigma_top, sigma_top_raw_sorted
+from .sized_counts import aggregate_sized, resolve_events, store_capacity
 
 #: What ``statistic`` says for each σ reading.
 STATISTICS = {

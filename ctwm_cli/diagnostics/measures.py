@@ -47,14 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import vocabulary
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common import vocabulary
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..runtime.progress import ProgressCallback
 from ..traces import ColumnMap, ItemCounts
 from ..traces.aggregate import event_kinds
 from ..traces.paths import ReadOptions, path_labels, read_counts
-
 
 
 @result

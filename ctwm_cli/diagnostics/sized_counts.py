@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
+from ..common.errors import InputError, UsageError
+from ..runtime.progress import ProgressCallback
 from ..traces import ColumnMap, open_trace
 from ..traces.aggregate import DEFAULT_COUNTED, count_by
 

@@ -32,16 +32,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import vocabulary
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common import vocabulary
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import BETA_BAND as DEFAULT_BETA_BAND
+from ..runtime.progress import ProgressCallback
 from ..traces import ColumnMap, item_counts, open_trace, scan_trace
 from ..traces.aggregate import DEFAULT_COUNTED, event_kinds
 from ..traces.schema import DEFAULT_EVENT
 from ._fit import ols
 from .measures import top_decile_size
-from ..vocabulary import BETA_BAND as DEFAULT_BETA_BAND
 
 MIN_STEPS = 256
 MAX_STEPS = 100_000_000

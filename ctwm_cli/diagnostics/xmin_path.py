@@ -21,11 +21,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..allocation.rank import check_items
-from ..settings import MIN_TAIL
 from ..allocation.sweep import MAX_SWEEP_TAUS, check_taus
-from ..errors import UsageError
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.settings import MIN_TAIL
+from ..runtime.progress import ProgressCallback
 from ..tail.powerlaw import Histogram, fit_power_law
 from .measures import concentration
 

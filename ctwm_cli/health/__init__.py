@@ -2,8 +2,8 @@
 retrieval hit rate, stale hits, failure attribution, store growth, the success-vs-volume curve and
 contradiction chains of an agent's memory trace."""
 
+from ..common.gates import Check, CheckOutcome, evaluate_checks, parse_check
 from .chains import Contradictions, contradiction_chains
-from ..gates import Check, CheckOutcome, evaluate_checks, parse_check
 from .curve import SuccessCurve, success_volume_curve
 from .growth import GrowthFit, classify_growth
 from .report import METRICS, HealthReport, health_of_events

@@ -14,12 +14,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import InputError
-from ..intervals import newcombe_difference
+from ..common.errors import InputError
+from ..stats.intervals import newcombe_difference
 from ..traces.objects import MemoryObjects
 from .lifecycle import RETIRING, REVOKING, Lifecycle
 from .results import (
-    ATTRIBUTION_SCOPE, ContextUsage, FailureAttribution, Maintenance, StoreChurn,
+    ATTRIBUTION_SCOPE,
+    ContextUsage,
+    FailureAttribution,
+    Maintenance,
+    StoreChurn,
 )
 
 MAINTENANCE_WARN = 0.10

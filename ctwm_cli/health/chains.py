@@ -17,7 +17,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 
 MAX_LISTED = 20
 

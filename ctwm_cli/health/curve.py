@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 
 MIN_TASKS = 10
 MAX_BINS = 10

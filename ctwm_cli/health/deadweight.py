@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from .lifecycle import USES
 
 OLDEST = 10

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
+from ..common.errors import InputError, UsageError
+from ..runtime.progress import ProgressCallback
 from ..traces import open_trace
 from ..traces.objects import parse_timestamp
 from ..traces.readers import TraceReader

@@ -27,9 +27,9 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..checks import check_range
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 
 GROWTH_CLASSES = ("converging", "linear", "accelerating", "insufficient data")
 MAX_BINS = 20

@@ -7,14 +7,14 @@
   first, with their text.
 
 Texts come from a trace or a dump, so they are data, not markup: the table output shows control
-characters as escapes (:mod:`ctwm_cli.inert`), and each text is cut to :data:`TEXT_CHARS` characters.
+characters as escapes (:mod:`ctwm_cli.common.inert`), and each text is cut to :data:`TEXT_CHARS` characters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 from .lifecycle import Lifecycle
 
 TOP = 10

@@ -60,21 +60,21 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._version import __version__
-from ..labels import subject_label
-from ..results import ToDict, result
+from ..common.gates import Check, CheckOutcome, evaluate_checks
+from ..common.labels import subject_label
+from ..common.results import ToDict, result
 from ..traces.objects import MemoryObjects
-from .chains import Contradictions, contradiction_chains
 from .accumulators import NON_ITEM_EVENTS, ChurnAcc, ContextAcc, FailureAcc, GrowthAcc, MaintenanceAcc, StoreState
-from ..gates import Check, CheckOutcome, evaluate_checks
+from .chains import Contradictions, contradiction_chains
 from .curve import SuccessCurve, success_volume_curve
 from .deadweight import DeadWeight, DeadWeightAcc, Window, window_start
-from .hotlist import HotList, hot_list
-from .lifecycle import USES
-from .retrieval import RetrievalAcc, StaleAboveCurrent, assign_queries, stale_above_current, subjects
 from .events import EventLog
 from .growth import GrowthFit, classify_growth
-from .scopes import ScopeSummary
+from .hotlist import HotList, hot_list
+from .lifecycle import USES
 from .results import ContextUsage, FailureAttribution, Maintenance, RetrievalHealth, StoreChurn
+from .retrieval import RetrievalAcc, StaleAboveCurrent, assign_queries, stale_above_current, subjects
+from .scopes import ScopeSummary
 
 MAX_SERIES_POINTS = 200
 #: metrics that exist only with a prompt budget (a gate on them without one fails: "needs budget")

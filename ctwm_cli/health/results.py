@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 
 
 @result

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 from ..traces.scopekeys import contains
 from .results import RetrievalHealth
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import InputError
-from ..results import ToDict, result
-from ..traces.scopekeys import key_names, parse_scope, scope_value
+from ..common.errors import InputError
+from ..common.results import ToDict, result
 from ..traces.objects import MemoryObjects
+from ..traces.scopekeys import key_names, parse_scope, scope_value
 from .events import EventLog
+
 
 @result
 class ScopeSummary(ToDict):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from ..errors import UsageError
-from ..gates import Check
-from ..progress import ProgressCallback
+from ..common.errors import UsageError
+from ..common.gates import Check
+from ..runtime.progress import ProgressCallback
 from ..traces.objects import MemoryObjects, read_objects
 from ..traces.schema import ColumnMap
 from .deadweight import Window, parse_window, window_start

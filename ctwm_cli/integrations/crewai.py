@@ -56,7 +56,7 @@ from crewai.events.types.memory_events import MemoryQueryCompletedEvent, MemoryQ
 from crewai.events.types.task_events import TaskCompletedEvent, TaskFailedEvent, TaskStartedEvent
 from pydantic import Field
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from ..health.accumulators import FAILURE, SUCCESS
 from ..traces.scopekeys import scope_text
 from ..traces.writer import TraceWriter

@@ -47,7 +47,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result, SearchOp
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from ..health.lifecycle import ExpiryClock
 from ..traces.scopekeys import scope_text
 from ..traces.writer import TraceWriter

@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from ..health.accumulators import FAILURE, SUCCESS
 from ..traces.writer import TraceWriter
 

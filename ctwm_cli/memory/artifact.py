@@ -33,14 +33,21 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_choice
-from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
-from .base import EpisodicMemory
-from .base import MemoryPolicy, Prompt, Retrieval
+from ..common.checks import check_choice
+from ..common.vocabulary import (
+    CTWM_STORES,
+    DEFAULT_BUDGET,
+    DEFAULT_CORE,
+    DEFAULT_K,
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_TAU,
+    FLAT_RETRIEVALS,
+    GRAPH_RETRIEVALS,
+)
+from .base import EpisodicMemory, MemoryPolicy, Prompt, Retrieval
+from .core_tail import CoreTail, allocation_slots
 from .encodings import Encoding
 from .plugins import is_policy_spec, make_user_policy
-from .core_tail import CoreTail, allocation_slots
 from .policies import check_policy_args, make_policy
 from .tokens import TokenCounter
 

@@ -12,13 +12,12 @@ import heapq
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import DEFAULT_BUDGET, DEFAULT_K
 from .encodings import Encoding
 from .store import TransitionStore
 from .tokens import TokenCounter
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_K
-
 
 
 @result

@@ -14,7 +14,7 @@ rare exceptions (seen once, best rank first), listed while they fit in the tail'
 Nothing is dropped silently: every candidate is either a core line or counted in the summary.
 
 A budget smaller than the prompt's fixed lines (header, output contract, minimal tail line) raises
-:class:`~ctwm_cli.errors.UsageError`. Ties in the ranking go to the smaller transition id.
+:class:`~ctwm_cli.common.errors.UsageError`. Ties in the ranking go to the smaller transition id.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..allocation import allocate, largest_remainder, rank_shares
-from ..errors import UsageError
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
+from ..common.errors import UsageError
+from ..common.vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU
 from .base import EpisodicMemory, PooledPolicy, Prompt, Retrieval, candidate_pool, make_prompt, top_scored
 from .encodings import Encoding
 from .tokens import TokenCounter

@@ -31,8 +31,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from ..errors import UsageError
-from ..vocabulary import ENCODINGS
+from ..common.errors import UsageError
+from ..common.vocabulary import ENCODINGS
 
 TASK = "Task: predict the next structured state after the current action.\n"
 OUTPUT = "Output: next-state=<state id>; confidence=<low|medium|high>; evidence-rank=<rank or tail>.\n"

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from .bm25 import BM25
 
 FUSION = (0.5, 0.25, 0.25)  # structured, keyword, vector

@@ -37,7 +37,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 
 __all__ = ["is_policy_spec", "load_policy"]
 

@@ -36,7 +36,7 @@ Policies:
 
 Rendering under the budget: ``flat`` and ``graph`` add lines in rank order and stop at the first
 line that does not fit. A budget smaller than a prompt's fixed lines (header, output contract,
-minimal tail line) raises :class:`~ctwm_cli.errors.UsageError`. Ties in every ranking go to the
+minimal tail line) raises :class:`~ctwm_cli.common.errors.UsageError`. Ties in every ranking go to the
 smaller transition id.
 """
 
@@ -45,11 +45,17 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-
 from ..allocation.rank import check_tau
-from ..checks import check_range
-from ..errors import UsageError
-from ..vocabulary import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, DEFAULT_TAU, MEMORY_POLICIES
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.vocabulary import (
+    DEFAULT_BUDGET,
+    DEFAULT_CORE,
+    DEFAULT_K,
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_TAU,
+    MEMORY_POLICIES,
+)
 from .base import EpisodicMemory, MemoryPolicy, PooledPolicy, Prompt, Retrieval, candidate_pool, make_prompt, top_scored
 from .bm25 import BM25, BM25_B, BM25_K1
 from .core_tail import CoreTail

@@ -33,9 +33,9 @@
     Invalid answers are retried with a corrective message (``retries`` times); a step still without
     one is recorded as unanswered (``prediction=-1; evidence=invalid``, so it counts as an error and
     the run goes on), unless no step has been answered after the first ``UNANSWERED_LIMIT`` steps:
-    then :class:`~ctwm_cli.llm.EndpointError`, as the model cannot do the task. The HTTP client (key
+    then :class:`~ctwm_cli.models.llm.EndpointError`, as the model cannot do the task. The HTTP client (key
     lookup, URL and timeout checks, transport retries, back-off, response size cap) is the shared
-    :class:`~ctwm_cli.llm.ChatClient`.
+    :class:`~ctwm_cli.models.llm.ChatClient`.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ import re
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ..errors import UsageError
-from ..llm import ChatClient, EndpointError
-from ..results import ToDict, result
-from ..vocabulary import PREDICTORS
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import PREDICTORS
+from ..models.llm import ChatClient, EndpointError
 
 _CUR = re.compile(r"^Current state: s(\d+)", re.M)
 _ACT = re.compile(r"^Action: a(\d+)", re.M)

@@ -35,11 +35,11 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.vocabulary import ALL_RETRIEVERS, DEFAULT_TAU
+from ..common.vocabulary import RETRIEVERS as RETRIEVERS  # re-exported
 from .store import TransitionStore, UniformStream
-from ..vocabulary import ALL_RETRIEVERS, DEFAULT_TAU
-from ..vocabulary import RETRIEVERS as RETRIEVERS  # re-exported
 
 #: Every retriever, including those outside the default ladder.
 DEFAULT_TAU_POOL = 10

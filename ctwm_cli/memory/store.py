@@ -34,10 +34,9 @@ import heapq
 
 import numpy as np
 
-from ..checks import check_choice, check_range
-from ..errors import UsageError
-from ..vocabulary import EVICTION_RULES
-
+from ..common.checks import check_choice, check_range
+from ..common.errors import UsageError
+from ..common.vocabulary import EVICTION_RULES
 
 
 class UniformStream:

@@ -47,7 +47,7 @@ confidence x recency. Top ``k``, ties to the smaller entry id.
 tokens, the retrieved lines at most ``floor(retrieved·B)`` (lines in score order until the first
 that does not fit: truncation by score), and at least ``ceil(reserve·B)`` tokens stay free
 (defaults 60% / 25% / 15%). A budget whose working share cannot hold the header and output
-contract raises :class:`~ctwm_cli.errors.UsageError`.
+contract raises :class:`~ctwm_cli.common.errors.UsageError`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from .base import DEFAULT_BUDGET, DEFAULT_K, EpisodicMemory, MemoryPolicy, Prompt, Retrieval
 from .encodings import Encoding
 from .tiered_consolidation import ConsolidatingStore

@@ -38,7 +38,7 @@ that competes with no write). ``consolidation=off`` never consolidates.
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from .tiered_store import MemoryEntry, TieredStore, UndoRecord
 
 __all__ = ["ConsolidatingStore"]

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 
 TIERED_DEFAULTS: dict[str, Any] = {
     # hard budget split (the article: working 60%, retrieved <= 25%, reserve >= 15%)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import functools
 
-from ..errors import UsageError
-from ..vocabulary import TOKENIZERS
+from ..common.errors import UsageError
+from ..common.vocabulary import TOKENIZERS
 
 DEFAULT_TOKENIZER = "cl100k_base"
 #: What a token figure counts (the ``tokens_counted`` field of every result that reports tokens): the whole chat

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..files import atomic_write, check_output_file
+from ..common.errors import UsageError
+from ..runtime.files import atomic_write, check_output_file
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 MAX_SERIES = 12

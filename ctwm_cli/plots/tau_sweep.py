@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from . import figure_axes
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -3,12 +3,18 @@ same trajectories for every arm) or closed loop (the agent acts from the memory 
 paired bootstrap intervals, reference rows, the encoding x allocation ablation, τ sweeps, budget
 sweeps (Pareto) and frozen replay."""
 
-from ..paired import PairedDelta
+from ..stats.paired import PairedDelta
 from .agents import CLOSED_LOOP_AGENTS, EndpointAgent, ReaderAgent, make_agent
 from .experiments import ReplayResult, TauRow, parse_taus, replay_ablation, replay_compare, replay_encodings, run_arms
 from .frozen import FrozenReplay, FrozenRow, TrajectoryTerm, frozen_replay
 from .metrics import (
-    ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_states, tail_steps,
+    ArmMetrics,
+    ReferenceMetrics,
+    arm_metrics,
+    paired_deltas,
+    reference_metrics,
+    tail_states,
+    tail_steps,
 )
 from .pareto import ParetoPoint, ParetoResult, parse_budgets, replay_pareto
 from .runner import AGENTS, Arm, Episode, EpisodeLog, ReplayConfig, episode, run_episode

@@ -14,11 +14,11 @@ the agent for an action index.
     nothing about, else any action (uniform, from its own seeded generator). It is deliberately
     simple, so what the memory shows is what decides.
 ``endpoint``
-    An OpenAI-compatible chat-completions model (:class:`~ctwm_cli.llm.ChatClient`) answers the
+    An OpenAI-compatible chat-completions model (:class:`~ctwm_cli.models.llm.ChatClient`) answers the
     same decision prompt with ``{"action": <index>}``; invalid answers are retried with a
     corrective message. A step still unanswered takes a uniform action (counted in
     ``agent_unanswered``, as the endpoint predictor counts its own), unless none of the first
-    ``UNANSWERED_LIMIT`` steps was answered: then :class:`~ctwm_cli.llm.EndpointError`.
+    ``UNANSWERED_LIMIT`` steps was answered: then :class:`~ctwm_cli.models.llm.EndpointError`.
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
-from ..llm import ChatClient, EndpointError
+from ..common.errors import UsageError
+from ..common.vocabulary import CLOSED_LOOP_AGENTS
 from ..memory.encodings import Encoding
 from ..memory.policies import MemoryPolicy
 from ..memory.predictor import UNANSWERED_LIMIT, parse_transitions
 from ..memory.tokens import TokenCounter
+from ..models.llm import ChatClient, EndpointError
 from ..world.endpoint import parse_action
-from ..vocabulary import CLOSED_LOOP_AGENTS
 
 __all__ = ["CLOSED_LOOP_AGENTS", "AgentDecision", "ClosedLoopAgent", "EndpointAgent", "ReaderAgent",
            "decision_prompt", "make_agent"]

@@ -9,21 +9,27 @@ from typing import Any
 import numpy as np
 
 from ..allocation.rank import check_tau
-from ..checks import check_choice, check_range
-from ..errors import UsageError
+from ..common.checks import check_choice, check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON
+from ..common.vocabulary import REPLAY_AGENTS as AGENTS
+from ..common.vocabulary import WORLD_PRESETS as PRESETS
+from ..common.vocabulary import WORLD_WALKS as WALKS
 from ..memory.encodings import ENCODINGS
 from ..memory.plugins import is_policy_spec, load_policy
-from ..memory.policies import DEFAULT_BUDGET, DEFAULT_CORE, DEFAULT_K, DEFAULT_MAX_CANDIDATES, MEMORY_POLICIES
-from ..memory.policies import check_policy_args
+from ..memory.policies import (
+    DEFAULT_BUDGET,
+    DEFAULT_CORE,
+    DEFAULT_K,
+    DEFAULT_MAX_CANDIDATES,
+    MEMORY_POLICIES,
+    check_policy_args,
+)
 from ..memory.predictor import PREDICTORS
 from ..memory.tiered_params import check_tiered_args
 from ..memory.tokens import DEFAULT_TOKENIZER, TOKENIZERS
-from ..paired import MIN_CLUSTERS
-from ..results import ToDict, result
-from ..vocabulary import CTWM_STORES, FLAT_RETRIEVALS, GRAPH_RETRIEVALS, TAIL_ON
-from ..vocabulary import REPLAY_AGENTS as AGENTS
-from ..vocabulary import WORLD_PRESETS as PRESETS
-from ..vocabulary import WORLD_WALKS as WALKS
+from ..stats.paired import MIN_CLUSTERS
 from ..world.presets import ARTIFACT_REPLAY, ARTIFACT_REPLAY_DEFAULTS, ARTIFACT_REPLAY_WORLD
 from ..world.run import WorldConfig
 from .agents import CLOSED_LOOP_AGENTS
@@ -83,7 +89,7 @@ class ReplayConfig(ToDict):
     @property
     def resampling(self) -> str:
         """What the intervals resample: ``resample``, with ``auto`` resolved: whole episodes (the cluster
-        bootstrap) in closed loop and wherever there are at least :data:`~ctwm_cli.paired.MIN_CLUSTERS`
+        bootstrap) in closed loop and wherever there are at least :data:`~ctwm_cli.stats.paired.MIN_CLUSTERS`
         episodes; blocks of steps only in open loop with fewer. A difference that persists for hundreds of
         steps at a few sparse steps looks uncorrelated to the block rule, and the block interval then gave
         37% false positives at a nominal 5% where the cluster bootstrap held its level (issue 45)."""

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from ..allocation.sweep import check_taus, parse_sweep
-from ..errors import UsageError
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from ..memory.plugins import is_policy_spec
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
-from ..paired import POWER, PairedDelta
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..runtime.progress import ProgressCallback
+from ..stats.paired import POWER, PairedDelta
 from .agents import make_agent
 from .metrics import ArmMetrics, ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics, tail_steps
 from .output import prepare_dir, write_outputs

@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 from scipy.stats import t as student_t
 
-from ..errors import InputError, UsageError
-from ..intervals import ConfidenceInterval, confidence_interval
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
 from ..memory.encodings import ENCODINGS
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
-from ..results import ToDict, result
+from ..stats.intervals import ConfidenceInterval, confidence_interval
 from .metrics import tail_steps
 from .output import MANIFEST_FILE, STEPS_FILE, prepare_dir, write_outputs
 from .runner import Arm, Episode, ReplayConfig, episode, run_episode

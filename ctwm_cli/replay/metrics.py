@@ -58,12 +58,12 @@ prediction of the steps it walked into an arm's memory left the reader. What it 
 the arm walked into easy or hard steps (compare ``tasks_per_episode`` for that), nor, on unanswerable
 steps, anything a memory could have changed (read ``answerable_*`` for that).
 
-**Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.paired`: the confidence
+**Paired comparisons** (treatment minus baseline) use :mod:`ctwm_cli.stats.paired`: the confidence
 interval is a percentile interval of a moving-block bootstrap over steps, stratified by seed (each
 replicate draws ``T // L`` blocks of ``L`` consecutive steps in each seed, the same blocks for both
 arms; at least two blocks per episode, else the interval is reported as not formable). ``L`` is
 chosen per metric from the data (``block="auto"``, the default): the Politis–White rule
-(:mod:`ctwm_cli.blocklength`) on the linearised per-step difference ``(n_T − r_T d_T)/d̄_T −
+(:mod:`ctwm_cli.stats.blocklength`) on the linearised per-step difference ``(n_T − r_T d_T)/d̄_T −
 (n_B − r_B d_B)/d̄_B``, reported with its lag-1 autocorrelation; an integer fixes it. With
 ``resample="episodes"`` whole episodes are resampled instead (the cluster bootstrap; closed loop,
 where step ``t`` of one arm and step ``t`` of the other are different steps). Task metrics are
@@ -80,13 +80,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..blocklength import politis_white_block
-from ..errors import UsageError
+from ..common import vocabulary
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import TAIL_ON
 from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
-from ..paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
-from ..results import ToDict, result
-from .. import vocabulary
-from ..vocabulary import TAIL_ON
+from ..stats.blocklength import politis_white_block
+from ..stats.paired import BlockResample, EpisodeResample, PairedDelta, paired_delta
 
 __all__ = ["ERROR_METRICS", "HEADLINE_METRIC", "METRICS", "REGRET", "RESAMPLES", "TAIL_ON", "ArmMetrics", "PairedDelta",
            "ReferenceMetrics", "arm_metrics", "paired_deltas", "reference_metrics", "tail_states", "tail_steps",
@@ -335,7 +335,7 @@ def paired_deltas(treat: Sequence, base: Sequence, tails: Sequence[np.ndarray] |
                   block: int | str, level: float, rng: np.random.Generator, metrics: Sequence[str] | None = None,
                   resample: str = "steps", regret: bool = False) -> list[PairedDelta]:
     """Treatment minus baseline per metric, with percentile CIs from a paired block bootstrap
-    (:class:`ctwm_cli.paired.BlockResample`; ``block="auto"``: per metric, the Politis–White rule)
+    (:class:`ctwm_cli.stats.paired.BlockResample`; ``block="auto"``: per metric, the Politis–White rule)
     or, with ``resample="episodes"`` and for the task metrics, a cluster bootstrap over episodes;
     ``regret=True`` (closed loop): error metrics as regrets (``*_regret``); ``tails=None``: each log's
     own tail-step mask."""

@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import files
 from .._version import __version__
-from ..errors import UsageError
-from ..files import write_json, write_parquet
-from ..results import jsonable
+from ..common.errors import UsageError
+from ..common.results import jsonable
+from ..runtime import files
+from ..runtime.files import write_json, write_parquet
 
 TRACE_FILE = "trace.parquet"
 STEPS_FILE = "steps.parquet"

@@ -3,7 +3,7 @@
 Every budget replays the same episodes (open loop) with every policy, so the points are measured on
 the same steps. Per point: mean prompt tokens per step and the answerable tail error (and, in closed
 loop, tasks reached per 1,000 steps), each with a moving-block bootstrap interval
-(:mod:`ctwm_cli.paired`). When both ``graph`` and ``ctwm`` are swept in open loop, a third series
+(:mod:`ctwm_cli.stats.paired`). When both ``graph`` and ``ctwm`` are swept in open loop, a third series
 ``ctwm[<=graph]`` runs CTWM with the matched budget rule (at every step its budget is what Graph
 Memory spent on that step, or CTWM's minimal prompt if that is larger, counted in
 ``matched_over_budget``), and the paired deltas ``ctwm[<=graph] − graph`` at each budget answer
@@ -19,15 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
-from ..intervals import ConfidenceInterval, confidence_interval
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from ..memory.policies import MEMORY_POLICIES
 from ..memory.predictor import make_predictor
 from ..memory.tokens import token_counter
-from ..blocklength import politis_white_block
-from ..paired import BlockResample, PairedDelta, ratio_interval
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..runtime.progress import ProgressCallback
+from ..stats.blocklength import politis_white_block
+from ..stats.intervals import ConfidenceInterval, confidence_interval
+from ..stats.paired import BlockResample, PairedDelta, ratio_interval
 from .agents import make_agent
 from .experiments import check_arms, replay_logs
 from .metrics import ReferenceMetrics, arm_metrics, paired_deltas, reference_metrics

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..common.errors import InputError
 from ..world.arrays import TransitionArrays
 
 __all__ = ["EPISODE_FIELDS", "RecordedEpisodes", "RecordedWorld", "read_episodes"]

@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
+from ..common.errors import UsageError
+from ..common.vocabulary import REPLAY_AGENTS as AGENTS
 from ..memory.artifact import make_variant_policy
-from ..memory.encodings import Encoding, make_encoding
 from ..memory.core_tail import CoreTail
+from ..memory.encodings import Encoding, make_encoding
 from ..memory.policies import EpisodicMemory, FullHistory
 from ..memory.predictor import SYSTEM_PROMPT, Predictor, make_predictor
 from ..memory.tokens import TokenCounter, token_counter
-from ..vocabulary import REPLAY_AGENTS as AGENTS
 from ..world.env import WorldEnv
 from ..world.policy_base import TaskSampler
 from ..world.run import simulate

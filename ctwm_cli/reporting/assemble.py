@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..allocation import parse_sweep
-from ..errors import UsageError
-from ..seeds import new_seed
+from ..common.errors import UsageError
+from ..common.seeds import new_seed
 from ..traces.engine import ReadOptions, as_read_options
 from .diff import diff_section, parse_tolerances, saved_result
 from .grid import grid_manifest, grid_section

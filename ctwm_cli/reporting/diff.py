@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from ..baseline import check_saved_result, diff_counts, diff_results
-from ..errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
+from ..common.labels import identity
 from ..health import health_of_trace
-from ..labels import identity
 from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
-from .memory_lists import cut
 from .glossary import header
+from .memory_lists import cut
 from .model import Block, Card, Estimate, Section, Table
 
 #: items of each side's top list compared (``ctwm health``'s hot list holds as many)

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..common.errors import InputError
 from ..diagnostics import finite_size_of_traces
 from ..diagnostics.measures import concentration
-from ..errors import InputError
 from ..plots.finite_size import plot_finite_size
 from ..tail import audit_many
 from ..traces import item_counts
@@ -21,8 +21,8 @@ from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
 from ..world.trace import GRID_MANIFEST_FILE
 from .model import Block, Card, Figure, Section, Table
-from .svg import draw_svg
 from .summary import audits_summary
+from .svg import draw_svg
 from .trace import audit_block, concentration_block, shown
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..inert import visible
+from ..common.inert import visible
 from .model import Block, Table
 
 #: characters of a memory's text shown in a list (the full text stays in ``ctwm health --json``, cut at 200)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._version import __version__
-from ..results import ToDict, jsonable, result
+from ..common.results import ToDict, jsonable, result
 
 
 @result

@@ -1,7 +1,7 @@
 """The HTML page of a :class:`~.model.Report`: one file, inline CSS and SVG, no script, nothing fetched.
 
 Every string that reaches the page goes through :func:`text` (``html.escape`` after
-:func:`ctwm_cli.inert.visible`, which shows control and bidi characters as ``\\xNN`` escapes): trace contents
+:func:`ctwm_cli.common.inert.visible`, which shows control and bidi characters as ``\\xNN`` escapes): trace contents
 are hostile, and an item id like ``<script>`` or an ANSI escape must arrive as the characters it is made of.
 Numbers are formatted here; the JSON keeps them raw.
 """
@@ -13,7 +13,7 @@ import math
 import re
 from typing import Any
 
-from ..inert import visible
+from ..common.inert import visible
 from .glossary import header
 from .model import Block, Card, Estimate, Figure, Report, Section, Table
 from .svg import FIGURE_CSS
@@ -63,7 +63,7 @@ figure,table{break-inside:avoid}
 
 
 def text(value: Any) -> str:
-    """A string for the page: control and bidi characters made visible (:func:`ctwm_cli.inert.visible`), then
+    """A string for the page: control and bidi characters made visible (:func:`ctwm_cli.common.inert.visible`), then
     HTML-escaped."""
     return html.escape(visible("" if value is None else str(value)), quote=True)
 

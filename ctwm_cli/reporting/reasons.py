@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..results import result
+from ..common.results import result
 
 #: a family as the reasons abbreviate it -> the words a reader knows
 FAMILY_WORDS = {"TPL": "a truncated power law", "log-normal": "a log-normal"}

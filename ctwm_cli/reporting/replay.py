@@ -15,8 +15,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ..errors import InputError
-from ..inert import visible
+from ..common.errors import InputError
+from ..common.inert import visible
 from ..plots.pareto import plot_pareto
 from ..plots.replay import plot_replay
 from ..replay.output import MANIFEST_FILE

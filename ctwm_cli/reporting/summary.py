@@ -18,10 +18,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..inert import visible
-from ..labels import subject_label
-from ..results import result
-from ..vocabulary import INCONCLUSIVE, SUMMARY_KEY
+from ..common.inert import visible
+from ..common.labels import subject_label
+from ..common.results import result
+from ..common.vocabulary import INCONCLUSIVE, SUMMARY_KEY
 from .reasons import KIND_WORDS, explain
 
 

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from ..allocation import simulate_trace
+from ..common.errors import InputError
+from ..common.inert import visible
 from ..diagnostics import psd_of_trace
 from ..diagnostics.measures import ConcentrationReport, concentration
-from ..errors import InputError
 from ..health import METRICS, health_of_trace
-from ..inert import visible
 from ..plots import series_label
 from ..plots.audit_groups import plot_audit_groups
 from ..plots.bands import BAND, BAND_OVER, outliers
@@ -30,8 +30,8 @@ from ..tail.compare import pvalue_text
 from ..traces import item_counts
 from ..traces.engine import ReadOptions
 from ..traces.paths import scan_paths
-from .memory_lists import memory_lists
 from .glossary import header
+from .memory_lists import memory_lists
 from .model import Block, Card, Figure, Section, Table
 from .page import fmt
 from .summary import audits_summary, health_summary

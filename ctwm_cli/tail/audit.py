@@ -13,28 +13,28 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..common.seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
+from ..runtime.parallel import run_tasks, single_blas_thread
+from ..runtime.progress import ProgressCallback
 from . import families as fam
 from . import special
 from .bootstrap import GofResult, gof_result, gof_tasks
 from .calibrate import Calibration
 from .calibrate import calibrate as run_calibration
+from .compare import Comparison, calibrated_nested
 from .crosscheck import CrossCheck
 from .crosscheck import cross_check as run_cross_check
-from .compare import Comparison, calibrated_nested
 from .families import TailFit
 from .fitcheck import check_result, check_tasks, checkable, run_replicates
+from .heterogeneity import Heterogeneity
 from .kernels import INTERPRETED_MAX_DISTINCT, interpreted
 from .matrix import fit_alternatives, rival_z
-from .powerlaw import Histogram, PowerLawFit, fit_power_law
-from ..parallel import run_tasks, single_blas_thread
-from ..seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
 from .power import PowerAnalysis, power_analysis
+from .powerlaw import Histogram, PowerLawFit, fit_power_law
 from .settings import FIT_LEVEL, SCAN_FLOOR, AuditSettings
 from .truncated import fit_doubly_truncated
-from .heterogeneity import Heterogeneity
 from .uncertainty import Uncertainty, replicate_fits, summarise, uncertainty_tasks
 from .verdict import INCONCLUSIVE, Verdict, fit_checked, paper_rule
 

@@ -16,12 +16,18 @@ import math
 
 import numpy as np
 
-from ..progress import ProgressCallback
-from ..results import ToDict, result
-from ..parallel import run_tasks
+from ..common.results import ToDict, result
+from ..runtime.parallel import run_tasks
+from ..runtime.progress import ProgressCallback
 from .families import REGISTRY, Tail
 from .powerlaw import (
-    Histogram, PowerLawFit, candidate_range, finish_fit, power_law_table, sample_power_law, sample_power_law_hist,
+    Histogram,
+    PowerLawFit,
+    candidate_range,
+    finish_fit,
+    power_law_table,
+    sample_power_law,
+    sample_power_law_hist,
     scan_cutoffs,
 )
 

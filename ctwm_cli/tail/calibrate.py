@@ -53,13 +53,13 @@ import math
 
 import numpy as np
 
-from ..checks import check_range
-from ..progress import ProgressCallback
-from ..results import ToDict, jsonable, result
+from ..common.checks import check_range
+from ..common.results import ToDict, jsonable, result
+from ..runtime.parallel import run_tasks
+from ..runtime.progress import ProgressCallback
 from .compare import vuong
 from .families import RULE_PAIR, family, fit_all, logpmf
 from .family_base import Tail
-from ..parallel import run_tasks
 from .powerlaw import Histogram, fit_power_law
 from .replicate_checks import CheckSpec, checks_pass
 from .verdict import INCONCLUSIVE, LOGNORMAL, TPL, VERDICTS, Verdict, paper_rule

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 from . import special
 
 #: p-values below this are written as the bound "< 1e-300" (a double's normal range ends near 2.2e-308)

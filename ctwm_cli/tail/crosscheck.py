@@ -26,9 +26,9 @@ import warnings
 
 import numpy as np
 
-from ..checks import check_choice
-from ..results import ToDict, result
-from ..vocabulary import CROSS_CHECK_PACKAGES
+from ..common.checks import check_choice
+from ..common.results import ToDict, result
+from ..common.vocabulary import CROSS_CHECK_PACKAGES
 
 PACKAGES = CROSS_CHECK_PACKAGES  # declared once in the vocabulary
 ALPHA_TOL = 1e-3

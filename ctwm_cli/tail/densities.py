@@ -21,6 +21,7 @@ import numpy as np
 
 from . import special
 from .kernels import kernel
+
 # scalar calls: the same C functions as the ufuncs (the same bits, tests/test_tail_scalar_math.py) at an
 # eighth of a ufunc call's overhead, which the fits pay per evaluation (issue 29)
 from .special import cython_special as cs

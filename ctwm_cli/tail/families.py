@@ -16,12 +16,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from . import densities as dens
-from .optimise import REL_EDGE as _REL_EDGE
-from .optimise import edges, hessian_se, minimise
 from .family_base import Family, Tail, TailFit
 from .mixture import ALPHA_MIN, MixtureOptimum, em_start, mixture_logpmf, mixture_nll_grad
+from .optimise import REL_EDGE as _REL_EDGE
+from .optimise import edges, hessian_se, minimise
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, power_law_sf, sample_power_law
 from .samplers import sample_exponential_tail, sample_lognormal_tail, sample_stretched_tail, sample_tpl_tail
 

@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 from .powerlaw import Histogram, PowerLawFit
 
 __all__ = ["Family", "Tail", "TailFit"]

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ..results import result
+from ..common.results import result
 from .bootstrap import CHUNK, GofResult, GofTask, replicate_ks
 from .families import REGISTRY, Tail, TailFit, ks_distance
 from .powerlaw import Histogram, PowerLawFit, fit_power_law

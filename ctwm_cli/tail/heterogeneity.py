@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from .powerlaw import power_law_mle
 from .special import chdtrc
 from .zeta import log_hurwitz_zeta

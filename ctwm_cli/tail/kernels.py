@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..deferred import submodule
+from ..runtime.deferred import submodule
 
 OPTIONS = {"cache": True, "nogil": True}  # numba.njit options of every kernel (fastmath stays off)
 #: a histogram with at most this many distinct values is audited without numba when nothing is

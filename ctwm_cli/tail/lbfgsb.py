@@ -15,7 +15,7 @@ a bound). The engine sees the same sequence of (x, f, g), so the optimum is the 
 compare both on fits of every family and on textbook problems (tests/test_tail_lbfgsb.py), and
 tests/test_audit_golden.py pins whole audits' JSON from before.
 
-The extension is imported without running ``scipy.optimize``'s ``__init__`` (:mod:`ctwm_cli.deferred`);
+The extension is imported without running ``scipy.optimize``'s ``__init__`` (:mod:`ctwm_cli.runtime.deferred`);
 on a scipy whose engine has another interface (before 1.15, the Fortran one) or lives elsewhere, the
 module falls back to ``scipy.optimize.minimize`` itself.
 """
@@ -28,7 +28,7 @@ from functools import cache
 
 import numpy as np
 
-from ..deferred import submodule
+from ..runtime.deferred import submodule
 
 M = 10  # maxcor
 FTOL = 2.2204460492503131e-09

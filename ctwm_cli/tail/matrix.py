@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..parallel import single_blas_thread
+from ..runtime.parallel import single_blas_thread
 from . import families as fam
 from . import special
 from .compare import Comparison, nested_power_law, vuong
@@ -17,7 +17,7 @@ from .powerlaw import Histogram, PowerLawFit
 def fit_alternatives(hist: Histogram, pl: PowerLawFit, *, z_star: float) -> tuple[dict[str, TailFit], list[Comparison]]:
     """Fit every alternative family of the registry on the power law's tail and run the likelihood-ratio
     tests it lists. The first comparison returned is TPL vs log-normal (the rule's Λ, σ)."""
-    with single_blas_thread():  # 2-parameter optimisers: BLAS threads only spin (see ctwm_cli.parallel)
+    with single_blas_thread():  # 2-parameter optimisers: BLAS threads only spin (see ctwm_cli.runtime.parallel)
         tail = fam.Tail.of(hist, pl.xmin, pl.discrete)
         fits = fam.fit_all(tail, pl)
         return fits, compare_fits(tail, pl, fits, z_star=z_star)

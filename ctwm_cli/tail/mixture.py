@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..results import result
+from ..common.results import result
 from .powerlaw import power_law_logpmf, power_law_mle
 from .zeta import hurwitz_zeta_d
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..results import result
+from ..common.results import result
 from . import lbfgsb
 
 REL_EDGE = 1e-7  # an internal coordinate this close to a box edge counts as on it

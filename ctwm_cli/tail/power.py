@@ -45,10 +45,10 @@ import math
 
 import numpy as np
 
-from ..intervals import wilson_interval
-from ..parallel import run_tasks
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..common.results import ToDict, result
+from ..runtime.parallel import run_tasks
+from ..runtime.progress import ProgressCallback
+from ..stats.intervals import wilson_interval
 from .calibrate import GENERATORS, MIXTURE, replicate_rows, simulation_tasks
 from .families import RULE_PAIR
 from .powerlaw import Histogram

@@ -19,13 +19,12 @@ import math
 
 import numpy as np
 
-from ..errors import UsageError
-from ..settings import MIN_TAIL
-from ..results import ToDict, result
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.settings import MIN_TAIL
 from .kernels import kernel
 from .scan import ks_continuous, ks_discrete, select_cutoff
 from .zeta import hurwitz_zeta_d, log_hurwitz_zeta
-
 
 
 @result

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from ..results import result
-from ..vocabulary import LOGNORMAL, TPL
+from ..common.results import result
+from ..common.vocabulary import LOGNORMAL, TPL
 from .families import ALTERNATIVES, RULE_PAIR, fit_all, ks_distance
 from .family_base import Tail, TailFit
 from .matrix import compare_fits, rival_z

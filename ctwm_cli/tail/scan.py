@@ -35,7 +35,6 @@ import numpy as np
 from .kernels import kernel
 from .zeta import log_hurwitz_zeta
 
-
 SEEDS = 32  # candidates bounded first, evenly spaced
 EPS = 1e-7  # bound on |bounded D - exact D| (rounding only); candidates within 3·EPS of the best are re-run
 

@@ -2,14 +2,14 @@
 
 They are the package's own ufuncs (``scipy.special._ufuncs``: the objects ``scipy.special`` exports
 under the same names) and its scalar C functions (``scipy.special.cython_special``), imported through
-:func:`ctwm_cli.deferred.submodule`, so an audit's start skips the package's array-API layer (~0.15 s
+:func:`ctwm_cli.runtime.deferred.submodule`, so an audit's start skips the package's array-API layer (~0.15 s
 and 20 MiB, issue 29). Anything else that imports ``scipy.special`` later gets the whole package, the
 same module objects.
 """
 
 from __future__ import annotations
 
-from ..deferred import submodule
+from ..runtime.deferred import submodule
 
 _ufuncs = submodule("scipy.special._ufuncs")
 cython_special = submodule("scipy.special.cython_special")

@@ -34,9 +34,9 @@ import math
 
 import numpy as np
 
-from ..intervals import ConfidenceInterval
-from ..results import ToDict, jsonable, result
-from ..settings import MIN_TAIL
+from ..common.results import ToDict, jsonable, result
+from ..common.settings import MIN_TAIL
+from ..stats.intervals import ConfidenceInterval
 from .powerlaw import Histogram, PowerLawFit, accepted_cutoffs, fit_power_law
 from .special import kolmogi, ndtri
 

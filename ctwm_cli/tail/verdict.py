@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..results import ToDict, result
-from ..vocabulary import INCONCLUSIVE, LOGNORMAL, TPL
-from ..vocabulary import VERDICTS as VERDICTS  # re-exported
-
+from ..common.results import ToDict, result
+from ..common.vocabulary import INCONCLUSIVE, LOGNORMAL, TPL
+from ..common.vocabulary import VERDICTS as VERDICTS  # re-exported
 
 
 @result

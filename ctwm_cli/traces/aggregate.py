@@ -15,15 +15,15 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
+from ..common.errors import InputError, UsageError
+from ..runtime.progress import ProgressCallback
 from .base import TraceReader, engine_message
-from .events import DEFAULT_COUNTED as DEFAULT_COUNTED  # re-exported: the diagnostics count the same default
-from .events import choose_events, event_kinds
-from .normalise import CHECK_MARK
 from .column_checks import warn_if_counts_like
 from .counts import INT64_MAX, ItemCounts, TraceScan, int64_numpy, split_groups
 from .engine import quote_ident, quote_literal
+from .events import DEFAULT_COUNTED as DEFAULT_COUNTED  # re-exported: the diagnostics count the same default
+from .events import choose_events, event_kinds
+from .normalise import CHECK_MARK
 from .schema import CONTEXT_EVENT_KINDS, DEFAULT_EVENT
 from .scopekeys import group_sql as scope_group_sql
 from .scopekeys import is_scope_key

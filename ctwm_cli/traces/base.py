@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
 from .column_checks import check_named
 from .engine import Engine, EngineOptions, quote_ident
 from .normalise import CHECK_MARK, Check, canonical_select, error_sql, score_expr, text_expr

@@ -1,7 +1,7 @@
 """Every column the user names is checked against the trace, like the item column (issue 41).
 
 A column named by a flag (``step_col``, ``event_col``, ``col rank=position``), a notebook argument or the
-project's column map must exist: a typo is an :class:`~ctwm_cli.errors.InputError` (exit 3) naming where the
+project's column map must exist: a typo is an :class:`~ctwm_cli.common.errors.InputError` (exit 3) naming where the
 name came from, the name, the columns found and the closest one. Before, ``--event-col evnt`` dropped the
 trace's own ``event`` column and counted its writes as retrievals, and ``--count-col nope`` turned a counts
 table into an events table, both with exit 0.
@@ -18,7 +18,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 
-from ..errors import CtwmWarning, InputError
+from ..common.errors import CtwmWarning, InputError
 from .schema import ColumnMap
 
 #: Names of a per-item count column other than ``count`` (matched case-insensitively, as whole names).

@@ -19,8 +19,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, UsageError
-from ..inert import visible
+from ..common.errors import InputError, UsageError
+from ..common.inert import visible
 from .schema import FIELDS
 
 MAX_NAME = 200

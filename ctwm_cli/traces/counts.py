@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..results import ToDict, result
+from ..common.results import ToDict, result
 
 __all__ = ["INT64_MAX", "ItemCounts", "TraceScan", "counts_of", "int64_numpy", "split_groups"]
 

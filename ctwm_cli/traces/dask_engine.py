@@ -12,11 +12,11 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
-from ..distributed import dask_client
-from ..errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
+from ..runtime.distributed import dask_client
 from .aggregate import aggregate_sql, scan_trace
-from .counts import TraceScan
 from .base import ArrowReader, TraceReader
+from .counts import TraceScan
 from .engine import EngineOptions
 from .formats import FORMATS
 from .readers import FileReader

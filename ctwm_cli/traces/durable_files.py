@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import CtwmWarning, WriteError
+from ..common.errors import CtwmWarning, WriteError
 from .event_rows import WRITER_SCHEMA, event_row
 
 __all__ = [

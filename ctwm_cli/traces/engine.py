@@ -19,12 +19,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from ..checks import check_choice
-from ..errors import UsageError
-from ..interrupts import Interrupted
+from ..common.checks import check_choice
+from ..common.errors import UsageError
+from ..common.vocabulary import ENGINES, INPUT_FORMATS
+from ..common.vocabulary import MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT
+from ..runtime.interrupts import Interrupted
 from .predicate import check_where
 from .schema import ColumnMap
-from ..vocabulary import ENGINES, INPUT_FORMATS, MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT
 
 T = TypeVar("T")
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|%)\s*$", re.IGNORECASE)

@@ -3,7 +3,7 @@ recovery reads back from a write-ahead log.
 
 Every field is checked before anything is written (integers in the 64-bit range, ``rank`` >= 1,
 ``tokens`` >= 0, a finite ``score``, text fields as strings without lone surrogates): a rejected event
-raises :class:`~ctwm_cli.errors.UsageError` naming the argument, so a flush cannot fail on the data.
+raises :class:`~ctwm_cli.common.errors.UsageError` naming the argument, so a flush cannot fail on the data.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from .schema import CONTEXT_EVENT_KINDS, EVENT_KINDS
 
 __all__ = ["WRITER_SCHEMA", "checked_integer", "checked_text", "event_row"]

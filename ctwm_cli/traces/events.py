@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from ..errors import InputError, UsageError
+
+from ..common.errors import InputError, UsageError
 from .schema import MEM0_NOTE
 
 #: Event kinds counted when the caller names none: ``retrieve`` if the trace has any, else ``inject``.

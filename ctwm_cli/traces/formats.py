@@ -106,7 +106,7 @@ def arrow_dataset(fmt: str) -> Relation:
     def relation(reader: Any, engine: Any, types: dict[str, str] | None, locate: bool) -> str:
         import pyarrow.dataset as ds
 
-        from ..errors import InputError
+        from ..common.errors import InputError
         from .base import engine_message
         from .engine import quote_ident
 

@@ -13,7 +13,7 @@ buffered whole (3.5 GB RSS); invalid UTF-8 and lone surrogates (``\\ud800``) cra
   are out, output may not exceed :data:`MAX_EXPANSION` × the compressed bytes read.
 * **Strict UTF-8**, and no lone surrogate escapes, with the file and line in the error.
 
-Every failure is an :class:`~ctwm_cli.errors.InputError` (exit 3) of one line.
+Every failure is an :class:`~ctwm_cli.common.errors.InputError` (exit 3) of one line.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ..errors import InputError
+from ..common.errors import InputError
 
 MAX_DEPTH = 64
 MAX_LINE_BYTES = 64 << 20

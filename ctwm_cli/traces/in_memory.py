@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
 
 
 def as_table(source: Any) -> tuple[pa.Table, str]:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from ..errors import InputError
+from ..common.errors import InputError
 from .guard import checked_blocks
 from .schema import INTEGER_COLUMNS, ColumnMap, missing_column_message
 from .sources import Layout

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..common.errors import InputError
 from .guard import load_json_documents, read_document
 from .sources import is_sqlite
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from ..errors import InputError
+from ..common.errors import InputError
 from .engine import quote_ident, quote_literal
 from .schema import COLUMN_TYPES, INTEGER_COLUMNS, ColumnMap
 

@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..confine import admit_file, admit_name
-from ..errors import InputError
-from ..results import ToDict, result
+from ..common.errors import InputError
+from ..common.results import ToDict, result
+from ..runtime.confine import admit_file, admit_name
 from .guard import MAX_DEPTH, json_depth, load_json, read_document
 from .mem0 import is_memory_row, memory_objects_rows, per_scope_records
 
@@ -85,7 +85,7 @@ def read_objects(path: str | Path) -> MemoryObjects:
     admit_name(source)
     if not p.is_file():
         raise InputError(f"{source}: no such file")
-    admit_file(source)  # a config's entry reads only files inside its repository (ctwm_cli.confine)
+    admit_file(source)  # a config's entry reads only files inside its repository (ctwm_cli.runtime.confine)
     rows = _rows(p, source)
     if not rows:
         raise InputError(f"{source}: memory-object table is empty")

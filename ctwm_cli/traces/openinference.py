@@ -34,12 +34,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
-from ..files import atomic_write, check_output_file
-from ..results import ToDict, result
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..runtime.files import atomic_write, check_output_file
+from .event_rows import WRITER_SCHEMA
 from .otel import collect_spans
 from .schema import ColumnMap
-from .event_rows import WRITER_SCHEMA
 
 SPAN_KIND = "openinference.span.kind"
 RETRIEVER = "RETRIEVER"

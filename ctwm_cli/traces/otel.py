@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..common.errors import InputError
 from .guard import load_json_documents
 
 INFERENCE_OPS = frozenset({"chat", "text_completion", "generate_content"})

@@ -11,12 +11,12 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError, UsageError
-from ..labels import check_unique, identity
-from ..progress import ProgressCallback
+from ..common.errors import InputError, UsageError
+from ..common.labels import check_unique, identity
+from ..runtime.progress import ProgressCallback
 from .aggregate import count_items, event_kinds, item_counts, scan_trace
-from .counts import ItemCounts, TraceScan
 from .base import TraceReader
+from .counts import ItemCounts, TraceScan
 from .engine import ReadOptions, as_read_options
 from .readers import open_trace
 from .schema import ColumnMap

@@ -22,8 +22,8 @@ import functools
 import json
 from typing import Any
 
-from ..confine import active
-from ..errors import UsageError
+from ..common.errors import UsageError
+from ..runtime.confine import active
 
 #: Expression classes (DuckDB's parsed-expression ``class``) a predicate may contain.
 _CLASSES = frozenset({
@@ -96,7 +96,7 @@ def _short(where: str) -> str:
 @functools.lru_cache(maxsize=64)
 def _checked(where: str, from_config: bool) -> str:
     """One parse per distinct predicate (options and every reader of a run check the same string).
-    ``from_config``: the process runs a config's entry (:mod:`ctwm_cli.confine`), so the tighter bounds
+    ``from_config``: the process runs a config's entry (:mod:`ctwm_cli.runtime.confine`), so the tighter bounds
     and the bounded function list apply."""
     chars, terms = (CONFIG_MAX_CHARS, CONFIG_MAX_TERMS) if from_config else (MAX_CHARS, MAX_TERMS)
     where_from = "a where from a config" if from_config else "a where"

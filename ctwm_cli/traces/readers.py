@@ -2,7 +2,7 @@
 directory), Arrow IPC/Feather, globs of them and fsspec URLs — all read by DuckDB — or telemetry
 (OTLP JSON spans, a Mem0 history export; see :mod:`ctwm_cli.traces.telemetry`).
 
-Errors are :class:`~ctwm_cli.errors.InputError` with one line naming the file and the line (JSONL,
+Errors are :class:`~ctwm_cli.common.errors.InputError` with one line naming the file and the line (JSONL,
 CSV) or row (Parquet, Arrow) at fault.
 """
 
@@ -18,17 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from ..checks import check_choice
-from ..confine import admit_file, admit_name
-from ..errors import CtwmWarning, InputError, UsageError
+from ..common.checks import check_choice
+from ..common.errors import CtwmWarning, InputError, UsageError
+from ..runtime.confine import admit_file, admit_name
 from .base import Check, TraceReader, engine_message
 from .engine import INPUT_FORMATS, Engine, EngineOptions, ReadOptions, quote_literal
 from .formats import FORMATS
-from .shapes import resolve_paths, shape_of
 from .predicate import check_where
 from .schema import ColumnMap
-from .union import UnionReader
+from .shapes import resolve_paths, shape_of
 from .sources import JSONL_SUFFIXES, Layout, is_sqlite, remove_file, resolve, spool_stdin
+from .union import UnionReader
 
 #: The modules of the inputs that need more than DuckDB's own reader, each imported the first time a
 #: trace needs it: ``jsonl`` (JSONL's line-by-line hardening pass and error locator) and ``telemetry``
@@ -294,7 +294,7 @@ def open_trace(
     check_choice("input_format", input_format, INPUT_FORMATS)
     where = check_where(where)
     text = str(path)
-    admit_name(text)  # a config's entry reads no URL and no standard input (ctwm_cli.confine)
+    admit_name(text)  # a config's entry reads no URL and no standard input (ctwm_cli.runtime.confine)
     if text == "-":
         if input_format != "auto":
             raise UsageError(f"input_format {input_format} needs a file, not standard input", params=("input_format",))

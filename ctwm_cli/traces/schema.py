@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 
 TRACE_SCHEMA_VERSION = 1
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from ..errors import InputError
+from ..common.errors import InputError
 from .engine import quote_ident, quote_literal
 from .schema import ColumnMap
 

@@ -15,9 +15,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ..confine import admit_files, admit_name
-from ..errors import InputError
-from ..labels import identity
+from ..common.errors import InputError
+from ..common.labels import identity
+from ..runtime.confine import admit_files, admit_name
 from .formats import FORMATS, format_of_head, format_of_name, unknown_format
 from .guard import DecompressionGuard, checked_blocks, first_line, open_guarded
 
@@ -81,7 +81,7 @@ def _has_glob(text: str) -> bool:
 
 def resolve(text: str) -> Layout:
     """Resolve a path, directory, glob or URL to a :class:`Layout` (stdin: :func:`spool_stdin`); a local
-    source is named by its :func:`identity`. Under a config's confinement (:mod:`ctwm_cli.confine`) the
+    source is named by its :func:`identity`. Under a config's confinement (:mod:`ctwm_cli.runtime.confine`) the
     name and every file it lists are admitted before a byte is read."""
     admit_name(text)
     if is_url(text):

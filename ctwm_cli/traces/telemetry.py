@@ -52,15 +52,20 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..checks import check_choice
-from ..errors import InputError, UsageError
-from ..files import atomic_write, check_output_file
-from ..results import ToDict, result
+from ..common.checks import check_choice
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..runtime.files import atomic_write, check_output_file
 from .base import ArrowReader
 from .engine import EngineOptions
 from .guard import read_document
 from .mem0 import (
-    MEM0_EVENTS, looks_like_history, looks_like_memories, mem0_history, mem0_rows, read_owners,
+    MEM0_EVENTS,
+    looks_like_history,
+    looks_like_memories,
+    mem0_history,
+    mem0_rows,
+    read_owners,
 )
 from .openinference import looks_like_openinference, openinference_trace_rows
 from .otel import INFERENCE_OPS, SEARCH_OPS, WRITE_OPS, any_value, otel_rows

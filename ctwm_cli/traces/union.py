@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import InputError
+from ..common.errors import InputError
 from .base import Check, TraceReader
 from .engine import Engine
 from .sources import Layout

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
-from ..progress import ProgressCallback
+from ..common.errors import InputError, UsageError
+from ..runtime.progress import ProgressCallback
 from .counts import ItemCounts
 from .engine import ReadOptions, as_read_options
 from .paths import open_path, path_labels, relabelled

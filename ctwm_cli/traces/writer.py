@@ -4,7 +4,7 @@
   ``write`` on an ``O_APPEND`` descriptor before the call returns, so a process killed at any point
   (SIGKILL included) leaves only complete lines, every completed event among them. A short write
   (a full disk, ``RLIMIT_FSIZE``) is cut back to the last complete line and raises
-  :class:`~ctwm_cli.errors.WriteError`: each event is one whole line or nothing.
+  :class:`~ctwm_cli.common.errors.WriteError`: each event is one whole line or nothing.
 * **Parquet** (``.parquet`` or a directory): a directory of segment files that ``ctwm`` reads as one
   data set. Events are buffered and written as a new segment when ``flush_rows`` are pending or the
   oldest pending event is ``flush_seconds`` old (a background thread checks the time), so readers see
@@ -18,9 +18,9 @@
 
 Every event is checked when it is called (integers in the 64-bit range, ``rank`` >= 1, ``tokens``
 >= 0, a finite ``score``, text fields as strings without lone surrogates): a rejected event raises
-:class:`~ctwm_cli.errors.UsageError` naming the argument and changes nothing written or pending, so
+:class:`~ctwm_cli.common.errors.UsageError` naming the argument and changes nothing written or pending, so
 a flush cannot fail on the data. A flush that fails on the disk keeps its events pending (and in the
-log) and raises one :class:`~ctwm_cli.errors.WriteError` on the next call or ``close()``; the
+log) and raises one :class:`~ctwm_cli.common.errors.WriteError` on the next call or ``close()``; the
 background flush thread never raises.
 
 **One writer per log, proven by a lock** (:mod:`ctwm_cli.traces.durable_files` has the files, locks and
@@ -45,9 +45,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import UsageError, WriteError
+from ..common.errors import UsageError, WriteError
 from .durable_files import (
-    WAL_PREFIX, append_line, create_locked, open_locked, os_reason, recover_trace, write_segment,
+    WAL_PREFIX,
+    append_line,
+    create_locked,
+    open_locked,
+    os_reason,
+    recover_trace,
+    write_segment,
 )
 from .event_rows import checked_integer, checked_text, event_row
 

@@ -6,12 +6,12 @@ Typical use::
     res = run_world(WorldConfig(family="scale-free", size=500, steps=100_000, seed=42), "out/")
 """
 
+from .config import WorldConfig
 from .env import State, Transition, World, WorldEnv, build_world
 from .graphs import DEFAULT_PARAMS, FAMILIES, PAPER_SIZES, Graph, make_graph
-from .policies import POLICIES, Policy, make_policy
-from .config import WorldConfig
 from .grid import WorldGrid, run_grid
 from .ladder import Ladder, LadderRow, run_ladder
+from .policies import POLICIES, Policy, make_policy
 from .run import Concentration, WorldRun, concentration, run_world
 from .simulation import Simulation, simulate
 from .trace import trace_table

@@ -18,18 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_choice, check_range
-from ..errors import UsageError
-from ..limits import check_memory
+from ..common.checks import check_choice, check_range
+from ..common.errors import UsageError
+from ..common.limits import check_memory
+from ..common.results import ToDict, result
+from ..common.vocabulary import WORLD_ORDERS as ORDERS
+from ..common.vocabulary import WORLD_PRESETS as PRESETS
+from ..common.vocabulary import WORLD_WALKS as WALKS
 from ..memory.retrievers import ALL_RETRIEVERS, DEFAULT_TAU, RETRIEVER_EVICTION
 from ..memory.store import EVICTION_RULES
-from ..results import ToDict, result
 from .env import DEFAULT_WORLD
 from .graphs import FAMILIES, graph_params
 from .policies import POLICIES, policy_params
-from ..vocabulary import WORLD_PRESETS as PRESETS
 from .presets import ARTIFACT_OPTIONS, ARTIFACT_WORLD, artifact_graph_params
-from ..vocabulary import WORLD_ORDERS as ORDERS, WORLD_WALKS as WALKS
 
 #: ``walk``: ctwm's typed stochastic actions, or the artifact's uniform step over neighbours.
 #: ``order``: retrieval before the step's write (ctwm), or after it (the artifact, Section 3's wording).

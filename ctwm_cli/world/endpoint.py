@@ -5,9 +5,9 @@ prompt holding the task, the current state, the retrieved memories and the numbe
 model must answer with a JSON object ``{"action": <index>}`` (a bare object or one inside text).
 
 * **Invalid answers** (not JSON, no integer ``action``, out of range) are retried up to
-  ``retries`` times with a corrective message; then :class:`~ctwm_cli.llm.EndpointError`.
+  ``retries`` times with a corrective message; then :class:`~ctwm_cli.models.llm.EndpointError`.
 * **HTTP** (key lookup, URL and timeout checks, transport retries, response size cap): the shared
-  :class:`~ctwm_cli.llm.ChatClient`.
+  :class:`~ctwm_cli.models.llm.ChatClient`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import json
 import re
 from typing import Any
 
-
-from ..llm import KEY_ENV_VARS, ChatClient, EndpointError
+from ..models.llm import KEY_ENV_VARS, ChatClient, EndpointError
 from .policy_base import TaskPolicy, policy_params
 
 __all__ = ["KEY_ENV_VARS", "SYSTEM_PROMPT", "EndpointError", "EndpointPolicy", "parse_action"]

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
-from ..results import ToDict, result
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from .arrays import TransitionArrays
 from .graphs import Graph
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 
 __all__ = [
     "block_probs", "components", "csr", "exponential_edges", "join_components", "mixed_edges", "no_join",

@@ -52,16 +52,23 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_range
-from ..errors import UsageError
-from ..results import ToDict, result
-from ..vocabulary import GRAPH_FAMILIES as FAMILIES
-from ..vocabulary import PAPER_SIZES as PAPER_SIZES  # re-exported
+from ..common.checks import check_range
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import GRAPH_FAMILIES as FAMILIES
+from ..common.vocabulary import PAPER_SIZES as PAPER_SIZES  # re-exported
 from .graph_edges import (
-    block_probs, csr, exponential_edges, join_components, mixed_edges, no_join, preferential_edges, regular_edges,
-    ring_arcs, sbm_edges,
+    block_probs,
+    csr,
+    exponential_edges,
+    join_components,
+    mixed_edges,
+    no_join,
+    preferential_edges,
+    regular_edges,
+    ring_arcs,
+    sbm_edges,
 )
-
 
 #: Default parameters per family; every key may be overridden through ``params``.
 DEFAULT_PARAMS: dict[str, dict[str, float]] = {

@@ -11,7 +11,7 @@ deletes their temporary files and writes a manifest with ``status`` ``interrupte
 ``overwrite`` (its grid files are deleted) or ``resume``: cells whose file matches the manifest's
 SHA-256 are kept, the others are run, and the result is byte for byte the uninterrupted run's.
 
-**Owned while it runs.** The run holds the directory's lock (:func:`~ctwm_cli.files.dir_lock`) from
+**Owned while it runs.** The run holds the directory's lock (:func:`~ctwm_cli.runtime.files.dir_lock`) from
 before ``overwrite`` deletes anything until its manifest is written, so a second run or ``resume``
 on the directory is refused (exit 3, naming the holder's pid) instead of racing its clean-up;
 nothing is written or deleted through a symbolic link; a corrupt or foreign ``_manifest.json`` is
@@ -20,22 +20,22 @@ exit 3 with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
-import contextlib
 import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..checks import check_choice
-from ..errors import InputError, UsageError
-from ..files import owned_dir, remove_temp_files, sha256, through_link, write_json
-from ..limits import check_memory
-from ..parallel import resolve_jobs, run_tasks
-from ..progress import ProgressCallback
-from ..results import ToDict, jsonable, result, timing
+from ..common.checks import check_choice
+from ..common.errors import InputError, UsageError
+from ..common.limits import check_memory
+from ..common.results import ToDict, jsonable, result, timing
+from ..runtime.files import owned_dir, remove_temp_files, sha256, through_link, write_json
+from ..runtime.parallel import resolve_jobs, run_tasks
+from ..runtime.progress import ProgressCallback
 from .config import WorldConfig
 from .graphs import FAMILIES, PAPER_SIZES, known_params
 from .run import summarise

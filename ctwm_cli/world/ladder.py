@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-
-from ..checks import check_choice
 from typing import Any
 
+from ..common.checks import check_choice
+from ..common.results import ToDict, result
 from ..memory.retrievers import ALL_RETRIEVERS, DEFAULT_TAU, RETRIEVERS
-from ..parallel import resolve_jobs, run_tasks
-from ..progress import ProgressCallback
-from ..results import ToDict, result
+from ..runtime.parallel import resolve_jobs, run_tasks
+from ..runtime.progress import ProgressCallback
 from .config import WorldConfig
 from .graphs import FAMILIES
 from .grid import grid_configs

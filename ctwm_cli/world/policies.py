@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
+from ..common.errors import UsageError
 from ..memory.store import UniformStream
 from .endpoint import EndpointPolicy
 from .env import World

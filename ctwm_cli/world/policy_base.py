@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
-from ..llm import check_base_url, check_retries, check_timeout
+from ..common.errors import UsageError
+from ..common.vocabulary import WORLD_POLICIES as POLICIES
+from ..models.llm import check_base_url, check_retries, check_timeout
 from .env import World
-from ..vocabulary import WORLD_POLICIES as POLICIES
-
 
 DEFAULT_POLICY_PARAMS: dict[str, dict[str, Any]] = {
     "random-walk": {},

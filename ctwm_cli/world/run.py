@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..common.results import ToDict, result, timing
 from ..diagnostics.measures import concentration as _measure
-from ..files import check_output_dir, prepare_dir, write_json, write_parquet
-from ..results import ToDict, result, timing
+from ..runtime.files import check_output_dir, prepare_dir, write_json, write_parquet
 from .config import WorldConfig
 from .simulation import Simulation, simulate
 from .trace import MANIFEST_FILE, TRACE_FILE, manifest, trace_table

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
+from ..common.errors import UsageError
+from ..common.results import ToDict, result
 from ..memory.retrievers import make_retriever, make_store
-from ..results import ToDict, result
 from .config import WorldConfig
 from .env import World, build_world
 from .graphs import make_graph

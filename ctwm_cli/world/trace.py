@@ -2,7 +2,7 @@
 
 **Trace.** One row per event, in step order (retrieves by rank, then the write): ``item``
 (transition id ``s<src>-a<action>->s<dst>``), ``step``, ``rank``, ``run``, ``event``. It is written
-deterministically (:func:`ctwm_cli.files.write_parquet`: fixed row groups, zstd, no timestamps), so
+deterministically (:func:`ctwm_cli.runtime.files.write_parquet`: fixed row groups, zstd, no timestamps), so
 the same configuration gives a byte-identical file. The manifest holds the configuration, the seed,
 the tool version, the row count and the trace's SHA-256.
 """
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-from ..results import jsonable
+from ..common.results import jsonable
 from .simulation import Simulation
 
 TRACE_FILE = "trace.parquet"

@@ -30,11 +30,10 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
-
 from scipy.stats import t as student_t
 
+from ..common.results import ToDict, result
 from .intervals import ConfidenceInterval, confidence_interval, contains
-from .results import ToDict, result
 
 FORMED = "formed"
 NOT_REQUESTED = "not requested (0 replicates)"

@@ -1,6 +1,6 @@
 """Shared parameter checks: one message shape for "one of" and range errors.
 
-Each helper raises :class:`~ctwm_cli.errors.UsageError` naming the parameter as the library spells it
+Each helper raises :class:`~ctwm_cli.common.errors.UsageError` naming the parameter as the library spells it
 (``params=(name,)``), so the CLI can show its flag instead; on success it returns the value.
 """
 

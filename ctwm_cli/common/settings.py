@@ -1,13 +1,13 @@
 """Options declared once (issue 43; ruff's ``#[option(default, value_type, example)]`` fields).
 
 An option is one field of a settings dataclass: :func:`option` gives it its default and an
-:class:`OptionSpec` (flag name(s), help, choices from :mod:`ctwm_cli.vocabulary`, its check, whether a
+:class:`OptionSpec` (flag name(s), help, choices from :mod:`ctwm_cli.common.vocabulary`, its check, whether a
 config file may set it). Everything else is generated from the fields: :meth:`Declared.checked` (every
 option checked and normalised, errors naming the parameter as the library spells it), the CLI's options
 (:mod:`ctwm_cli.cli.declared`), the ``ctwm.toml`` keys (:mod:`ctwm_cli.cli.check_config`, from the flags)
 and the docs' option tables. Light on purpose (no numpy): ``ctwm audit --help`` builds its options here.
 
-    >>> from ctwm_cli.settings import AuditSettings
+    >>> from ctwm_cli.common.settings import AuditSettings
     >>> AuditSettings.checked(seed=1).bootstrap
     1000
 """
@@ -44,7 +44,7 @@ class OptionSpec:
     for a boolean pair); none: a library-only parameter. ``check(name, value)`` raises a
     :class:`UsageError` naming ``name``; ``convert`` normalises a checked value (a seed drawn for
     ``None``); ``parse`` reads the flag's text (``LO:HI``) into the value. ``config``: whether a
-    ``ctwm.toml`` entry may set it, ``reason`` why not. ``limit``: bounded by :mod:`ctwm_cli.limits`.
+    ``ctwm.toml`` entry may set it, ``reason`` why not. ``limit``: bounded by :mod:`ctwm_cli.common.limits`.
     ``deprecated``: old flag spellings, accepted with a warning; ``envvar``: an environment variable that
     sets it on the command line."""
 
@@ -84,7 +84,7 @@ class Declaration:
 
 
 def in_range(**bounds: Any) -> Callable[[str, Any], Any]:
-    """A ``check`` for :func:`option`: :func:`~ctwm_cli.checks.check_range` with these bounds."""
+    """A ``check`` for :func:`option`: :func:`~ctwm_cli.common.checks.check_range` with these bounds."""
     return lambda name, value: check_range(name, value, **bounds)
 
 

@@ -1,4 +1,4 @@
-"""Dask as a backend of :mod:`ctwm_cli.parallel` (the ``dask`` extra): bootstrap and calibration
+"""Dask as a backend of :mod:`ctwm_cli.runtime.parallel` (the ``dask`` extra): bootstrap and calibration
 replicates and group audits run as Dask tasks on a cluster, never on a scheduler of our own.
 
 ``scheduler`` is ``tcp://HOST:PORT`` (or another Dask address) of a running cluster — Kubernetes,
@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
 from .parallel import BACKENDS, Deliver, single_blas_thread, using_backend
 
 _PROTOCOLS = ("tcp://", "tls://", "inproc://", "ucx://", "ws://", "wss://")
@@ -77,7 +77,7 @@ def dask_client(address: str | None, *, workers: int | None = None) -> Iterator[
 
 @contextlib.contextmanager
 def using_scheduler(address: str | None, *, workers: int | None = None) -> Iterator[Any]:
-    """Inside the block, :func:`ctwm_cli.parallel.run_tasks` runs on this Dask scheduler."""
+    """Inside the block, :func:`ctwm_cli.runtime.parallel.run_tasks` runs on this Dask scheduler."""
     with dask_client(address, workers=workers) as client:
         if client is None:
             yield None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from .results import ToDict, result
+from ..common.results import ToDict, result
 
 
 @result

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .results import ToDict, result
+from ..common.results import ToDict, result
 
 __all__ = ["BlockLength", "politis_white_block"]
 

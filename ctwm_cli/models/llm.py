@@ -38,8 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .checks import check_range
-from .errors import InputError, UsageError
+from ..common.checks import check_range
+from ..common.errors import InputError, UsageError
 
 KEY_ENV_VARS = ("CTWM_API_KEY", "OPENAI_API_KEY")
 DEFAULT_TIMEOUT = 30.0

@@ -12,7 +12,7 @@ operator passed ``ctwm check --allow-remote`` (:data:`REMOTE_ENV`), never by the
 Checking the file actually opened, not the name given, is what closes the check-then-follow-a-link
 hole: ``traces = ["d2"]`` is inside the repository, ``d2/creds.csv -> ~/.aws/credentials`` is not.
 Outside ``ctwm check`` (no :data:`ROOT_ENV`) nothing is confined: the command line is the user's own.
-A refusal is a :class:`~ctwm_cli.errors.UsageError` (exit 2) naming the path and the rule; it is raised
+A refusal is a :class:`~ctwm_cli.common.errors.UsageError` (exit 2) naming the path and the rule; it is raised
 before a byte of the file is read, and it never quotes where a link points.
 """
 
@@ -22,7 +22,7 @@ import dataclasses
 import os
 from collections.abc import Sequence
 
-from .errors import InputError, UsageError
+from ..common.errors import InputError, UsageError
 
 ROOT_ENV = "CTWM_CONFINE_ROOT"
 REMOTE_ENV = "CTWM_CONFINE_ALLOW_REMOTE"

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, UsageError, WriteError
+from ..common.errors import InputError, UsageError, WriteError
 
 ROW_GROUP_ROWS = 1 << 20
 

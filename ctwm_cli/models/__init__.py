@@ -1,0 +1,1 @@
+"""Model clients: the one chat-completions client and the offline llama.cpp server."""
