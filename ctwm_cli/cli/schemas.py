@@ -172,7 +172,7 @@ def command_schema(command: str) -> dict[str, Any]:
 
 
 def glossary() -> dict[str, str]:
-    """``ctwm_cli/common/glossary.tsv``: JSON key -> its one-line meaning (``*_suffix`` entries name a family of keys)."""
+    """``ctwm_cli/common/glossary.tsv``: JSON key -> its one-line meaning (``*_suffix`` entries name key families)."""
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "common" / "glossary.tsv").read_text(encoding="utf-8")
