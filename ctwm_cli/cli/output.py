@@ -145,21 +145,28 @@ def emit(
         summary = summary_rows(rows, summary_fields, checks, subjects)
         out.write(markdown_report(command, summary, checks, seed=seed))
     else:
-        console = stdout_console()
-        several = len(rows) > 1 and bool(summary_fields)
-        if headline:
-            console.print(Text(headline))
-        if several:
-            show(console, rows_table(summary_rows(rows, summary_fields, checks, subjects),
-                                     title=f"Summary: {len(rows)} {command} results"))
-        if details or not several:
-            for t in tables or [rows_table(rows, title=title)]:
-                show(console, t)
-        if checks:
-            show(console, checks_table(checks))
-        if several and not details:
-            message("per-result details: add --details (or use --format json)")
+        _print_tables(command, rows, tables, title, checks, subjects, summary_fields, details, headline)
     out.flush()
+
+
+def _print_tables(command: str, rows: Sequence[dict[str, Any]], tables: Sequence[Any], title: str | None,
+                  checks: Sequence[CheckOutcome], subjects: Sequence[str] | None, summary_fields: Sequence[str],
+                  details: bool, headline: str | None) -> None:
+    """The table format: the headline, a summary when there are several results, each result's tables, gates."""
+    console = stdout_console()
+    several = len(rows) > 1 and bool(summary_fields)
+    if headline:
+        console.print(Text(headline))
+    if several:
+        show(console, rows_table(summary_rows(rows, summary_fields, checks, subjects),
+                                 title=f"Summary: {len(rows)} {command} results"))
+    if details or not several:
+        for t in tables or [rows_table(rows, title=title)]:
+            show(console, t)
+    if checks:
+        show(console, checks_table(checks))
+    if several and not details:
+        message("per-result details: add --details (or use --format json)")
 
 
 def jsonl_row(row: dict[str, Any], seed: int | None) -> dict[str, Any]:

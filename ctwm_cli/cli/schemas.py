@@ -42,6 +42,12 @@ SUMMARY_SCHEMA = {"type": "string", "description": "the lead paragraph: the resu
                   "as the result holds them (ctwm_cli.reporting.summary)"}
 
 
+#: the scalar types' schemas; a float may be NaN or infinite, written as null
+_SCALARS: dict[Any, dict[str, Any]] = {type(None): {"type": "null"}, bool: {"type": "boolean"},
+                                       int: {"type": "integer"}, float: {"type": ["number", "null"]},
+                                       str: {"type": "string"}}
+
+
 def _type_schema(tp: Any, seen: set[type]) -> dict[str, Any]:
     """JSON Schema of one type hint."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -51,16 +57,8 @@ def _type_schema(tp: Any, seen: set[type]) -> dict[str, Any]:
         return {"anyOf": [_type_schema(a, seen) for a in args]}
     if origin is typing.Literal:
         return {"enum": list(args)}
-    if tp is type(None):
-        return {"type": "null"}
-    if tp is bool:
-        return {"type": "boolean"}
-    if tp is int:
-        return {"type": "integer"}
-    if tp is float:
-        return {"type": ["number", "null"]}  # NaN and infinities are written as null
-    if tp is str:
-        return {"type": "string"}
+    if tp in _SCALARS:
+        return dict(_SCALARS[tp])
     if dataclasses.is_dataclass(tp):
         return _object_schema(tp, seen)
     if origin in (list, tuple, set, frozenset) or (isinstance(origin, type) and issubclass(origin, typing.Sequence)):
