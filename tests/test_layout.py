@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer.main
 
+import ctwm_cli
 from ctwm_cli.cli import app
 
 
@@ -110,3 +113,29 @@ def test_root_help_lists_every_command_of_the_full_application(run_cli):
     listed = run_cli(["--help"]).out.split("Commands:")[1]
     names = {line.split()[0] for line in listed.splitlines() if line.strip()}
     assert names == set(typer.main.get_command(app).commands)
+
+
+PACKAGE = Path(ctwm_cli.__file__).parent
+MAX_LINES = 400  # issue 43: no module over 400 lines
+MAX_COMPLEXITY = 15  # issue 43: no function over McCabe 15 (ruff's C901, configured in pyproject.toml)
+
+
+def test_no_module_is_over_400_lines():
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}, f"split these along their seams: {long}"
+
+
+def test_the_package_root_holds_entry_points_not_loose_plumbing():
+    loose = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    assert loose == ["__init__", "__main__", "_version", "api", "auditing", "baseline"], loose
+
+
+def test_no_function_is_over_mccabe_15():
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (the test extra installs it)")
+    out = subprocess.run([ruff, "check", "--select", "C901", "--config",
+                          f"lint.mccabe.max-complexity={MAX_COMPLEXITY}", "--output-format", "concise", "--no-cache",
+                          str(PACKAGE)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout

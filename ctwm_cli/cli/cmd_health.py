@@ -6,11 +6,10 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from ..common.vocabulary import INPUT_FORMATS
 from ..plots import check_plot_path
-from .health_tables import hot_tables, scope_hot_tables, scope_table
+from .health_tables import health_tables, hot_tables, scope_hot_tables, scope_table
 from .option_groups import choice
 from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, output_flags, read_flags
 from .output import check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar
@@ -181,7 +180,7 @@ def health(
     rows.append(
         {"metric": "growth_classification", "value": report.growth.classification, "definition": report.growth.reason}
     )
-    tables = _tables(report)
+    tables = health_tables(report)
     tables += hot_tables(report)
     if report.groups:
         tables.append(scope_table(report))
@@ -192,75 +191,6 @@ def health(
     payload = health_summaries(report)  # the lead paragraph: JSON summary, and the table format's first lines
     emit("health", payload, rows, fmt, tables=tables, checks=report.checks, headline=payload[SUMMARY_KEY])
     conclude("health", report.checks, junit)
-
-
-def _tables(report) -> list[Table]:
-    m = report.metrics
-    t = Table(title=Text(f"Memory health of {report.source}"), title_justify="left", show_header=True)
-    t.add_column("metric", no_wrap=True)
-    t.add_column("value", justify="right")
-    t.add_column("detail")
-    c, r, f, g = report.context, report.retrieval, report.failures, report.growth
-    budget = f"budget {c.budget:,} tokens" if c.budget else "no --budget"
-    t.add_row("context_usage", fmt_num(m["context_usage"]), f"{budget}; {c.context_steps:,} steps with a context row, "
-        f"mean {fmt_num(c.context_tokens_mean)} tokens")
-    t.add_row("memory_token_share", fmt_num(m["memory_token_share"]), f"mean {fmt_num(c.memory_tokens_mean)} "
-        f"{c.memory_event or 'memory'} tokens per step (max {fmt_num(c.memory_tokens_max)})")
-    t.add_row(
-        "memory_share_of_context", fmt_num(m["memory_share_of_context"]), "injected memory tokens / prompt tokens"
-    )
-    t.add_row("steps_over_budget", fmt_num(m["steps_over_budget"]), f"of {c.steps:,} steps")
-    mt = report.maintenance
-    t.add_row("maintenance_ratio", fmt_num(m["maintenance_ratio"]), f"{mt.maintenance_steps:,} of {mt.steps:,} steps "
-        f"(warn > {mt.warn_above:.0%})")
-    ch = report.churn
-    t.add_row("net_new_per_task", fmt_num(m["net_new_per_task"]), f"{ch.tasks:,} tasks, median "
-        f"{fmt_num(ch.net_new_median)}; {ch.writes:,} writes, {ch.removals:,} removals")
-    t.add_row("retrieval_hit_rate", fmt_num(m["retrieval_hit_rate"]), f"{r.queries_with_hits:,} of {r.queries:,} "
-        "queries retrieved something")
-    reasons = ", ".join(f"{k} {v:,}" for k, v in r.stale_by_reason.items()) or "none"
-    t.add_row("stale_hit_share", fmt_num(m["stale_hit_share"]), f"{r.stale_hits:,} of {r.hits:,} "
-        f"{r.hit_event or 'hit'} rows ({reasons})")
-    t.add_row("failure_attribution", fmt_num(m["failure_attribution"]), f"{f.failures_attributed:,} of "
-        f"{f.failed_tasks:,} failed tasks used a stale or since-revoked entry, against "
-        f"{f.successes_with_revoked_use:,} of {f.succeeded_tasks:,} successful tasks")
-    t.add_row("revoked_share", fmt_num(m["revoked_share"]), f"{f.revoked_items:,} of {f.memory_items:,} items "
-        f"superseded or invalidated; counted apart: {f.archived_items:,} archived, {f.evicted_items:,} evicted, "
-        f"{f.expired_items:,} expired")
-    t.add_row("growth", g.classification, f"slope {fmt_num(g.slope)} items/{g.time_unit}; {g.reason}")
-    t.add_row("store_size", fmt_num(report.churn.final_size), f"started at {report.churn.initial_size:,}")
-    sc = report.success_curve
-    if sc is not None:
-        t.add_row("success_rate", fmt_num(sc.success_rate), f"{sc.tasks:,} tasks with an outcome")
-        knee = (
-            "–" if sc.inflection_volume is None
-            else f"slope {fmt_num(sc.slope_before)} before, {fmt_num(sc.slope_after)} after"
-        )
-        t.add_row(
-            "inflection_volume", fmt_num(sc.inflection_volume), knee if sc.inflection_volume is not None else sc.reason
-        )
-    d = report.dead_weight
-    span = "whole trace" if d.window is None else f"last {fmt_num(d.window)} {d.time_unit}s"
-    toks = "" if d.dead_token_share is None else f"; {fmt_num(d.dead_token_share)} of {d.live_tokens:,} live tokens"
-    t.add_row("dead_weight_share", fmt_num(m["dead_weight_share"]), f"{d.never_retrieved:,} of {d.live:,} live "
-        f"memories never retrieved ({span}){toks}")
-    if d.oldest:
-        t.add_row("oldest never retrieved", "", ", ".join(e.item for e in d.oldest[:5]))
-    k = report.contradictions
-    t.add_row("supersede_cycles", fmt_num(k.n_cycles), "; ".join(" -> ".join(cyc) for cyc in k.cycles[:3]) or "none")
-    t.add_row("max_chain_length", fmt_num(k.max_chain_length), f"{k.chains:,} chains over {k.items_in_chains:,} items")
-    retrieved = ", ".join(k.superseded_but_retrieved_items[:5]) or "none"
-    t.add_row(
-        "superseded_but_retrieved", fmt_num(k.superseded_but_retrieved), f"{k.superseded_hits:,} hits; " + retrieved
-    )
-    tables = [t]
-    if report.notes:
-        n = Table(show_header=False, box=None)
-        n.add_column("note")
-        for note in report.notes:
-            n.add_row(f"note: {note}")
-        tables.append(n)
-    return tables
 
 
 import_app = typer.Typer(
