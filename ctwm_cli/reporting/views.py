@@ -19,10 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from ..common.errors import InputError
 from ..diagnostics.measures import concentration
 from ..traces.engine import ReadOptions
 from ..traces.paths import open_path
+from .deadweight_time import dead_weight_over_time
 from .model import Block, Table
+from .view_figures import view_figure
 
 #: windows of steps of the over-time views when the trace has no timestamps
 WINDOWS = 10
@@ -160,10 +163,22 @@ def views(rows: Any, events: Sequence[str] | None = None) -> tuple[Table, ...]:
 
 
 def views_block(path: str, read: ReadOptions, *, events: Sequence[str] | None = None,
-                group_by: str | None = None, notes: list[str]) -> Block | None:
-    """The over-time and retrieval views of the trace (pooled, and one part per ``group_by`` value)."""
+                group_by: str | None = None, notes: list[str], key: str = "views", dead_weight: bool = False,
+                objects: str | None = None) -> Block | None:
+    """The over-time and retrieval views of the trace: the pooled views drawn (:mod:`.view_figures`, each figure
+    with its table), one part of tables per ``group_by`` value; ``dead_weight``: with dead weight over time
+    (:mod:`.deadweight_time`; a trace with memory-health events)."""
     rows = read_rows(path, read, group_by)
     pooled = views(rows, events)
+    dead, dead_per = None, {}
+    if dead_weight:
+        try:
+            dead, dead_per = dead_weight_over_time(path, read, objects=objects, group_by=group_by, groups=MAX_TENANTS)
+        except InputError as exc:
+            notes.append(f"no dead weight over time: {exc}")
+    if dead is not None:
+        pooled = (pooled[0], dead, *pooled[1:]) if pooled and pooled[0].caption.startswith("Concentration") \
+            else (dead, *pooled)
     if not pooled:
         return None
     parts = []
@@ -171,11 +186,22 @@ def views_block(path: str, read: ReadOptions, *, events: Sequence[str] | None = 
         values = [v for v in rows[group_by].dropna().unique().tolist()]
         for v in sorted(values, key=str)[:MAX_TENANTS]:
             t = views(rows[rows[group_by] == v], events)
+            if str(v) in dead_per:
+                t = (*t, dead_per[str(v)])
             if t:
                 parts.append(Block(title=f"{group_by}={v}", tables=t, collapsed=len(values) > 3))
         if len(values) > MAX_TENANTS:
             notes.append(f"over-time and retrieval views: {len(values):,} values of {group_by}; the page shows the "
                          f"first {MAX_TENANTS}")
-    return Block(title="Over time and retrieval", text="Concentration per period, which ranks of the retrieved "
-                 "list reach the prompt, the retriever's scores and prompt tokens per step, where the trace carries "
-                 "ts or step, rank, score and tokens.", tables=pooled, parts=tuple(parts))
+    figures = tuple(f for f in (view_figure(t, key) for t in pooled) if f is not None)
+    return Block(title="Over time and retrieval", text=TEXT + (DEAD_TEXT if dead is not None else ""),
+                 figures=figures, tables=tuple(t for t in pooled if not any(f.table is t for f in figures)),
+                 parts=tuple(parts))
+
+
+TEXT = ("Concentration per period, which ranks of the retrieved list reach the prompt, the retriever's scores and "
+        "prompt tokens per step, where the trace carries ts or step, rank, score and tokens. Per-tenant views are "
+        "tables under the figures.")
+DEAD_TEXT = (" Dead weight over time is the state at the end of each period: the live memories that no retrieve, "
+             "inject or read row has touched since the trace began, as ctwm health says of the trace cut after the "
+             "period's last row (the last period's number is the whole trace's).")
