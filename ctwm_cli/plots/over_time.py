@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from . import figure_axes
-from .bands import legend_below
 
 #: max/min of the positive values above which an axis is logarithmic
 LOG_SPAN = 100.0
@@ -55,8 +54,8 @@ def plot_periods(labels: Sequence[str], series: Mapping[str, Sequence[float | No
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize="medium")
     ax.grid(True, alpha=0.3)
-    if len(series) > 1:
-        legend_below(ax, ncol=min(len(series), 3))
+    if len(series) > 1:  # right of the axes: under them it would meet the rotated period labels
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return fig
 
 
