@@ -25,6 +25,7 @@ from ..health.retrieval import assign_queries
 from ..health.scopes import scope_of_objects, split_by_scope
 from ..traces.objects import read_objects
 from .model import Table
+from .periods import step_windows, window_label
 
 COLUMNS = ("period", "live", "never_retrieved", "dead_weight_share", "dead_token_share")
 #: a trace spanning more days than this is cut per ISO week (as the concentration view is)
@@ -34,8 +35,6 @@ WEEK_OVER_DAYS = 21
 def period_ends(log: EventLog) -> tuple[list[tuple[str, int]], str] | None:
     """``([(label, rows up to the period's end), ...], unit)`` in time order; None when the trace has neither
     timestamps nor steps (row order is no clock)."""
-    from .views import _window_label, _windows
-
     n = len(log)
     if n == 0 or log.time_kind == "row":
         return None
@@ -45,9 +44,9 @@ def period_ends(log: EventLog) -> tuple[list[tuple[str, int]], str] | None:
         labels = [dt.datetime.fromtimestamp(t, dt.UTC).strftime(fmt_) for t in log.time]
     else:
         steps = np.asarray(log.time, dtype=np.float64)
-        edges = _windows(steps.astype(int))
+        edges = step_windows(steps.astype(int))
         idx = np.clip(np.searchsorted(edges, steps, side="right") - 1, 0, len(edges) - 2)
-        labels = [_window_label(edges[i], edges[i + 1]) for i in idx.tolist()]
+        labels = [window_label(edges[i], edges[i + 1]) for i in idx.tolist()]
         unit = "window of steps"
     ends = [(labels[i], i + 1) for i in range(n) if i == n - 1 or labels[i + 1] != labels[i]]
     return ends, unit

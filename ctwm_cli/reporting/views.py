@@ -4,7 +4,7 @@
   share injected into the prompt at the same step (same run, same item) — which ranks of the list reach the model.
 * **Score distribution** (``score`` on ``retrieve`` rows): counts in ten equal-width bins over the observed range.
 * **Tokens per step over time** (``tokens`` and ``step``): prompt tokens summed per step (``inject`` rows when the
-  trace has them, else every row with tokens), averaged over up to :data:`WINDOWS` equal windows of steps.
+  trace has them, else every row with tokens), averaged over up to :data:`.periods.WINDOWS` equal windows of steps.
 * **Concentration over time** (``ts`` or ``step``): per day or week (by ``ts``; week when the trace spans more
   than three weeks), else per window of steps, the Gini coefficient and top-10% share of that period's accesses,
   measured by :func:`ctwm_cli.diagnostics.measures.concentration` as ``ctwm concentration`` measures a trace.
@@ -25,10 +25,9 @@ from ..traces.engine import ReadOptions
 from ..traces.paths import open_path
 from .deadweight_time import dead_weight_over_time
 from .model import Block, Table
+from .periods import step_windows, window_label
 from .view_figures import view_figure
 
-#: windows of steps of the over-time views when the trace has no timestamps
-WINDOWS = 10
 SCORE_BINS = 10
 #: tenants beyond this many get no views of their own (the pooled views cover them)
 MAX_TENANTS = 12
@@ -81,16 +80,6 @@ def score_distribution(rows: Any) -> Table | None:
                  rows=tuple((float(edges[i]), float(edges[i + 1]), int(counts[i])) for i in range(SCORE_BINS)))
 
 
-def _window_label(lo: float, hi: float) -> str:
-    a, b = int(np.ceil(lo)), int(np.ceil(hi)) - 1
-    return f"step {a}" if a == b else f"steps {a}–{b}"
-
-
-def _windows(steps: np.ndarray) -> np.ndarray:
-    lo, hi = int(steps.min()), int(steps.max())
-    return np.linspace(lo, hi + 1, min(WINDOWS, hi - lo + 1) + 1)
-
-
 def tokens_over_time(rows: Any) -> Table | None:
     if not {"tokens", "step"} <= set(rows.columns):
         return None
@@ -102,12 +91,12 @@ def tokens_over_time(rows: Any) -> Table | None:
     keys = [k for k in ("run", "step") if k in t.columns]
     per = t.groupby(keys, dropna=False)["tokens"].sum().reset_index()
     steps, tokens = per["step"].astype(int).to_numpy(), per["tokens"].astype(float).to_numpy()
-    edges = _windows(steps)
+    edges = step_windows(steps)
     out = []
     for i in range(len(edges) - 1):
         at = (steps >= edges[i]) & (steps < edges[i + 1])
         if at.any():
-            out.append((_window_label(edges[i], edges[i + 1]), int(at.sum()),
+            out.append((window_label(edges[i], edges[i + 1]), int(at.sum()),
                         float(tokens[at].mean())))
     return Table(caption="Prompt tokens per step over time (summed per step, averaged per window)",
                  columns=("period", "steps", "tokens_per_step"), rows=tuple(out))
@@ -125,10 +114,10 @@ def _periods(rows: Any) -> tuple[Any, str] | None:
         return ts.dt.strftime("%Y-%m-%d"), "day"
     if "step" in rows.columns and rows["step"].notna().any():
         steps = rows["step"].astype("Int64")
-        edges = _windows(steps.dropna().astype(int).to_numpy())
+        edges = step_windows(steps.dropna().astype(int).to_numpy())
         idx = np.clip(np.searchsorted(edges, steps.fillna(-1).astype(int).to_numpy(), side="right") - 1, 0,
                       len(edges) - 2)
-        labels = np.array([_window_label(edges[i], edges[i + 1]) for i in idx])
+        labels = np.array([window_label(edges[i], edges[i + 1]) for i in idx])
         return pd.Series(np.where(steps.isna().to_numpy(), None, labels), index=rows.index), "window of steps"
     return None
 
