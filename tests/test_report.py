@@ -81,7 +81,9 @@ def test_trace_page_structure_and_sections(tpl_report):
 def test_every_figure_and_table_of_the_json_is_on_the_page(tpl_report):
     d = tpl_report.to_dict()
     figures = [f for s in d["sections"] for b in s["blocks"] for f in b["figures"]]
-    assert len(figures) == len(tpl_report.figures()) == 5
+    # CCDF, concentration, PSD, health, τ sweep; and the sample's views: concentration and dead weight per window
+    assert len(figures) == len(tpl_report.figures()) == 7
+    assert [f["title"] for f in figures][4:6] == ["Concentration over time", "Dead weight over time"]
     tree = parse(tpl_report.html)
     labels = [e.attrs["aria-label"] for e in tree.root.iter("svg")]
     assert labels == [f["alt"] for f in figures]

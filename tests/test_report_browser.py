@@ -226,3 +226,46 @@ def test_each_page_kind_reads_at_1280_px(tmp_path, grid_dir, replay_dir, diff_pa
     out = _layout(rep.html, tmp_path, kind)
     assert out["width"] == 1280
     assert out["overflow"] == [] and out["broken"] == [] and out["figures"] == [], out
+
+
+def _store_trace(path: Path) -> None:
+    """Two tenants over 30 steps and three days: writes, retrieves with rank, score and tokens, injects, a
+    supersede; prompt tokens per step from 24 to 4,800 (a log axis)."""
+    import json
+
+    rng = np.random.default_rng(46)
+    with path.open("w", encoding="utf-8") as fh:
+        for step in range(30):
+            ts = f"2026-03-0{1 + step // 10}T{step % 10 + 8:02d}:00:00Z"
+            for tenant in ("alice", "bob"):
+                base = {"step": step, "run": tenant, "user": tenant, "ts": ts}
+                fh.write(json.dumps({**base, "item": f"{tenant}-m{step}", "event": "write", "tokens": 12}) + "\n")
+                for rank in range(1, 6):
+                    item = f"{tenant}-m{int(rng.integers(0, step + 1))}"
+                    fh.write(json.dumps({**base, "item": item, "event": "retrieve", "rank": rank,
+                                         "score": float(rng.uniform(0.1, 0.9)), "tokens": 12}) + "\n")
+                    if rank <= 2:
+                        fh.write(json.dumps({**base, "item": item, "event": "inject",
+                                             "tokens": 12 * (1 + 199 * (step > 20))}) + "\n")
+                if step == 15:
+                    fh.write(json.dumps({**base, "item": f"{tenant}-m0", "event": "supersede"}) + "\n")
+
+
+def test_over_time_and_retrieval_figures_read_at_1280_px(tmp_path):
+    """A trace with tenants, ranks, scores, tokens, timestamps and a store: its over-time and retrieval figures
+    (dead weight included) each carry alt text and a numbers table, fit 1,280 px and keep the page inert."""
+    from report_helpers import external_references
+
+    path = tmp_path / "store.jsonl"
+    _store_trace(path)
+    rep = ctwm_cli.report(str(path), seed=1, bootstrap=10, sweep=None, group_by="user")
+    block = next(b for s in rep.sections for b in s.blocks if b.title == "Over time and retrieval")
+    assert [f.title for f in block.figures] == ["Concentration over time", "Dead weight over time",
+                                                "Injection rate by rank", "Score distribution",
+                                                "Tokens per step over time"]
+    dom, messages, _ = _open(rep.html, tmp_path, "views")
+    assert messages == []
+    tree = parse(dom)
+    assert list(tree.root.iter("script")) == [] and external_references(tree) == []
+    out = _layout(rep.html, tmp_path, "views")
+    assert out["overflow"] == [] and out["broken"] == [] and out["figures"] == [], out

@@ -109,7 +109,8 @@ def trace_section(
     if scan.kind == "events":
         stage(f"{path}: over-time and retrieval views")
         try:
-            blocks.append(views_block(path, read, events=events, group_by=group_by, notes=notes))
+            blocks.append(views_block(path, read, events=events, group_by=group_by, notes=notes, key=key,
+                                      dead_weight=health, objects=objects))
         except InputError as exc:
             notes.append(f"no over-time and retrieval views: {exc}")
     if taus:

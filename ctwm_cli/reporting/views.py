@@ -4,7 +4,7 @@
   share injected into the prompt at the same step (same run, same item) — which ranks of the list reach the model.
 * **Score distribution** (``score`` on ``retrieve`` rows): counts in ten equal-width bins over the observed range.
 * **Tokens per step over time** (``tokens`` and ``step``): prompt tokens summed per step (``inject`` rows when the
-  trace has them, else every row with tokens), averaged over up to :data:`WINDOWS` equal windows of steps.
+  trace has them, else every row with tokens), averaged over up to :data:`.periods.WINDOWS` equal windows of steps.
 * **Concentration over time** (``ts`` or ``step``): per day or week (by ``ts``; week when the trace spans more
   than three weeks), else per window of steps, the Gini coefficient and top-10% share of that period's accesses,
   measured by :func:`ctwm_cli.diagnostics.measures.concentration` as ``ctwm concentration`` measures a trace.
@@ -19,13 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from ..common.errors import InputError
 from ..diagnostics.measures import concentration
 from ..traces.engine import ReadOptions
 from ..traces.paths import open_path
+from .deadweight_time import dead_weight_over_time
 from .model import Block, Table
+from .periods import step_windows, window_label
+from .view_figures import view_figure
 
-#: windows of steps of the over-time views when the trace has no timestamps
-WINDOWS = 10
 SCORE_BINS = 10
 #: tenants beyond this many get no views of their own (the pooled views cover them)
 MAX_TENANTS = 12
@@ -78,16 +80,6 @@ def score_distribution(rows: Any) -> Table | None:
                  rows=tuple((float(edges[i]), float(edges[i + 1]), int(counts[i])) for i in range(SCORE_BINS)))
 
 
-def _window_label(lo: float, hi: float) -> str:
-    a, b = int(np.ceil(lo)), int(np.ceil(hi)) - 1
-    return f"step {a}" if a == b else f"steps {a}–{b}"
-
-
-def _windows(steps: np.ndarray) -> np.ndarray:
-    lo, hi = int(steps.min()), int(steps.max())
-    return np.linspace(lo, hi + 1, min(WINDOWS, hi - lo + 1) + 1)
-
-
 def tokens_over_time(rows: Any) -> Table | None:
     if not {"tokens", "step"} <= set(rows.columns):
         return None
@@ -99,12 +91,12 @@ def tokens_over_time(rows: Any) -> Table | None:
     keys = [k for k in ("run", "step") if k in t.columns]
     per = t.groupby(keys, dropna=False)["tokens"].sum().reset_index()
     steps, tokens = per["step"].astype(int).to_numpy(), per["tokens"].astype(float).to_numpy()
-    edges = _windows(steps)
+    edges = step_windows(steps)
     out = []
     for i in range(len(edges) - 1):
         at = (steps >= edges[i]) & (steps < edges[i + 1])
         if at.any():
-            out.append((_window_label(edges[i], edges[i + 1]), int(at.sum()),
+            out.append((window_label(edges[i], edges[i + 1]), int(at.sum()),
                         float(tokens[at].mean())))
     return Table(caption="Prompt tokens per step over time (summed per step, averaged per window)",
                  columns=("period", "steps", "tokens_per_step"), rows=tuple(out))
@@ -122,10 +114,10 @@ def _periods(rows: Any) -> tuple[Any, str] | None:
         return ts.dt.strftime("%Y-%m-%d"), "day"
     if "step" in rows.columns and rows["step"].notna().any():
         steps = rows["step"].astype("Int64")
-        edges = _windows(steps.dropna().astype(int).to_numpy())
+        edges = step_windows(steps.dropna().astype(int).to_numpy())
         idx = np.clip(np.searchsorted(edges, steps.fillna(-1).astype(int).to_numpy(), side="right") - 1, 0,
                       len(edges) - 2)
-        labels = np.array([_window_label(edges[i], edges[i + 1]) for i in idx])
+        labels = np.array([window_label(edges[i], edges[i + 1]) for i in idx])
         return pd.Series(np.where(steps.isna().to_numpy(), None, labels), index=rows.index), "window of steps"
     return None
 
@@ -160,10 +152,22 @@ def views(rows: Any, events: Sequence[str] | None = None) -> tuple[Table, ...]:
 
 
 def views_block(path: str, read: ReadOptions, *, events: Sequence[str] | None = None,
-                group_by: str | None = None, notes: list[str]) -> Block | None:
-    """The over-time and retrieval views of the trace (pooled, and one part per ``group_by`` value)."""
+                group_by: str | None = None, notes: list[str], key: str = "views", dead_weight: bool = False,
+                objects: str | None = None) -> Block | None:
+    """The over-time and retrieval views of the trace: the pooled views drawn (:mod:`.view_figures`, each figure
+    with its table), one part of tables per ``group_by`` value; ``dead_weight``: with dead weight over time
+    (:mod:`.deadweight_time`; a trace with memory-health events)."""
     rows = read_rows(path, read, group_by)
     pooled = views(rows, events)
+    dead, dead_per = None, {}
+    if dead_weight:
+        try:
+            dead, dead_per = dead_weight_over_time(path, read, objects=objects, group_by=group_by, groups=MAX_TENANTS)
+        except InputError as exc:
+            notes.append(f"no dead weight over time: {exc}")
+    if dead is not None:
+        pooled = (pooled[0], dead, *pooled[1:]) if pooled and pooled[0].caption.startswith("Concentration") \
+            else (dead, *pooled)
     if not pooled:
         return None
     parts = []
@@ -171,11 +175,22 @@ def views_block(path: str, read: ReadOptions, *, events: Sequence[str] | None = 
         values = [v for v in rows[group_by].dropna().unique().tolist()]
         for v in sorted(values, key=str)[:MAX_TENANTS]:
             t = views(rows[rows[group_by] == v], events)
+            if str(v) in dead_per:
+                t = (*t, dead_per[str(v)])
             if t:
                 parts.append(Block(title=f"{group_by}={v}", tables=t, collapsed=len(values) > 3))
         if len(values) > MAX_TENANTS:
             notes.append(f"over-time and retrieval views: {len(values):,} values of {group_by}; the page shows the "
                          f"first {MAX_TENANTS}")
-    return Block(title="Over time and retrieval", text="Concentration per period, which ranks of the retrieved "
-                 "list reach the prompt, the retriever's scores and prompt tokens per step, where the trace carries "
-                 "ts or step, rank, score and tokens.", tables=pooled, parts=tuple(parts))
+    figures = tuple(f for f in (view_figure(t, key) for t in pooled) if f is not None)
+    return Block(title="Over time and retrieval", text=TEXT + (DEAD_TEXT if dead is not None else ""),
+                 figures=figures, tables=tuple(t for t in pooled if not any(f.table is t for f in figures)),
+                 parts=tuple(parts))
+
+
+TEXT = ("Concentration per period, which ranks of the retrieved list reach the prompt, the retriever's scores and "
+        "prompt tokens per step, where the trace carries ts or step, rank, score and tokens. Per-tenant views are "
+        "tables under the figures.")
+DEAD_TEXT = (" Dead weight over time is the state at the end of each period: the live memories that no retrieve, "
+             "inject or read row has touched since the trace began, as ctwm health says of the trace cut after the "
+             "period's last row (the last period's number is the whole trace's).")
