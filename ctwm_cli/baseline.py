@@ -36,8 +36,10 @@ against a nominal 5%), and a zero-width interval (all counts equal) failed every
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -316,3 +318,37 @@ def _names(subjects: Mapping[str, Any], shown: int = 3) -> str:
 
 def _num(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def saved_result(path: str) -> dict[str, Any] | None:
+    """The document of a saved ``ctwm ... --json`` result, or None when ``path`` is a trace: a ``.json`` file whose
+    envelope names the tool and a command (anything else is read as a trace, whose reader says what is wrong)."""
+    p = Path(path)
+    if p.suffix != ".json" or not p.is_file():
+        return None
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    if not (isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc):
+        return None
+    check_saved_result(doc, path)
+    return doc
+
+
+def parse_tolerances(specs: Mapping[str, float] | Sequence[str] | None) -> dict[str, float]:
+    """``METRIC=VALUE`` strings (``--tol``) or a mapping; the metric names are checked by the diff."""
+    if isinstance(specs, Mapping):
+        return {str(k): float(v) for k, v in specs.items()}
+    out: dict[str, float] = {}
+    for spec in specs or ():
+        name, sep, raw = str(spec).partition("=")
+        try:
+            value = float(raw)
+        except ValueError:
+            value = None
+        if not sep or value is None or not math.isfinite(value):
+            raise UsageError(f"--tol expects METRIC=VALUE with a finite VALUE (e.g. gini=0.02), got {spec!r}",
+                             params=("tol",))
+        out[name.strip()] = value
+    return out

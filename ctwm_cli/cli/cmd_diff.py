@@ -2,50 +2,18 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..common.errors import InputError, UsageError
+from ..common.errors import InputError
 from ..common.labels import identity
 from .aliases import aliased
 from .options import Format, JunitOpt, ReadFlags, SeedOpt, column_flags, output_flags
 from .output import announce_seed, check_output_path, conclude, emit, fmt_num, progress_bar
 from .registry import result
-
-
-def _saved_result(path: str) -> dict | None:
-    """The JSON document of a saved ``ctwm ... --json`` result, or None when ``path`` is a trace."""
-    p = Path(path)
-    if p.suffix != ".json" or not p.is_file():
-        return None
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return None  # not a result: read it as a trace (the reader reports what is wrong with it)
-    if not (isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc):
-        return None
-    from ..baseline import check_saved_result  # the library loads with the command, not at start-up
-
-    check_saved_result(doc, path)
-    return doc
-
-
-def _tolerances(specs: list[str] | None) -> dict[str, float]:
-    out = {}
-    for spec in specs or []:
-        name, sep, raw = spec.partition("=")
-        try:
-            out[name.strip()] = float(raw) if sep else float("nan")
-        except ValueError:
-            raise UsageError(f"--tol expects METRIC=VALUE (e.g. gini=0.02), got {spec!r}") from None
-        if not sep:
-            raise UsageError(f"--tol expects METRIC=VALUE (e.g. gini=0.02), got {spec!r}")
-    return out
 
 
 @output_flags
@@ -79,13 +47,13 @@ def diff(
       ctwm diff base.json head.json --tol alpha=0.1 --tol gini=0.02
       ctwm diff main_trace.parquet pr_trace.parquet --tol gini=0.02 --seed 1 --junit-xml diff.xml
     """
-    from ..baseline import diff_counts, diff_results
+    from ..baseline import diff_counts, diff_results, parse_tolerances, saved_result
     from ..tail.audit import new_seed
     from ..traces.paths import read_counts
 
-    tolerances = _tolerances(tol)
+    tolerances = parse_tolerances(tol)
     junit = check_output_path(junit_xml, "--junit-xml")
-    saved = _saved_result(base), _saved_result(head)
+    saved = saved_result(base), saved_result(head)
     if all(d is not None for d in saved):
         res = diff_results(saved[0], saved[1], tolerances=tolerances)
     elif any(d is not None for d in saved):

@@ -9,10 +9,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..allocation import parse_sweep
+from ..baseline import parse_tolerances, saved_result
 from ..common.errors import UsageError
 from ..common.seeds import new_seed
 from ..traces.engine import ReadOptions, as_read_options
-from .diff import diff_section, parse_tolerances, saved_result
+from .diff import diff_section
 from .grid import grid_manifest, grid_section
 from .model import Report, Section
 from .page import render

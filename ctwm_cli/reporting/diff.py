@@ -9,15 +9,13 @@ most-read and never-read memories (``ctwm health``'s hot and cold lists) that en
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
-from ..baseline import check_saved_result, diff_counts, diff_results
-from ..common.errors import InputError, UsageError
+from ..baseline import diff_counts, diff_results, saved_result
+from ..common.errors import InputError
 from ..common.labels import identity
 from ..health import health_of_trace
 from ..traces import item_counts
@@ -32,22 +30,6 @@ TOP = 10
 METRIC_COLUMNS = ("subject", "metric", "base", "head", "change_interval", "pvalue", "tolerance", "status")
 HEALTH_EVENTS = frozenset({"write", "update", "supersede", "invalidate", "archive", "evict", "maintain", "search",
                            "context", "task_outcome"})
-
-
-def saved_result(path: str) -> dict[str, Any] | None:
-    """The document of a saved ``ctwm ... --json`` result, or None when ``path`` is a trace (as ``ctwm diff``
-    tells them apart: a ``.json`` file whose envelope names the tool and a command)."""
-    p = Path(path)
-    if p.suffix != ".json" or not p.is_file():
-        return None
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    if not (isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc):
-        return None
-    check_saved_result(doc, path)
-    return doc
 
 
 def _status(c: Any) -> str:
@@ -160,18 +142,3 @@ def diff_section(base: str, head: str, read: ReadOptions, *, key: str, tolerance
                    card=card, blocks=tuple(blocks), seed=res.seed)
 
 
-def parse_tolerances(specs: Mapping[str, float] | Sequence[str] | None) -> dict[str, float]:
-    """``METRIC=VALUE`` strings (``ctwm diff --tol``) or a mapping; the metric names are checked by the diff."""
-    if isinstance(specs, Mapping):
-        return {str(k): float(v) for k, v in specs.items()}
-    out: dict[str, float] = {}
-    for spec in specs or ():
-        name, sep, raw = str(spec).partition("=")
-        try:
-            value = float(raw)
-        except ValueError:
-            value = None
-        if not sep or value is None or not np.isfinite(value):
-            raise UsageError(f"tolerance expects METRIC=VALUE (e.g. gini=0.02), got {spec!r}", params=("tol",))
-        out[name.strip()] = value
-    return out
