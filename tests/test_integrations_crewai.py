@@ -235,6 +235,8 @@ def test_a_failed_task_is_attributed_to_the_memories_it_read(tmp_path, embed, ru
     res = run_cli(["health", tmp_path / "crew.jsonl", "--json"])
     assert res.code == 0, res.err
     f = json.loads(res.out)["failures"]
+    print({k: f[k] for k in ("failed_tasks", "succeeded_tasks", "failures_attributed", "failure_attribution",
+                             "attributed_tasks", "revoked_items")})
     attributed = int(bool(read_by_failed & consolidated))
     assert (f["failed_tasks"], f["succeeded_tasks"], f["failures_attributed"]) == (1, 1, attributed)
     assert f["successes_with_revoked_use"] == 0  # T-bob read only bob's record, which nothing revoked

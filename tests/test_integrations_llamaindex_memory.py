@@ -252,6 +252,7 @@ def test_memory_with_a_vector_block_matches_the_stores_own_nodes(tmp_path, run_c
         want[s] = {
             "store_size": len(mine), "live": len(mine), "queries": len(answers), "hits": sum(map(len, answers)),
             "stale_hits": 0, "never_retrieved": len(mine - used), "revoked_items": 0, "memory_items": len(ever[s])}
+    print(f"seed 4747: {len(inner.answered)} queries, {shown} nodes shown, per session {want}")
     assert sum(w["queries"] for w in want.values()) > 100 and shown > 200
     assert all(w["memory_items"] > 10 for w in want.values()) and any(w["never_retrieved"] for w in want.values())
     res = run_cli(["health", tmp_path / "mem.jsonl", "--group-by", "session", "--json"])
