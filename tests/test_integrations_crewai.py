@@ -174,3 +174,71 @@ def test_a_crew_with_memory_tags_rows_with_its_own_tasks(tmp_path, embed):
     assert tasked[-1]["outcome"] == "success"
     saved = [r["item"] for r in rows if r["event"] == "write"]
     assert sorted(saved) == sorted(r.id for r in lance.list_records(limit=100))  # the crew's own save too
+
+
+@pytest.mark.slow  # ~20 s: two crews, four saves with MiniLM and LanceDB
+def test_a_failed_task_is_attributed_to_the_memories_it_read(tmp_path, embed, run_cli):
+    """Two real crews (stub LLMs): T-bob reads bob's memory and succeeds; T-alice reads alice's and its
+    model fails. Then a ``remember`` corrects alice's memory and CrewAI's consolidation deletes the record
+    it contradicts. From the CrewAI trace alone, ``ctwm health`` attributes the failure to that record:
+    the truth is what CrewAI put into the failing model's prompt and what LanceDB holds before and after."""
+    import re
+
+    from crewai import Agent, Crew, Task
+
+    class Consolidator(BaseLLM):
+        """Answers tasks; in consolidation deletes the similar records CrewAI lists iff the new memory
+        says it corrects them ("no longer")."""
+
+        def call(self, messages, *args, **kwargs):
+            text = json.dumps(messages)
+            if "consolidation" in text.lower() or "insert_new" in text:
+                ids = re.findall(r"id=([0-9a-f-]{36})", text) if "no longer" in text else []
+                return json.dumps({"actions": [{"action": "delete", "record_id": i, "reason": "contradicted"}
+                                               for i in ids], "insert_new": True, "insert_reason": "new fact"})
+            return "Thought: I know it\nFinal Answer: two"
+
+    prompts: list[str] = []  # what CrewAI sent the failing model
+
+    class GivesUp(BaseLLM):
+        def call(self, messages, *args, **kwargs):
+            prompts.append(json.dumps(messages))
+            raise RuntimeError("the model gave up")
+
+    lance = LanceDBStorage(path=str(tmp_path / "lancedb"))
+    trace = CrewAITrace(tmp_path / "crew.jsonl", scope_keys=("user",))
+    memory = Memory(storage=trace.storage(lance), embedder=embed, llm=Consolidator(model="stub"),
+                    consolidation_threshold=0.5)
+    tennis = memory.remember("alice plays tennis on Sundays", scope="/alice", categories=["sport"], importance=0.5)
+    memory.remember("alice drinks green tea", scope="/alice", categories=["food"], importance=0.5)
+    memory.remember("bob keeps two cats", scope="/bob", categories=["pets"], importance=0.5)
+    helper = Agent(role="helper", goal="answer", backstory="knows bob", llm=Consolidator(model="stub"),
+                   memory=memory.scope("/bob"))
+    coach = Agent(role="coach", goal="answer", backstory="knows alice", llm=GivesUp(model="fails"),
+                  memory=memory.scope("/alice"), max_retry_limit=0)
+    Crew(agents=[helper], tasks=[Task(description="how many cats does bob keep?", expected_output="a number",
+                                      agent=helper, name="T-bob")]).kickoff()
+    with pytest.raises(RuntimeError, match="the model gave up"):
+        Crew(agents=[coach], tasks=[Task(description="which sport does alice play on Sundays?",
+                                         expected_output="a sport", agent=coach, name="T-alice")]).kickoff()
+    before = {r.id: r.content for r in lance.list_records(limit=100)}
+    memory.remember("alice no longer plays tennis on Sundays: she plays padel", scope="/alice",
+                    categories=["sport"], importance=0.6)
+    trace.close()
+    after = {r.id for r in lance.list_records(limit=100)}
+    consolidated = set(before) - after  # LanceDB's own records: what the correction removed
+    read_by_failed = {rid for rid, content in before.items() if content in prompts[0]}
+    assert tennis.id in consolidated and tennis.id in read_by_failed  # the scenario happened as scripted
+    rows = [json.loads(line) for line in (tmp_path / "crew.jsonl").read_text().splitlines()]
+    assert {r["item"] for r in rows if r["event"] == "supersede"} == consolidated
+    assert not [r for r in rows if r["event"] == "archive"]  # no plain deletes here
+    res = run_cli(["health", tmp_path / "crew.jsonl", "--json"])
+    assert res.code == 0, res.err
+    f = json.loads(res.out)["failures"]
+    print({k: f[k] for k in ("failed_tasks", "succeeded_tasks", "failures_attributed", "failure_attribution",
+                             "attributed_tasks", "revoked_items")})
+    attributed = int(bool(read_by_failed & consolidated))
+    assert (f["failed_tasks"], f["succeeded_tasks"], f["failures_attributed"]) == (1, 1, attributed)
+    assert f["successes_with_revoked_use"] == 0  # T-bob read only bob's record, which nothing revoked
+    assert f["failure_attribution"] == pytest.approx(attributed - 0.0) and f["attributed_tasks"] == ["T-alice"]
+    assert f["revoked_items"] == len(consolidated)

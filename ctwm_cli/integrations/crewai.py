@@ -30,7 +30,10 @@ what happened                      rows
                                    position, score = CrewAI's composite score, run = record's scope)
 store ``save``                     ``write`` per record (``update`` for an id already in the store)
 store ``update``                   ``update``
-store ``delete`` / ``reset``       ``archive`` per record the store no longer has
+store ``delete`` / ``reset``       ``archive`` per record the store no longer has; ``supersede``
+                                   when the delete happens inside a save (``remember``: its
+                                   consolidation judged the record outdated or contradicted by the
+                                   new memory, so the record is *revoked*, not merely retired)
 task started / completed / failed  rows in between carry the task; ``task_outcome`` success / failure
                                    per scope the task touched
 =================================  ================================================================
@@ -39,6 +42,13 @@ task started / completed / failed  rows in between carry the task; ``task_outcom
 a scope text (``user=alice``) that ``ctwm health --group-by user`` reads. Outside a crew, ``with
 trace.task("T-1") as t: ...; t.outcome("success")`` tags rows the same way. Each store operation and
 each query is one step.
+
+Failure attribution (``ctwm health``) needs revoked records: the ``supersede`` rows of consolidation
+deletes. A failed task that read a record a later ``remember`` consolidated away is attributed to it.
+"Inside a save" is between CrewAI's ``MemorySaveStartedEvent`` and its completion or failure; a
+``remember_many`` saves in the background, so a ``forget`` made while one is still running is taken
+for a consolidation too. A consolidation *update* keeps the record's id live with new content and
+stays an ``update``.
 """
 
 from __future__ import annotations
@@ -52,7 +62,13 @@ from typing import Any, Literal
 from crewai.events.base_event_listener import BaseEventListener
 from crewai.events.base_events import BaseEvent
 from crewai.events.event_bus import crewai_event_bus
-from crewai.events.types.memory_events import MemoryQueryCompletedEvent, MemoryQueryStartedEvent
+from crewai.events.types.memory_events import (
+    MemoryQueryCompletedEvent,
+    MemoryQueryStartedEvent,
+    MemorySaveCompletedEvent,
+    MemorySaveFailedEvent,
+    MemorySaveStartedEvent,
+)
 from crewai.events.types.task_events import TaskCompletedEvent, TaskFailedEvent, TaskStartedEvent
 from pydantic import Field
 
@@ -184,7 +200,8 @@ class CrewAITrace(BaseEventListener):
     store's writes and the crew's tasks and outcomes into ``writer`` (a :class:`TraceWriter` or a path)."""
 
     EVENTS = (MemoryQueryStartedEvent, MemoryQueryCompletedEvent, MemoryStoreEvent, TaskStartedEvent,
-              TaskCompletedEvent, TaskFailedEvent, TaskMarkEvent)
+              TaskCompletedEvent, TaskFailedEvent, TaskMarkEvent, MemorySaveStartedEvent,
+              MemorySaveCompletedEvent, MemorySaveFailedEvent)
 
     def __init__(self, writer: TraceWriter | str | os.PathLike, *, scope_keys: Sequence[str] | None = None) -> None:
         if scope_keys is not None and (isinstance(scope_keys, str) or not all(isinstance(k, str) and k
@@ -201,6 +218,7 @@ class CrewAITrace(BaseEventListener):
         self._touched: dict[str | None, None] = {}
         self._query_open = False
         self._query_scope: str | None = None
+        self._saves_open = 0  # saves started and not yet completed or failed
         self._handlers: list[tuple[type, Any]] = []
         self._ts: str | None = None
         self.closed = False
@@ -251,29 +269,40 @@ class CrewAITrace(BaseEventListener):
         for run in list(self._touched) or [None]:
             self.writer.event("task_outcome", self._task, run=run, task=self._task, outcome=value, ts=self._ts)
 
+    def _store_op(self, event: MemoryStoreEvent) -> None:
+        if event.op == "search":
+            if self._query_open and self._query_scope is None:
+                self._query_scope = event.scope or "/"
+            return
+        op = "supersede" if event.op == "archive" and self._saves_open else event.op
+        for rid, scope in event.records:
+            self._emit(op, rid, run=self.scope(scope))
+        self.writer.advance()
+
+    def _query_done(self, event: MemoryQueryCompletedEvent) -> None:
+        self._emit("search", f"search:{next(self._searches)}", run=self.scope(self._query_scope))
+        for rank, match in enumerate(event.results or (), 1):
+            record = getattr(match, "record", None)
+            if record is None:
+                continue
+            score = getattr(match, "score", None)
+            self._emit("retrieve", record.id, rank=rank, run=self.scope(record.scope),
+                       score=float(score) if isinstance(score, (int, float)) else None)
+        self._query_open, self._query_scope = False, None
+        self.writer.advance()
+
     def _write(self, event: BaseEvent) -> None:
         self._ts = iso(event.timestamp.timestamp())  # when CrewAI emitted it, not when the handler ran
         if isinstance(event, MemoryQueryStartedEvent):
             self._query_open, self._query_scope = True, None
+        elif isinstance(event, MemorySaveStartedEvent):
+            self._saves_open += 1
+        elif isinstance(event, (MemorySaveCompletedEvent, MemorySaveFailedEvent)):
+            self._saves_open = max(self._saves_open - 1, 0)
         elif isinstance(event, MemoryStoreEvent):
-            if event.op == "search":
-                if self._query_open and self._query_scope is None:
-                    self._query_scope = event.scope or "/"
-                return
-            for rid, scope in event.records:
-                self._emit(event.op, rid, run=self.scope(scope))
-            self.writer.advance()
+            self._store_op(event)
         elif isinstance(event, MemoryQueryCompletedEvent):
-            self._emit("search", f"search:{next(self._searches)}", run=self.scope(self._query_scope))
-            for rank, match in enumerate(event.results or (), 1):
-                record = getattr(match, "record", None)
-                if record is None:
-                    continue
-                score = getattr(match, "score", None)
-                self._emit("retrieve", record.id, rank=rank, run=self.scope(record.scope),
-                           score=float(score) if isinstance(score, (int, float)) else None)
-            self._query_open, self._query_scope = False, None
-            self.writer.advance()
+            self._query_done(event)
         elif isinstance(event, TaskStartedEvent):
             self._begin(_task_name(event))
         elif isinstance(event, (TaskCompletedEvent, TaskFailedEvent)):
