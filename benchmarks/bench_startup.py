@@ -28,7 +28,7 @@ memory, and what the B = 0 audit no longer pays:
   every kernel);
 * the packages ``scipy.special`` and ``scipy.optimize``: the audit imports the modules that hold their
   compiled functions (``scipy.special._ufuncs``, ``cython_special``, ``scipy.optimize._lbfgsb``) without
-  running the packages' ``__init__`` (``ctwm_cli/deferred.py``). scipy 1.17's ``scipy.special`` loads its
+  running the packages' ``__init__`` (``ctwm_cli/runtime/deferred.py``). scipy 1.17's ``scipy.special`` loads its
   array-API layer, which touches every lazy attribute of numpy and so imports ``numpy.f2py`` (with
   ``charset_normalizer``) and ``numpy.testing``; ``scipy.optimize`` loads every solver;
 * ``pyarrow.compute`` (DuckDB's BIGINT columns are read as int64 buffers, no cast) and

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 import ctwm_cli
-from ctwm_cli import vocabulary as v
+from ctwm_cli.common import vocabulary as v
 
 PACKAGE = Path(ctwm_cli.__file__).parent
 NAMES = [n for n in dir(v) if n.isupper()]
@@ -14,7 +14,7 @@ NAMES = [n for n in dir(v) if n.isupper()]
 
 def test_vocabulary_imports_nothing():
     """``--help`` reads it: no import may pull in the library (numpy, scipy, pyarrow)."""
-    tree = ast.parse((PACKAGE / "vocabulary.py").read_text())
+    tree = ast.parse((PACKAGE / "common" / "vocabulary.py").read_text())
     imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert [ast.unparse(n) for n in imports] == ["from __future__ import annotations"]
 
