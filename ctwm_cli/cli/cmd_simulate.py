@@ -142,7 +142,7 @@ def simulate(
                                  ranking=Ranking(ranking).value, progress=progress)
         _plot(plot, res.allocation, res)
         checks = [
-            c for r in res.rows for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")
+            c for r in res.results for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")
         ]
         _emit_trace(res, fmt, checks)
         conclude("simulate", checks, junit)
@@ -215,7 +215,7 @@ def _emit_allocation(a: Allocation, fmt: Format, show: int) -> None:
 
 
 def _emit_sweep(sw: TauSweep, fmt: Format) -> None:
-    rows = [r.to_dict() for r in sw.rows]
+    rows = [r.to_dict() for r in sw.results]
     t = Table(title=f"CTWM τ sweep  M={sw.n_items:,}  K={sw.core}  B={sw.budget:,}", title_justify="left",
               box=box.SIMPLE_HEAD)
     cols = ("tau", "core_mass", "gini", "skewness", "max_over_median", "top_slots", "tail_slots", "check")
@@ -260,7 +260,7 @@ def _checks_table(sw: TauSweep) -> Table:
 
 
 def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
-    rows = [r.to_dict() for r in res.rows]
+    rows = [r.to_dict() for r in res.results]
     head = Table(show_header=False, title=f"CTWM on a trace ({res.ranking} ranking)", title_justify="left")
     head.add_column("field", style="bold")
     head.add_column("value", overflow="fold")
@@ -288,9 +288,9 @@ def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     a = Table(title="per τ: share of accesses served", title_justify="left", box=box.SIMPLE_HEAD)
     _fill(a, acc, rows, rename=_TRACE_HEADERS.get)
     tables: list[Any] = [head, t, a]
-    if res.allocation is not None and len(res.rows) > 1:
+    if res.allocation is not None and len(res.results) > 1:
         tables.append(_checks_table(res.allocation))
-    if res.max_list_length is not None and res.max_list_length <= res.core and len(res.rows) > 1:
+    if res.max_list_length is not None and res.max_list_length <= res.core and len(res.results) > 1:
         tables.append(Text(f"note: every step lists at most {res.max_list_length} items, no more than the core "
                            f"K = {res.core}: every listed item gets a core position whatever τ, so the rows per τ "
                            "are identical; a smaller -K/--core makes τ matter"))
