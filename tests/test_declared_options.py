@@ -128,9 +128,9 @@ CLI_CHOICES = {
     ("ctwm_cli.cli.cmd_diagnostics", "Detrend"): vocabulary.DETRENDS,
     ("ctwm_cli.cli.cmd_diagnostics", "LogBase"): vocabulary.LOG_BASES,
     ("ctwm_cli.cli.cmd_diagnostics", "SigmaVariant"): vocabulary.SIGMA_VARIANTS,
-    ("ctwm_cli.cli.replay_options", "Resample"): vocabulary.RESAMPLES,
-    ("ctwm_cli.cli.cmd_health", "InputFormat"): vocabulary.INPUT_FORMATS,
-    ("ctwm_cli.cli.cmd_simulate", "Ranking"): vocabulary.RANKINGS,
+    ("ctwm_cli.cli.replay_options", "ReplaySettings.resample"): vocabulary.RESAMPLES,
+    ("ctwm_cli.cli.cmd_health", "HealthFlags.input_format"): vocabulary.INPUT_FORMATS,
+    ("ctwm_cli.cli.cmd_simulate", "SimulateSettings.ranking"): vocabulary.RANKINGS,
 }
 
 
