@@ -238,11 +238,15 @@ def test_an_unknown_memory_policy_names_the_flag(run_cli, args):
 
 
 def test_the_docs_option_table_is_generated_and_current():
-    from ctwm_cli.cli.cmd_audit import options_page
+    from ctwm_cli.cli.options_page import options_page
 
     page = (Path(__file__).parents[1] / "docs" / "options.md").read_text(encoding="utf-8")
-    assert page == options_page(), "docs/options.md is stale: regenerate it from cmd_audit.options_page()"
+    assert page == options_page(), "docs/options.md is stale: regenerate it from options_page.options_page()"
     assert "| `--bootstrap`, `-b` | `1000` |" in page and "| `--min-tail` | `100` |" in page
+    for command in ("audit", "health", "simulate", "replay", "replay compare", "replay pareto", "replay frozen",
+                    "world", "world run", "world grid", "world ladder"):
+        assert f"`ctwm {command}`" in page, command
+    assert "| `--episodes` |  |  | yes |" in page and "| `--out`, `-o` | required |  | no (it writes files) |" in page
 
 
 def test_a_throwaway_command_without_a_registered_result_fails():

@@ -32,8 +32,8 @@ FORBIDDEN = {
 #: intervals written as flat <metric>_ci_low/_ci_high pairs: the vocabulary's shape is {low, high, level}
 FORBIDDEN_SUFFIXES = ("_ci_low", "_ci_high", "_ci")
 
-#: not renamed yet (the list may only shrink; a new synonym is renamed, not listed here). Empty since ``ctwm simulate``'s
-#: per-τ ``rows`` became ``results`` (issue 43)
+#: not renamed yet (the list may only shrink; a new synonym is renamed, not listed here). Empty since the per-τ
+#: ``rows`` of ``ctwm simulate`` became ``results`` (issue 43)
 PENDING: set[tuple[str, str]] = set()
 
 
