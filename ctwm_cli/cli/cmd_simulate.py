@@ -64,7 +64,8 @@ class SimulateSettings(Declared):
     budget: int = option(DEFAULT_BUDGET, flags=("--budget", "-B"), check=in_range(lo=1),
                          help="Prompt budget B in slots (or tokens), split between the core ranks and one "
                          "tail-summary group.")
-    trace: str | None = option(None, flags=("--trace",), path=True,
+    trace: str | None = option(None, flags=("--trace",), path=True, config=False,
+                               reason="it is the entry's own traces key",
                                help="Apply the allocation to this trace's item ranking (.jsonl, .jsonl.gz, .parquet, "
                                "a Parquet directory, or - for stdin).")
     ranking: str = option("auto", flags=("--ranking",), choices=RANKINGS,
