@@ -81,8 +81,15 @@ class SimulateSettings(Declared):
     def related(self) -> None:
         if self.tau and self.sweep is not None:
             raise UsageError("give either --tau or --sweep, not both")
-        if self.trace is not None and self.items is not None:
-            raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
+        if self.trace is not None:
+            if self.items is not None:
+                raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
+            return
+        m = DEFAULT_ITEMS if self.items is None else self.items
+        if m < 2:
+            raise UsageError(f"--items must be >= 2, got {m}")
+        if self.core >= m:
+            raise UsageError(f"--core must be smaller than --items ({m}), got {self.core}")
 
 
 @result("simulate", variants={"allocation": "ctwm_cli.allocation.Allocation", "sweep": "ctwm_cli.allocation.TauSweep",
@@ -140,10 +147,6 @@ def simulate(
         conclude("simulate", checks, junit)
         return
     m = DEFAULT_ITEMS if items is None else items
-    if m < 2:
-        raise UsageError(f"--items must be >= 2, got {m}")
-    if core >= m:
-        raise UsageError(f"--core must be smaller than --items ({m}), got {core}")
     if len(taus) == 1 and sweep is None:
         if plot is not None:
             raise UsageError("--plot needs several τ values (--sweep or a repeated --tau)")
