@@ -142,7 +142,7 @@ def tau_sweep(size, steps, seed, tmp: Path) -> list[str]:
     lines = [f"| τ (scale-free, \\|V\\| = {size}) | preset artifact: trace Gini / skew / max÷median | "
              "ctwm default: allocation Gini (K = 8, B = 512) | ctwm default: access share in prompt |",
              "|---|---|---|---|"]
-    for tau, (g, sk, mm), row in zip(TAUS, art, sim.rows, strict=True):
+    for tau, (g, sk, mm), row in zip(TAUS, art, sim.results, strict=True):
         lines.append(f"| {tau:.2f} | {fmt(g)} / {fmt(sk, 2)} / {fmt(mm, 1)} | {fmt(row.gini)} | "
                      f"{fmt(row.access_share_prompt)} |")
     return lines

@@ -97,4 +97,4 @@ def test_to_dict_json_safe():
 
     d = tau_sweep(100, [0.5, 1.0], core=5, budget=10).to_dict()
     json.dumps(d, allow_nan=False)
-    assert len(d["rows"]) == 2 and len(d["checks"]) == 4
+    assert len(d["results"]) == 2 and len(d["checks"]) == 4

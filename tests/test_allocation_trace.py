@@ -165,4 +165,4 @@ def test_to_dict_json_safe(tmp_path):
     path = write_jsonl(tmp_path / "c.jsonl", [{"item": str(i), "count": 10 - i} for i in range(8)])
     d = simulate_trace(path, [0.5, 1.5], core=3, budget=5).to_dict()
     json.dumps(d, allow_nan=False)
-    assert d["core_items"] == ["0", "1", "2"] and len(d["rows"]) == 2
+    assert d["core_items"] == ["0", "1", "2"] and len(d["results"]) == 2

@@ -125,7 +125,7 @@ def test_psd_gate(run_cli, tmp_path):
 
 def test_simulate_trace_gate(run_cli, zipf_counts):
     path, _ = zipf_counts
-    rows = json.loads(run_cli(["simulate", "--trace", path, "--tau", "1", "--json"]).out)["rows"]
+    rows = json.loads(run_cli(["simulate", "--trace", path, "--tau", "1", "--json"]).out)["results"]
     dropped = rows[0]["access_share_dropped"]
     sim = ["simulate", "--trace", path, "--tau", "1", "--fail-on"]
     assert run_cli([*sim, f"access_share_dropped>={dropped}"]).code == 1

@@ -33,7 +33,7 @@ def test_simulate_trace_says_why_its_rows_are_identical(run_cli):
     doc = json.loads(run_cli(["simulate", "--trace", SEM, "--sweep", "0.25:2.0:7", "-K", "10", "-B", "64",
                               "--json"]).out)
     assert doc["max_list_length"] <= 10
-    assert len({json.dumps({k: v for k, v in r.items() if k != "tau"}) for r in doc["rows"]}) == 1
+    assert len({json.dumps({k: v for k, v in r.items() if k != "tau"}) for r in doc["results"]}) == 1
     assert f"every step lists at most {doc['max_list_length']} items" in " ".join(res.out.split())
     small = run_cli(["simulate", "--trace", SEM, "--sweep", "0.25:2.0:7", "-K", "1", "-B", "64"])
     assert "every step lists at most" not in small.out  # the note only when it holds

@@ -55,9 +55,9 @@ def test_sweep_table_and_json(run_cli):
     assert "monotonicity in τ" in res.out and "guaranteed (Thm A.4)" in res.out and "observed" in res.out
     res = run_cli(["simulate", "--sweep", "0.25:2.0:7", "--json"])
     doc = json.loads(res.out)
-    assert doc["mode"] == "sweep" and len(doc["rows"]) == 7
-    expected = tau_sweep(1000, [r["tau"] for r in doc["rows"]], core=10, budget=512)
-    assert [r["core_mass"] for r in doc["rows"]] == [r.core_mass for r in expected.rows]
+    assert doc["mode"] == "sweep" and len(doc["results"]) == 7
+    expected = tau_sweep(1000, [r["tau"] for r in doc["results"]], core=10, budget=512)
+    assert [r["core_mass"] for r in doc["results"]] == [r.core_mass for r in expected.results]
     assert all(c["increasing"] for c in doc["checks"])
 
 
@@ -106,7 +106,7 @@ def test_trace_counts(run_cli, tmp_path):
     res = run_cli(["simulate", "--trace", str(p), "--sweep", "0.5:2:4", "-K", "5", "-B", "20", "--json"])
     doc = json.loads(res.out)
     assert doc["mode"] == "trace" and doc["ranking"] == "counts" and doc["core_items"] == [f"m{i}" for i in range(5)]
-    assert len(doc["rows"]) == 4 and doc["allocation"]["n_items"] == 30
+    assert len(doc["results"]) == 4 and doc["allocation"]["n_items"] == 30
 
 
 def test_trace_step_ranking_with_remap(run_cli, tmp_path):

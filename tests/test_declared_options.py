@@ -17,6 +17,7 @@ import ctwm_cli
 from ctwm_cli.cli.check_config import Confine, _flags
 from ctwm_cli.cli.declared import declared_flags, option_table
 from ctwm_cli.cli.param_flags import flag_message, option_flags
+from ctwm_cli.cli.replay_options import ReplaySettings
 from ctwm_cli.common import vocabulary
 from ctwm_cli.common.errors import UsageError
 from ctwm_cli.common.settings import AuditRun, AuditSettings, Declared, in_range, option
@@ -128,9 +129,9 @@ CLI_CHOICES = {
     ("ctwm_cli.cli.cmd_diagnostics", "Detrend"): vocabulary.DETRENDS,
     ("ctwm_cli.cli.cmd_diagnostics", "LogBase"): vocabulary.LOG_BASES,
     ("ctwm_cli.cli.cmd_diagnostics", "SigmaVariant"): vocabulary.SIGMA_VARIANTS,
-    ("ctwm_cli.cli.replay_options", "Resample"): vocabulary.RESAMPLES,
-    ("ctwm_cli.cli.cmd_health", "InputFormat"): vocabulary.INPUT_FORMATS,
-    ("ctwm_cli.cli.cmd_simulate", "Ranking"): vocabulary.RANKINGS,
+    ("ctwm_cli.cli.replay_options", "ReplaySettings.resample"): vocabulary.RESAMPLES,
+    ("ctwm_cli.cli.cmd_health", "HealthFlags.input_format"): vocabulary.INPUT_FORMATS,
+    ("ctwm_cli.cli.cmd_simulate", "SimulateSettings.ranking"): vocabulary.RANKINGS,
 }
 
 
@@ -238,11 +239,15 @@ def test_an_unknown_memory_policy_names_the_flag(run_cli, args):
 
 
 def test_the_docs_option_table_is_generated_and_current():
-    from ctwm_cli.cli.cmd_audit import options_page
+    from ctwm_cli.cli.options_page import options_page
 
     page = (Path(__file__).parents[1] / "docs" / "options.md").read_text(encoding="utf-8")
-    assert page == options_page(), "docs/options.md is stale: regenerate it from cmd_audit.options_page()"
+    assert page == options_page(), "docs/options.md is stale: regenerate it from options_page.options_page()"
     assert "| `--bootstrap`, `-b` | `1000` |" in page and "| `--min-tail` | `100` |" in page
+    for command in ("audit", "health", "simulate", "replay", "replay compare", "replay pareto", "replay frozen",
+                    "world", "world run", "world grid", "world ladder"):
+        assert f"`ctwm {command}`" in page, command
+    assert "| `--episodes` |  |  | yes |" in page and "| `--out`, `-o` | required |  | no (it writes files) |" in page
 
 
 def test_a_throwaway_command_without_a_registered_result_fails():
@@ -346,3 +351,47 @@ def test_ctwm_check_runs_an_entry_with_discrete_false_and_significance(run_cli, 
     import json
 
     assert json.loads(res.out)["entries"][0]["status"] == "pass"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ThrowawayReplay(ReplaySettings):
+    """The replay settings with one new option."""
+
+    widgets: int = option(3, flags=("--widgets",), check=in_range(lo=1), help="How many widgets to make.")
+
+
+def test_a_throwaway_replay_option_reaches_the_flag_the_config_the_error_and_the_docs_table(monkeypatch):
+    """One field added to the replay settings is a flag of the command, a ctwm.toml key, a checked value whose
+    error names the flag, and a row of the option table; the declared replay options come with it."""
+    app = typer.Typer()
+
+    @app.command("replay")
+    @declared_flags(ThrowawayReplay, name="opts")
+    def replay(*, opts: ThrowawayReplay) -> None:
+        print(f"widgets={opts.widgets} steps={opts.steps}")
+
+    app.command("other")(lambda: None)
+    run = CliRunner().invoke(app, ["replay", "--widgets", "5", "--steps", "7"])
+    assert run.exit_code == 0 and run.output.strip() == "widgets=5 steps=7", run.output
+    bad = CliRunner().invoke(app, ["replay", "--widgets", "0"])
+    command = typer.main.get_command(app).commands["replay"]
+    assert isinstance(bad.exception, UsageError)
+    assert flag_message(bad.exception, option_flags(command)) == "--widgets must be >= 1, got 0"
+    import ctwm_cli.cli.application as application
+
+    monkeypatch.setattr(application, "app_for", lambda args: app)
+    assert _flags({"widgets": 4, "max-candidates": 9}, "check #1", "replay", CONFINE) == [
+        "--widgets=4", "--max-candidates=9"]
+    with pytest.raises(UsageError, match=r"has no option 'widgest' \(did you mean 'widgets'\?"):
+        _flags({"widgest": 4}, "check #1", "replay", CONFINE)
+    table = option_table(ThrowawayReplay)
+    assert "| `--widgets` | `3` |  | yes | How many widgets to make. |" in table
+    assert "| `--base-url` |  |  | no (it contacts another machine, a model server) |" in table
+
+
+@pytest.mark.parametrize(("command", "typo", "meant"), [
+    ("replay", "stpes", "steps"), ("replay compare", "encodng", "encoding"), ("replay pareto", "budgt", "budget"),
+    ("world ladder", "retreiver", "retriever")])
+def test_a_typod_replay_or_world_config_key_gets_a_did_you_mean(command, typo, meant):
+    with pytest.raises(UsageError, match=rf"{command} has no option '{typo}' \(did you mean '{meant}'\?"):
+        _flags({typo: 1}, "check #1", command, CONFINE)

@@ -87,7 +87,7 @@ def test_frozen_cli_round_trip(run_cli, tmp_path):
     (["replay", "compare", "--memory", "flat,ctwm", "--baseline", "graph"], "--baseline graph is not among"),
     (["replay", "--tau", "0"], "--tau must be a finite number > 0"),
     (["replay", "--tau", "2:1:3"], "STOP must be larger than START"),
-    (["replay", "--seeds", "0"], "--seeds must be >= 1"),
+    (["replay", "--seeds", "0"], "--episodes must be >= 1"),
     (["replay", "--memory", "graph", "--tau", "2"], "--tau applies to --memory ctwm only"),
     (["replay", "compare", "--memory", "flat,graph", "--tau", "0.5,1"], "--tau applies to ctwm"),
     (["replay", "--budget", "0"], "budget must be >= 1"),

@@ -32,9 +32,9 @@ FORBIDDEN = {
 #: intervals written as flat <metric>_ci_low/_ci_high pairs: the vocabulary's shape is {low, high, level}
 FORBIDDEN_SUFFIXES = ("_ci_low", "_ci_high", "_ci")
 
-#: not renamed yet (the list may only shrink; a new synonym is renamed, not listed here). ``ctwm simulate`` printed
-#: ``rows`` (per-τ results) before it had a schema; registering it kept the key, the rename raises the schema version
-PENDING: set[tuple[str, str]] = {("simulate", "rows")}
+#: not renamed yet (the list may only shrink; a new synonym is renamed, not listed here). Empty since the per-τ
+#: ``rows`` of ``ctwm simulate`` became ``results`` (issue 43)
+PENDING: set[tuple[str, str]] = set()
 
 
 def _keys(schema: Any) -> Iterator[str]:
@@ -183,11 +183,12 @@ def test_the_glossary_has_no_stale_or_empty_entry():
 
 
 def test_a_throwaway_schema_with_rows_audits_ci_low_fails_the_allow_list():
-    """rows and audits are in the glossary only as pending; a new key (``ci_low``, ``frobnicity``) has no entry."""
+    """rows and audits have no glossary entry (they are synonyms); nor has a new key (``ci_low``, ``frobnicity``)."""
     from ctwm_cli.cli.schemas import glossary
 
-    throwaway = {"properties": {"audits": {"type": "array", "items": {"properties": {"ci_low": {}, "frobnicity": {}}}}}}
-    assert _unglossed(throwaway, glossary()) == {"audits", "ci_low", "frobnicity"}
+    throwaway = {"properties": {"audits": {"type": "array", "items": {"properties": {
+        "ci_low": {}, "frobnicity": {}, "rows": {}}}}}}
+    assert _unglossed(throwaway, glossary()) == {"audits", "ci_low", "frobnicity", "rows"}
 
 
 def _kind(schema: Any) -> str:

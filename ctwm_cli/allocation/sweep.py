@@ -77,8 +77,13 @@ class TauSweep(ToDict):
     core: int
     budget: int
     taus: tuple[float, ...]
-    rows: tuple[SweepRow, ...]
+    results: tuple[SweepRow, ...]  # one per τ (JSON ``results``; ``rows`` before the rename)
     checks: tuple[MonotoneCheck, ...]
+
+    @property
+    def rows(self) -> tuple[SweepRow, ...]:
+        """Former name of :attr:`results` (kept for library callers)."""
+        return self.results
 
     @property
     def all_guaranteed_hold(self) -> bool:
@@ -170,7 +175,7 @@ def sweep_from_allocations(allocs: Sequence[Allocation]) -> TauSweep:
     a0 = allocs[0]
     return TauSweep(
         n_items=a0.n_items, core=a0.core, budget=a0.budget, taus=tuple(a.tau for a in allocs),
-        rows=tuple(rows), checks=checks,
+        results=tuple(rows), checks=checks,
     )
 
 

@@ -94,8 +94,13 @@ class TraceSimulation(ToDict):
     mean_list_length: float | None
     max_list_length: int | None  # step mode: the longest ranked list of a step (<= core: τ changes nothing)
     items_ever_core: int | None  # step mode: distinct items at a core position at some step
-    rows: tuple[CountsTauRow, ...] | tuple[StepTauRow, ...]
+    results: tuple[CountsTauRow, ...] | tuple[StepTauRow, ...]  # one per τ (JSON ``results``, formerly ``rows``)
     allocation: TauSweep | None  # counts mode: the sweep of the allocation itself over M = n_items
+
+    @property
+    def rows(self) -> tuple[CountsTauRow, ...] | tuple[StepTauRow, ...]:
+        """Former name of :attr:`results` (kept for library callers)."""
+        return self.results
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -112,7 +117,7 @@ class TraceSimulation(ToDict):
             "mean_list_length": self.mean_list_length,
             "max_list_length": self.max_list_length,
             "items_ever_core": self.items_ever_core,
-            "rows": [r.to_dict() for r in self.rows],
+            "results": [r.to_dict() for r in self.results],
             "allocation": self.allocation.to_dict() if self.allocation is not None else None,
         }
         return d
@@ -164,13 +169,13 @@ def simulate_trace(
                              f"(core must be smaller than the number of items)")
         rows, sweep = _counts_rows(counts.counts, ts, k, b)
         return TraceSimulation(ranking="counts", n_accesses=counts.n_events, steps=None, mean_list_length=None,
-                               max_list_length=None, items_ever_core=None, rows=rows, allocation=sweep, **common)
+                               max_list_length=None, items_ever_core=None, results=rows, allocation=sweep, **common)
     lists = _step_lists(open_trace(path, columns), chosen)
     rows, ever_core = _step_rows(lists, ts, k, b)
     return TraceSimulation(
         ranking="step", n_accesses=int(lists["position"].size), steps=int(lists["sizes"].size),
         mean_list_length=float(lists["sizes"].mean()), max_list_length=int(lists["sizes"].max()),
-        items_ever_core=ever_core, rows=rows, allocation=None,
+        items_ever_core=ever_core, results=rows, allocation=None,
         **common,
     )
 

@@ -21,7 +21,10 @@ from ..common.errors import InputError, UsageError
 from ..runtime.confine import Confinement, admit_files, admit_name, is_remote
 from .output import message
 
-COMMANDS = ("audit", "concentration", "psd", "simulate", "health", "inspect")
+COMMANDS = ("audit", "concentration", "psd", "simulate", "health", "inspect", "replay", "replay compare",
+            "replay ablation", "replay pareto", "world run", "world grid", "world ladder")
+#: commands that read no trace (a config's ``traces`` must be empty); simulate's go to --trace
+NO_TRACES = frozenset(c for c in COMMANDS if c.split()[0] in ("replay", "world"))
 ENTRY_KEYS = {"name", "command", "traces", "options", "expect", "fail_on"}
 #: Top-level keys of the ctwm table: ``junit_xml``, the ``[[check]]`` entries, and ``[columns]`` (the
 #: project's column map, read by every command, not by ``ctwm check`` itself).
@@ -60,6 +63,7 @@ class Entry:
     name: str
     argv: list[str]
     inputs: list[str]
+    command: str = ""
 
 
 def read_config(path: str | None) -> tuple[Path, dict[str, Any]]:
@@ -132,7 +136,10 @@ def command_options(command: str) -> dict[str, tuple[Any, bool]]:
 
     from .application import app_for
 
-    click_command = typer.main.get_command(app_for([command])).commands[command]
+    words = command.split()
+    click_command = typer.main.get_command(app_for(words[:1]))
+    for word in words:  # "replay compare": the subcommand's own options
+        click_command = click_command.commands[word]
     out: dict[str, tuple[Any, bool]] = {}
     for p in click_command.params:
         if getattr(p, "param_type_name", "") != "option":
@@ -213,9 +220,16 @@ def _option_args(p: Any, meaning: bool, key: str, value: Any, where: str, confin
                              f"at most {MAX_VALUE:,}")
         if isinstance(v, bool) or not isinstance(v, (int, float, str)):
             raise UsageError(f"{where}: option {key!r} must be a number, text or a list of them, got {v!r}")
-        text = confine.path(str(v), f"{where}: option {key!r}") if p.name in PATH_OPTIONS else str(v)
+        text = confine.path(str(v), f"{where}: option {key!r}") if _reads_file(p.name) else str(v)
         out.append(f"{flag}={text}")
     return out
+
+
+def _reads_file(name: str) -> bool:
+    """Whether option ``name``'s value is a file the entry reads (admitted like its traces)."""
+    from .option_groups import CONFIG_PATHS
+
+    return name in PATH_OPTIONS or name in CONFIG_PATHS
 
 
 def _long(opts: list[str]) -> str:
@@ -257,10 +271,16 @@ def entry_argv(entry: Any, index: int, confine: Confine) -> Entry:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UsageError(f"{where}: command must be one of {', '.join(COMMANDS)}, got {command!r}{hint}")
     traces = _traces(entry, where, confine)
-    if not traces and command != "simulate":
+    if traces and command in NO_TRACES:
+        raise UsageError(f"{where}: {command} reads no traces (give its options only)")
+    if not traces and command != "simulate" and command not in NO_TRACES:
         raise InputError(f"{where}: traces is empty")
     options = entry.get("options", {})
-    argv = [command, *_flags(options, where, command, confine)]
+    argv = [*command.split(), *_flags(options, where, command, confine)]
+    if command in NO_TRACES:  # replay and world have no --expect and no --fail-on (replay: --min-effect)
+        for key in ("expect", "fail_on"):
+            if key in entry:
+                raise UsageError(f"{where}: {command} has no --{key.replace('_', '-')}; drop {key}")
     if "expect" in entry:
         argv.append(f"--expect={entry['expect']}")
     gates = entry.get("fail_on", [])
@@ -272,12 +292,12 @@ def entry_argv(entry: Any, index: int, confine: Confine) -> Entry:
     argv += ["--format=json"]
     if command == "simulate":
         argv += [f"--trace={t}" for t in traces]
-    else:
+    elif traces:
         argv += ["--", *traces]  # after --, a trace named like an option is still a trace
-    inputs = [*traces, *[str(v) for k, v in options.items() if k.replace("-", "_") in PATH_OPTIONS]] \
+    inputs = [*traces, *[str(v) for k, v in options.items() if _reads_file(k.replace("-", "_"))]] \
         if isinstance(options, dict) else list(traces)
-    name = entry.get("name") or f"{command} {' '.join(traces)}"
-    return Entry(name=str(name), argv=argv, inputs=inputs)
+    name = entry.get("name") or (command if command in NO_TRACES else f"{command} {' '.join(traces)}")
+    return Entry(name=str(name), argv=argv, inputs=inputs, command=command)
 
 
 def entries(table: dict[str, Any], path: Path, confine: Confine) -> list[Entry]:

@@ -14,7 +14,7 @@ from ..common.settings import AuditRun, AuditSettings, Declared, checked_audit, 
 from ..common.vocabulary import EXPECT_RULES, SUMMARY_KEY, VERDICTS
 from ..plots import check_plot_path
 from .audit_tables import audit_table
-from .declared import declared_flags, option_table
+from .declared import declared_flags
 from .options import (
     TRACES_HELP,
     DetailsOpt,
@@ -254,26 +254,3 @@ def _plot_paths(plot: str, results) -> list[Path]:
 def register(app: typer.Typer) -> None:
     app.command("audit")(audit)
 
-
-def options_page() -> str:
-    """docs/options.md: the option tables of ``ctwm audit``, generated from the declarations (a test fails when
-    the page is stale; write it with ``python -c "from ctwm_cli.cli.cmd_audit import options_page; ..."``)."""
-    return f"""# Options of `ctwm audit`
-
-Generated from the declarations (`ctwm_cli.cli.cmd_audit.options_page`); `tests/test_declared_options.py`
-fails when this page is stale. Each row is one field of a settings dataclass: its flag(s), default, choices,
-whether a `ctwm.toml` entry may set it (in `[[check]] options`, under the flag's name in kebab or snake case)
-and its help. The same fields generate the command's options, their checks and the errors that name the flag.
-
-## The audit's settings (`ctwm_cli.common.settings.AuditSettings`)
-
-{option_table(AuditSettings)}
-## How the audit runs (`ctwm_cli.common.settings.AuditRun`)
-
-{option_table(AuditRun)}
-## The command's own options (`ctwm_cli.cli.cmd_audit.AuditFlags`)
-
-{option_table(AuditFlags)}
-## Reading the traces (`ctwm_cli.cli.options.ReadFlags`, shared by every command that reads one)
-
-{option_table(ReadFlags)}"""

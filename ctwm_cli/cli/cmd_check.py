@@ -6,7 +6,7 @@ The config is ``ctwm.toml`` or the ``[tool.ctwm]`` table of ``pyproject.toml``::
 
     [[check]]
     name = "sample trace is heavy-tailed"  # optional (default: command + traces); unique
-    command = "audit"                      # audit | concentration | psd | simulate | health | inspect
+    command = "audit"                      # audit, concentration, psd, simulate, health, inspect, replay, world ...
     traces = ["sample_traces/*.parquet"]   # files or globs, relative to the config file
     options = { seed = 1, bootstrap = 200, group_by = "run" }   # the command's long options
     expect = "tpl-compatible"              # audit only
@@ -78,7 +78,8 @@ def check(
 ) -> None:
     """Run every check of a project's ctwm.toml (or [tool.ctwm] in pyproject.toml) and summarise them.
 
-    Each [[check]] names a command (audit, concentration, psd, simulate, health, inspect), its traces
+    Each [[check]] names a command (audit, concentration, psd, simulate, health, inspect; replay, replay
+    compare|ablation|pareto and world run|grid|ladder, which read no traces), its traces
     (globs allowed), its options, and what must hold (expect, fail_on). Exit 0 only if every entry ran
     and passed; 1 if a check failed; an entry that could not run fails the run with its code (2 usage,
     3 input, also an entry stopped by a signal, --entry-memory or --entry-timeout; 4 a bug).
@@ -117,7 +118,7 @@ def check(
         outcomes = _outcomes(end)
         if end.error is not None:
             message(f"ctwm check: {e.name}: {end.status}: {end.error}")
-        rows.append({"check": e.name, "command": e.argv[0], "checks": len(outcomes),
+        rows.append({"check": e.name, "command": e.command or e.argv[0], "checks": len(outcomes),
                      "failed": sum(o.failed for o in outcomes), "exit_code": end.exit_code, "status": end.status,
                      "error": end.error})
         suites.append((f"ctwm check: {e.name}", outcomes, end.error, end.seconds))

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from ..common.settings import Declared, option
 from ..common.vocabulary import INPUT_FORMATS
 from ..plots import check_plot_path
+from .declared import declared_flags
 from .health_tables import health_tables, hot_tables, scope_hot_tables, scope_table
-from .option_groups import choice
-from .options import FailOnOpt, Format, JunitOpt, PlotOpt, ReadFlags, output_flags, read_flags
+from .options import FAIL_ON_HELP, JUNIT_HELP, PLOT_HELP, Format, ReadFlags, output_flags, read_flags
 from .output import check_output_path, check_outputs, conclude, emit, fmt_num, message, progress_bar
 from .registry import result
-
-InputFormat = choice("InputFormat", INPUT_FORMATS)
-
 
 HEALTH_HELP = """Memory-health metrics of an agent's memory trace (the article's section 8).
 
@@ -116,58 +115,67 @@ Examples:
 """
 
 
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HealthFlags(Declared):
+    """The options of ``ctwm health`` besides the reading ones (:class:`~.options.ReadFlags`)."""
+
+    WHAT = "health option"
+
+    objects: str | None = option(None, flags=("--objects",), path=True,
+                                 help="Memory-object table (JSONL or Parquet) with valid_until, supersedes, "
+                                 "created_at, type.")
+    budget: int | None = option(None, flags=("--budget",),
+                                help="Prompt budget in tokens for context usage and memory token share.")
+    fail_on: list[str] | None = option(None, flags=("--fail-on",), metavar="METRIC>VALUE",  # noqa: RUF009
+                                       config=False, reason="it is the entry's own fail_on key", help=FAIL_ON_HELP)
+    junit_xml: str | None = option(None, flags=("--junit-xml",), metavar="FILE", config=False,
+                                   reason="it writes a file", help=JUNIT_HELP)
+    run: str | None = option(None, flags=("--run",), help="Use only the rows of this run.")
+    group_by: str | None = option(None, flags=("--group-by",), metavar="COL",
+                                  help="One report per scope: run, a trace column, or user / agent (also read from a "
+                                  "Mem0 session scope in run); --objects is split by scope.")
+    window: str | None = option(None, flags=("--window",), metavar="500steps|36h|7d",
+                                help="Dead weight over the last N steps (500steps) or a duration (90s, 30m, 36h, 7d; "
+                                "a trace timed by ts) [default: the whole trace]. A bare number is refused.")
+    input_format: str = option("auto", flags=("--input-format",), choices=INPUT_FORMATS,
+                               help="auto (sniff JSON content), otel (OTLP JSON spans), mem0 (history export) or "
+                               "openinference (OTLP spans of OpenInference retrievers).")
+    plot: str | None = option(None, flags=("--plot",), config=False, reason="it writes a file", help=PLOT_HELP)
+    task_col: str | None = option(None, flags=("--task-col",),
+                                  help="Source column holding the task id [default: task].")
+    outcome_col: str | None = option(None, flags=("--outcome-col",),
+                                     help="Source column holding a task's outcome [default: outcome].")
+    by_col: str | None = option(None, flags=("--by-col",),
+                                help="Source column holding the superseding item of a supersede row [default: by].")
+
+
 @result("health", "ctwm_cli.health.HealthReport")
 @output_flags
 @read_flags()
+@declared_flags(HealthFlags, name="flags")
 def health(
     trace: Annotated[str, typer.Argument(
         metavar="TRACE", help="Event trace (.jsonl, .parquet, a Parquet directory, OTLP JSON, Mem0 history export).")],
-    objects: Annotated[str | None, typer.Option(
-        "--objects",
-        help="Memory-object table (JSONL or Parquet) with valid_until, supersedes, created_at, type.")] = None,
-    budget: Annotated[int | None, typer.Option(
-        "--budget", help="Prompt budget in tokens for context usage and memory token share.")] = None,
-    fail_on: FailOnOpt = None,
-    junit_xml: JunitOpt = None,
-    run: Annotated[str | None, typer.Option("--run", help="Use only the rows of this run.")] = None,
-    group_by: Annotated[str | None, typer.Option(
-        "--group-by", metavar="COL",
-        help="One report per scope: run, a trace column, or user / agent (also read from a Mem0 session scope "
-        "in run); --objects is split by scope.")] = None,
-    window: Annotated[str | None, typer.Option(
-        "--window", metavar="500steps|36h|7d",
-        help="Dead weight over the last N steps (500steps) or a duration (90s, 30m, 36h, 7d; a trace timed by "
-        "ts) [default: the whole trace]. A bare number is refused.",
-    )] = None,
-    input_format: Annotated[InputFormat, typer.Option(
-        "--input-format",
-        help="auto (sniff JSON content), otel (OTLP JSON spans), mem0 (history export) or openinference "
-        "(OTLP spans of OpenInference retrievers).")] = "auto",
-    plot: PlotOpt = None,
-    task_col: Annotated[str | None, typer.Option(
-        "--task-col", help="Source column holding the task id [default: task].")] = None,
-    outcome_col: Annotated[str | None, typer.Option(
-        "--outcome-col", help="Source column holding a task's outcome [default: outcome].")] = None,
-    by_col: Annotated[str | None, typer.Option(
-        "--by-col", help="Source column holding the superseding item of a supersede row [default: by].")] = None,
     *,
+    flags: HealthFlags,
     opts: ReadFlags,
     fmt: Format = Format.table,
 ) -> None:
+    f = flags
     cmap = opts.read_options()
     from ..common.gates import parse_checks
     from ..health import METRICS, health_of_trace
 
-    checks = parse_checks(fail_on, list(METRICS), parameter="--fail-on")
-    junit = check_output_path(junit_xml, "--junit-xml")
+    checks = parse_checks(f.fail_on, list(METRICS), parameter="--fail-on")
+    junit = check_output_path(f.junit_xml, "--junit-xml")
+    plot = f.plot
     check_plot_path(plot)
-    check_outputs([trace, *([objects] if objects else [])], junit_xml=junit_xml, plot=plot)
+    check_outputs([trace, *([f.objects] if f.objects else [])], junit_xml=f.junit_xml, plot=plot)
     with progress_bar(f"reading {trace}") as progress:
         report = health_of_trace(
-            trace, cmap, objects=objects, budget=budget, run=run, input_format=InputFormat(input_format).value,
-            checks=checks,
-            extra_columns={"task": task_col, "outcome": outcome_col, "by": by_col}, group_by=group_by, window=window,
-            progress=progress,
+            trace, cmap, objects=f.objects, budget=f.budget, run=f.run, input_format=f.input_format, checks=checks,
+            extra_columns={"task": f.task_col, "outcome": f.outcome_col, "by": f.by_col}, group_by=f.group_by,
+            window=f.window, progress=progress,
         )
     for w in report.warnings:
         message(f"warning: {w}")

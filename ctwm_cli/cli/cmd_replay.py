@@ -15,20 +15,15 @@ from ..common.errors import CheckFailed, UsageError
 from .options import Format, comma_list, output_flags, tau_values
 from .output import emit, fmt_num, message, progress_bar
 from .registry import result
+from .declared import declared_flags
 from .replay_options import (
-    BaseUrlOpt,
-    EncodingName,
-    EncodingOpt,
-    Memory,
-    ModelOpt,
-    OutOpt,
-    OverwriteOpt,
-    PredictorName,
-    ReplayOptions,
-    TimeoutOpt,
-    build_config,
+    COMPARE_MEMORIES,
+    CompareFlags,
+    EncodingsFlags,
+    FrozenFlags,
+    ParetoFlags,
+    ReplaySettings,
     replay_options,
-    replay_options_no_out,
     timed,
 )
 from .replay_tables import arms_table, ci_text, deltas_table
@@ -36,9 +31,6 @@ from .seeding import resolve_seed
 
 if TYPE_CHECKING:
     from ..replay import ReplayResult
-
-COMPARE_MEMORIES = "full,flat,graph,ctwm,none"
-
 
 def default_baseline(memories: list[str]) -> str | None:
     """``replay compare``'s baseline when --baseline is not given: graph if listed, else the first policy
@@ -112,12 +104,12 @@ replay_app = typer.Typer(
 @result("replay", "ctwm_cli.replay.ReplayResult")
 @output_flags
 @replay_options
+@declared_flags(EncodingsFlags, name="flags")
 def replay(
     ctx: typer.Context,
-    memory: Annotated[Memory, typer.Option(  # type: ignore[valid-type]
-        "--memory", help="Memory policy whose encodings are compared.")] = Memory["ctwm"],
     *,
-    opts: ReplayOptions,
+    flags: EncodingsFlags,
+    opts: ReplaySettings,
     fmt: Format = Format.table,
 ) -> None:
     """Compare the verbose and compact encodings of one memory policy on the same episodes.
@@ -135,16 +127,17 @@ def replay(
         return
     from ..replay import parse_taus, replay_encodings
 
+    memory = flags.memory
     taus = parse_taus(tau_values(opts.tau) or None)
-    if memory.value != "ctwm" and taus != (1.0,):
+    if memory != "ctwm" and taus != (1.0,):
         raise UsageError("--tau applies to --memory ctwm only")
     seed = resolve_seed(opts.seed)
-    cfg = build_config(opts, seed)
+    cfg = opts.config(seed)
     n = len(cfg.seeds) * 2 * len(taus)
     with progress_bar("replay", total=n) as progress:
         res = timed(opts, "replay", n * cfg.steps, lambda: replay_encodings(
-            cfg, memory=memory.value, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
-    _render(res, fmt, seed, f"encodings of {memory.value}", opts.plot)
+            cfg, memory=memory, taus=taus, out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
+    _render(res, fmt, seed, f"encodings of {memory}", opts.plot)
     check_min_effect(res, opts.min_effect)
 
 
@@ -152,22 +145,8 @@ def replay(
 @result("replay compare", "ctwm_cli.replay.ReplayResult")
 @output_flags
 @replay_options
-def compare(
-    memories: Annotated[list[str] | None, typer.Option(
-        "--memory", help="Memory policies, a comma list or repeated (full, flat, graph, ctwm, tiered, none: no "
-        "memory, the floor row), or your own class: package.module:ClassName or path/to/file.py:ClassName (runs "
-        f"that code; see ctwm_cli.memory.MemoryPolicy) [default: {COMPARE_MEMORIES}].")] = None,
-    encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
-    baseline: Annotated[str | None, typer.Option(
-        "--baseline", help="Policy the paired deltas are taken against ('none' for no deltas) [default: graph if "
-        "listed, else the first policy listed; none when only one policy is listed].")] = None,
-    match_tokens: Annotated[str | None, typer.Option(
-        "--match-tokens", help="graph: at every step ctwm's budget is what Graph Memory spent on that step "
-        "(comparison at equal cost; open loop only).")] = None,
-    *,
-    opts: ReplayOptions,
-    fmt: Format = Format.table,
-) -> None:
+@declared_flags(CompareFlags, name="flags")
+def compare(*, flags: CompareFlags, opts: ReplaySettings, fmt: Format = Format.table) -> None:
     """Memory policies on the same episodes, in the layout of the paper's Table 3.
 
     Tokens per step, coverage, tail and overall error, answerable error and evidence in prompt per
@@ -186,18 +165,19 @@ def compare(
     """
     from ..replay import parse_taus, replay_compare
 
-    mems = comma_list(memories if memories is not None else COMPARE_MEMORIES)
+    mems = comma_list(flags.memories if flags.memories is not None else COMPARE_MEMORIES)
     taus = parse_taus(tau_values(opts.tau) or None)
     if "ctwm" not in mems and taus != (1.0,):
         raise UsageError("--tau applies to ctwm, which is not among --memory")
     seed = resolve_seed(opts.seed)
-    cfg = build_config(opts, seed)
+    cfg = opts.config(seed)
+    baseline = flags.baseline
     base = default_baseline(mems) if baseline is None else (
         None if baseline.strip().lower() == "none" else baseline.strip())
     n = len(cfg.seeds) * sum(len(taus) if m == "ctwm" else 1 for m in set(mems))
     with progress_bar("replay compare", total=n) as progress:
         res = timed(opts, "replay compare", n * cfg.steps, lambda: replay_compare(
-            cfg, memories=mems, encoding=encoding.value, baseline=base, taus=taus, match_tokens=match_tokens,
+            cfg, memories=mems, encoding=flags.encoding, baseline=base, taus=taus, match_tokens=flags.match_tokens,
             out=opts.out, overwrite=opts.overwrite, seed=seed, progress=progress))
     _render(res, fmt, seed, "memory policies", opts.plot)
     check_min_effect(res, opts.min_effect)
@@ -207,7 +187,7 @@ def compare(
 @result("replay ablation", "ctwm_cli.replay.ReplayResult")
 @output_flags
 @replay_options
-def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
+def ablation(*, opts: ReplaySettings, fmt: Format = Format.table) -> None:
     """The encoding x allocation ablation of the paper's Table 4: {verbose, compact} x {graph, ctwm}.
 
     Paired deltas: every cell against graph/verbose, ctwm against graph within compact (allocation
@@ -221,7 +201,7 @@ def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
 
     seed = resolve_seed(opts.seed)
     taus = parse_taus(tau_values(opts.tau) or None)
-    cfg = build_config(opts, seed)
+    cfg = opts.config(seed)
     n = len(cfg.seeds) * (2 + 2 * len(taus))
     with progress_bar("replay ablation", total=n) as progress:
         res = timed(opts, "replay ablation", n * cfg.steps, lambda: replay_ablation(
@@ -233,20 +213,9 @@ def ablation(*, opts: ReplayOptions, fmt: Format = Format.table) -> None:
 @replay_app.command("pareto")
 @result("replay pareto", "ctwm_cli.replay.pareto.ParetoResult")
 @output_flags
-@replay_options_no_out
-def pareto(
-    memories: Annotated[list[str] | None, typer.Option(
-        "--memory", help="Memory policies to sweep, a comma list or repeated [default: graph,ctwm].")] = None,
-    budget: Annotated[str, typer.Option(
-        "--budget", "-B", help="Budgets swept: START:STOP:N (N evenly spaced, inclusive) or a comma list.",
-    )] = "128:1024:6",
-    encoding: EncodingOpt = EncodingName["compact"],  # type: ignore[valid-type]
-    plot: Annotated[str | None, typer.Option(
-        "--plot", help="Also write the Pareto figure (.png, .svg or .pdf).")] = None,
-    *,
-    opts: ReplayOptions,
-    fmt: Format = Format.table,
-) -> None:
+@declared_flags(ReplaySettings, name="opts", without=("out", "overwrite"))
+@declared_flags(ParetoFlags, name="flags")
+def pareto(*, flags: ParetoFlags, opts: ReplaySettings, fmt: Format = Format.table) -> None:
     """Tokens against answerable tail error per policy over a budget sweep, with CIs.
 
     With graph and ctwm in open loop a third series ctwm[<=graph] spends at every step what Graph
@@ -260,13 +229,14 @@ def pareto(
     from ..plots import check_plot_path
     from ..replay import parse_taus, replay_pareto
 
+    plot = flags.plot
     check_plot_path(plot)
     seed = resolve_seed(opts.seed)
-    cfg = build_config(opts, seed)
-    mems = comma_list(memories) if memories is not None else ["graph", "ctwm"]
+    cfg = opts.config(seed)
+    mems = comma_list(flags.memories) if flags.memories is not None else ["graph", "ctwm"]
     taus = parse_taus(tau_values(opts.tau) or None)
     with progress_bar("replay pareto") as progress:
-        res = replay_pareto(cfg, budgets=budget, memories=mems, encoding=encoding.value, taus=taus,
+        res = replay_pareto(cfg, budgets=flags.budget, memories=mems, encoding=flags.encoding, taus=taus,
                             seed=seed, progress=progress)
     t = Table(title=f"Pareto ({res.loop} loop): {cfg.family}, |V|={cfg.size}, {len(cfg.seeds)} x {cfg.steps:,} steps, "
                     f"{int(100 * cfg.level)}% block-bootstrap CIs (B={cfg.bootstrap}, block {res.bootstrap['block']}, "
@@ -298,20 +268,12 @@ def pareto(
 @replay_app.command("frozen")
 @result("replay frozen", "ctwm_cli.replay.FrozenReplay")
 @output_flags
+@declared_flags(FrozenFlags, name="flags")
 def frozen(
     run_dir: Annotated[str, typer.Argument(
         help="Directory written by ctwm replay ... --out (manifest.json, steps.parquet).")],
-    encoding: Annotated[EncodingName, typer.Option(  # type: ignore[valid-type]
-        "--encoding", help="Encoding to replay the recorded trajectories under.")] = EncodingName["compact"],
-    run: Annotated[list[str] | None, typer.Option(
-        "--run", help="Recorded run id to replay (repeatable) [default: all].")] = None,
-    predictor: Annotated[PredictorName | None, typer.Option(  # type: ignore[valid-type]
-        "--predictor", help="Predictor of the replay [default: the recorded one].")] = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    timeout: TimeoutOpt = 30.0,
-    out: OutOpt = None,
-    overwrite: OverwriteOpt = False,
+    *,
+    flags: FrozenFlags,
     fmt: Format = Format.table,
 ) -> None:
     """Theorem A.7: replay recorded state-action trajectories under another encoding.
@@ -328,13 +290,10 @@ def frozen(
     """
     from ..replay import frozen_replay
 
-    params = None
-    if predictor is not None and predictor.value == "endpoint":
-        params = {"base_url": base_url, "model": model, "timeout": timeout}
-    elif base_url or model:
-        raise UsageError("--base-url, --model and --timeout apply to --predictor endpoint only")
-    res = frozen_replay(run_dir, encoding.value, runs=run, predictor=predictor.value if predictor else None,
-                        predictor_params=params, out=out, overwrite=overwrite)
+    f = flags
+    params = {"base_url": f.base_url, "model": f.model, "timeout": f.timeout} if f.predictor == "endpoint" else None
+    res = frozen_replay(run_dir, f.encoding, runs=f.run, predictor=f.predictor, predictor_params=params, out=f.out,
+                        overwrite=f.overwrite)
     t = Table(title=f"frozen replay of {res.run_dir} under {res.encoding} ({res.tokenizer}, predictor {res.predictor})",
               title_justify="left",
               caption="same ρ = the retrieval map returned the recorded item ids at every step; errors are live "

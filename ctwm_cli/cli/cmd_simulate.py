@@ -3,7 +3,8 @@ what it would have done with a real trace."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich import box
@@ -11,10 +12,11 @@ from rich.table import Table
 from rich.text import Text
 
 from ..common.errors import UsageError
+from ..common.settings import Declared, in_range, option
 from ..common.vocabulary import DEFAULT_BUDGET, DEFAULT_TAU, RANKINGS
 from ..common.vocabulary import SIMULATE_CORE as DEFAULT_CORE
 from ..plots import check_plot_path
-from .option_groups import choice
+from .declared import declared_flags
 from .options import (
     TAU_SPEC_HELP,
     FailOnOpt,
@@ -42,57 +44,62 @@ TRACE_METRICS = (
 DEFAULT_ITEMS = 1000
 
 
-Ranking = choice("Ranking", RANKINGS)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SimulateSettings(Declared):
+    """The options of ``ctwm simulate`` besides the reading ones and its outputs, as checked."""
+
+    WHAT = "simulate option"
+
+    tau: list[str] | None = option(  # noqa: RUF009
+        None, flags=("--tau", "-t"), show_default=False,
+        help=f"Allocation exponent τ > 0: {TAU_SPEC_HELP}; repeatable. Several values are a sweep (one row per τ; "
+        "0.25:2:7 is the paper's Section 5.6). [default: 1.0]")
+    sweep: str | None = option(None, flags=("--sweep",), help="Alias of --tau START:STOP:N (a sweep of N evenly "
+                               "spaced τ values inclusive).")
+    items: int | None = option(None, flags=("--items", "-M"), show_default=False,
+                               help="Number of ranked items M (not with --trace, which takes M from the trace). "
+                               f"[default: {DEFAULT_ITEMS}]")
+    core: int = option(DEFAULT_CORE, flags=("--core", "-K"), check=in_range(lo=1),
+                       help="Core size K: ranks 1..K are the core, the rest the summarised tail (1 <= K < M).")
+    budget: int = option(DEFAULT_BUDGET, flags=("--budget", "-B"), check=in_range(lo=1),
+                         help="Prompt budget B in slots (or tokens), split between the core ranks and one "
+                         "tail-summary group.")
+    trace: str | None = option(None, flags=("--trace",), path=True, config=False,
+                               reason="it is the entry's own traces key",
+                               help="Apply the allocation to this trace's item ranking (.jsonl, .jsonl.gz, .parquet, "
+                               "a Parquet directory, or - for stdin).")
+    ranking: str = option("auto", flags=("--ranking",), choices=RANKINGS,
+                          help="With --trace: 'counts' ranks items by access count; 'step' ranks each (run, step) "
+                          "list by its rank/score column; 'auto' uses 'step' when the trace has step and rank/score "
+                          "columns.")
+    event: list[str] | None = option(None, flags=("--event",),  # noqa: RUF009
+                                     help="With --trace: event kinds to count (repeatable). Default: retrieve, else "
+                                     "inject.")
+    show: int = option(20, flags=("--show",), check=in_range(lo=0),
+                       help="Core ranks listed in the allocation table and JSON.")
+
+    def related(self) -> None:
+        if self.tau and self.sweep is not None:
+            raise UsageError("give either --tau or --sweep, not both")
+        if self.trace is not None:
+            if self.items is not None:
+                raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
+            return
+        m = DEFAULT_ITEMS if self.items is None else self.items
+        if m < 2:
+            raise UsageError(f"--items must be >= 2, got {m}")
+        if self.core >= m:
+            raise UsageError(f"--core must be smaller than --items ({m}), got {self.core}")
 
 
 @result("simulate", variants={"allocation": "ctwm_cli.allocation.Allocation", "sweep": "ctwm_cli.allocation.TauSweep",
                               "trace": "ctwm_cli.allocation.TraceSimulation"})
 @output_flags
 @read_flags()
+@declared_flags(SimulateSettings, name="settings")
 def simulate(
-    tau: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tau", "-t", help=f"Allocation exponent τ > 0: {TAU_SPEC_HELP}; repeatable. Several values are a "
-            "sweep (one row per τ; 0.25:2:7 is the paper's Section 5.6). [default: 1.0]",
-            show_default=False),
-    ] = None,
-    sweep: Annotated[
-        str | None,
-        typer.Option(
-            "--sweep", help="Alias of --tau START:STOP:N (a sweep of N evenly spaced τ values inclusive)."),
-    ] = None,
-    items: Annotated[
-        int | None,
-        typer.Option(
-            "--items", "-M", help="Number of ranked items M (not with --trace, which takes M from the trace). "
-            f"[default: {DEFAULT_ITEMS}]", show_default=False),
-    ] = None,
-    core: Annotated[int, typer.Option(
-        "--core", "-K",
-        help="Core size K: ranks 1..K are the core, the rest the summarised tail (1 <= K < M).")] = DEFAULT_CORE,
-    budget: Annotated[int, typer.Option(
-        "--budget", "-B", help="Prompt budget B in slots (or tokens), split between the core ranks and one "
-        "tail-summary group.")] = DEFAULT_BUDGET,
-    trace: Annotated[
-        str | None,
-        typer.Option(
-            "--trace", help="Apply the allocation to this trace's item ranking (.jsonl, .jsonl.gz, .parquet, a Parquet "
-            "directory, or - for stdin)."),
-    ] = None,
-    ranking: Annotated[
-        Ranking,
-        typer.Option(
-            "--ranking", help="With --trace: 'counts' ranks items by access count; 'step' ranks each (run, step) list "
-            "by its rank/score column; 'auto' uses 'step' when the trace has step and rank/score columns."),
-    ] = "auto",
-    event: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--event", help="With --trace: event kinds to count (repeatable). Default: retrieve, else inject."),
-    ] = None,
-    show: Annotated[int, typer.Option("--show", help="Core ranks listed in the allocation table and JSON.")] = 20,
     *,
+    settings: SimulateSettings,
     opts: ReadFlags,
     plot: PlotOpt = None,
     fail_on: FailOnOpt = None,
@@ -119,43 +126,31 @@ def simulate(
     from ..common.gates import evaluate_checks, parse_checks
 
     gates = parse_checks(fail_on, TRACE_METRICS, parameter="--fail-on")
-    if gates and trace is None:
+    if gates and settings.trace is None:
         raise UsageError("--fail-on needs --trace (it tests the allocation's effect on a trace)")
     junit = check_output_path(junit_xml, "--junit-xml")
     check_plot_path(plot)
-    check_outputs([trace] if trace else [], junit_xml=junit_xml, plot=plot)
-    if tau and sweep is not None:
-        raise UsageError("give either --tau or --sweep, not both")
-    taus = list(parse_sweep(sweep, "--sweep")) if sweep is not None else _taus(tau_values(tau))
-    if core < 1:
-        raise UsageError(f"--core must be >= 1, got {core}")
-    if budget < 1:
-        raise UsageError(f"--budget must be >= 1, got {budget}")
-    if show < 0:
-        raise UsageError(f"--show must be >= 0, got {show}")
-    if trace is not None:
-        if items is not None:
-            raise UsageError("--items cannot be combined with --trace (M is the number of items in the trace)")
+    check_outputs([settings.trace] if settings.trace else [], junit_xml=junit_xml, plot=plot)
+    s = settings
+    core, budget, sweep, items = s.core, s.budget, s.sweep, s.items
+    taus = list(parse_sweep(sweep, "--sweep")) if sweep is not None else _taus(tau_values(s.tau))
+    if s.trace is not None:
         cmap = opts.read_options()
         with progress_bar("reading trace") as progress:
-            res = simulate_trace(trace, taus, core=core, budget=budget, columns=cmap, events=event,
-                                 ranking=Ranking(ranking).value, progress=progress)
+            res = simulate_trace(s.trace, taus, core=core, budget=budget, columns=cmap, events=s.event,
+                                 ranking=s.ranking, progress=progress)
         _plot(plot, res.allocation, res)
         checks = [
-            c for r in res.rows for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")
+            c for r in res.results for c in evaluate_checks(gates, r.to_dict(), subject=f"{res.source} tau={r.tau:g}")
         ]
         _emit_trace(res, fmt, checks)
         conclude("simulate", checks, junit)
         return
     m = DEFAULT_ITEMS if items is None else items
-    if m < 2:
-        raise UsageError(f"--items must be >= 2, got {m}")
-    if core >= m:
-        raise UsageError(f"--core must be smaller than --items ({m}), got {core}")
     if len(taus) == 1 and sweep is None:
         if plot is not None:
             raise UsageError("--plot needs several τ values (--sweep or a repeated --tau)")
-        _emit_allocation(allocate(m, taus[0], core=core, budget=budget), fmt, show)
+        _emit_allocation(allocate(m, taus[0], core=core, budget=budget), fmt, s.show)
         return
     res_sweep = tau_sweep(m, taus, core=core, budget=budget)
     _plot(plot, res_sweep, None)
@@ -215,7 +210,7 @@ def _emit_allocation(a: Allocation, fmt: Format, show: int) -> None:
 
 
 def _emit_sweep(sw: TauSweep, fmt: Format) -> None:
-    rows = [r.to_dict() for r in sw.rows]
+    rows = [r.to_dict() for r in sw.results]
     t = Table(title=f"CTWM τ sweep  M={sw.n_items:,}  K={sw.core}  B={sw.budget:,}", title_justify="left",
               box=box.SIMPLE_HEAD)
     cols = ("tau", "core_mass", "gini", "skewness", "max_over_median", "top_slots", "tail_slots", "check")
@@ -260,7 +255,7 @@ def _checks_table(sw: TauSweep) -> Table:
 
 
 def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
-    rows = [r.to_dict() for r in res.rows]
+    rows = [r.to_dict() for r in res.results]
     head = Table(show_header=False, title=f"CTWM on a trace ({res.ranking} ranking)", title_justify="left")
     head.add_column("field", style="bold")
     head.add_column("value", overflow="fold")
@@ -288,9 +283,9 @@ def _emit_trace(res: TraceSimulation, fmt: Format, checks: list) -> None:
     a = Table(title="per τ: share of accesses served", title_justify="left", box=box.SIMPLE_HEAD)
     _fill(a, acc, rows, rename=_TRACE_HEADERS.get)
     tables: list[Any] = [head, t, a]
-    if res.allocation is not None and len(res.rows) > 1:
+    if res.allocation is not None and len(res.results) > 1:
         tables.append(_checks_table(res.allocation))
-    if res.max_list_length is not None and res.max_list_length <= res.core and len(res.rows) > 1:
+    if res.max_list_length is not None and res.max_list_length <= res.core and len(res.results) > 1:
         tables.append(Text(f"note: every step lists at most {res.max_list_length} items, no more than the core "
                            f"K = {res.core}: every listed item gets a core position whatever τ, so the rows per τ "
                            "are identical; a smaller -K/--core makes τ matter"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -11,17 +10,18 @@ from rich.table import Table
 from ..common.errors import UsageError
 from ..common.vocabulary import ALL_RETRIEVERS, PAPER_SIZES, RETRIEVERS
 from ..common.vocabulary import GRAPH_FAMILIES as FAMILIES
-from .options import Format, JobsOpt, PlotOpt, SeedOpt, choice_list, comma_list, output_flags
+from .declared import declared_flags
+from .options import Format, choice_list, comma_list, output_flags
 from .output import emit, fmt_num, message, progress_bar
 from .registry import result
 from .seeding import resolve_seed
 from .world_options import (
-    Family,
-    OverwriteOpt,
-    ResumeOpt,
-    RetrieverName,
-    RetrieverOpt,
-    WorldOptions,
+    GridFlags,
+    GridRun,
+    LadderFlags,
+    LadderRun,
+    RunFlags,
+    WorldSettings,
     world_options,
     world_options_no_writes,
 )
@@ -39,19 +39,8 @@ world_app = typer.Typer(
 @result("world run", "ctwm_cli.world.run.WorldRun")
 @output_flags
 @world_options
-def run(
-    out: Annotated[str, typer.Option("--out", "-o", help="Directory to write trace.parquet and manifest.json into.")],
-    family: Annotated[Family, typer.Option("--family", help="Graph family.")] = Family["scale-free"],  # type: ignore[valid-type]
-    size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
-    retriever: RetrieverOpt = RetrieverName["state-frequency"],
-    seed: SeedOpt = None,
-    run_id: Annotated[str | None,
-                      typer.Option("--run", help="Run id in the trace [default: FAMILY-SIZE-SEED].")] = None,
-    overwrite: OverwriteOpt = False,
-    *,
-    opts: WorldOptions,
-    fmt: Format = Format.table,
-) -> None:
+@declared_flags(RunFlags, name="flags")
+def run(*, flags: RunFlags, opts: WorldSettings, fmt: Format = Format.table) -> None:
     """Run one agent in one world and write its trace (DIR/trace.parquet) and manifest (DIR/manifest.json).
 
     \b
@@ -62,11 +51,12 @@ def run(
     """
     from ..world import run_world
 
-    seed = resolve_seed(seed)
-    cfg = opts.config(family=family.value, size=size, retriever=retriever.value, seed=seed)
-    if run_id:
-        cfg = dataclasses.replace(cfg, run=run_id)
-    res = run_world(cfg, out, overwrite=overwrite)
+    f = flags
+    seed = resolve_seed(f.seed)
+    cfg = opts.config(family=f.family, size=f.size, retriever=f.retriever, seed=seed)
+    if f.run:
+        cfg = dataclasses.replace(cfg, run=f.run)
+    res = run_world(cfg, f.out, overwrite=f.overwrite)
     row = res.to_dict()
     t = Table(title=f"world run {res.run}", title_justify="left", show_header=False)
     t.add_column("field", style="bold")
@@ -82,25 +72,10 @@ def run(
 @world_app.command("grid")
 @result("world grid", "ctwm_cli.world.grid.WorldGrid")
 @output_flags
+@declared_flags(GridRun, name="how")
 @world_options
-def grid(
-    out: Annotated[str, typer.Option("--out", "-o", help="Directory of the hive-partitioned dataset "
-                                     "OUT/family=F/size=N/seed=S/part-0.parquet (manifest: OUT/_manifest.json).")],
-    families: Annotated[list[str] | None, typer.Option(
-        "--family", metavar="FAMILY[,FAMILY...]", help=f"Graph families ({', '.join(FAMILIES)}), a comma list or "
-        "repeated [default: all six].")] = None,
-    sizes: Annotated[list[str] | None, typer.Option(
-        "--size", metavar="N[,N...]", help="Graph sizes, a comma list or repeated [default: 100, 500, 1000].")] = None,
-    replicates: Annotated[int, typer.Option("--replicates", help="Seeds per family and size: SEED, SEED+1, ...")] = 3,
-    seed: SeedOpt = None,
-    retriever: RetrieverOpt = RetrieverName["state-frequency"],
-    *,
-    opts: WorldOptions,
-    jobs: JobsOpt = None,
-    overwrite: OverwriteOpt = False,
-    resume: ResumeOpt = False,
-    fmt: Format = Format.table,
-) -> None:
+@declared_flags(GridFlags, name="flags")
+def grid(*, flags: GridFlags, opts: WorldSettings, how: GridRun, fmt: Format = Format.table) -> None:
     """Run families x sizes x seeds (default 6 x 3 x 3 = 54 cells) in parallel; run id F-N-S.
 
     Feeds `ctwm finite-size OUT --size-col size --group-by family` and `ctwm audit OUT --group-by run`.
@@ -113,19 +88,18 @@ def grid(
     """
     from ..world import run_grid
 
-    if replicates < 1:
-        raise UsageError(f"--replicates must be >= 1, got {replicates}")
-    if resume and seed is None:
+    f, resume = flags, how.resume
+    if resume and f.seed is None:
         raise UsageError("--resume needs the --seed of the grid it completes (its _manifest.json lists the seeds)")
-    seed = resolve_seed(seed)
-    fams = choice_list(families, FAMILIES, "--family") or list(FAMILIES)
-    sizes = _sizes(sizes)
-    base = opts.config(family=fams[0], size=0, retriever=retriever.value, seed=seed)
-    seeds = [seed + i for i in range(replicates)]
-    total = len(set(fams)) * len(set(sizes or PAPER_SIZES)) * replicates
+    seed = resolve_seed(f.seed)
+    fams = choice_list(f.family, FAMILIES, "--family") or list(FAMILIES)
+    sizes = _sizes(f.size)
+    base = opts.config(family=fams[0], size=0, retriever=f.retriever, seed=seed)
+    seeds = [seed + i for i in range(f.replicates)]
+    total = len(set(fams)) * len(set(sizes or PAPER_SIZES)) * f.replicates
     with progress_bar("world grid", total=total) as progress:
-        res = run_grid(out, families=fams, sizes=sizes or list(PAPER_SIZES), seeds=seeds, base=base, jobs=jobs,
-                       overwrite=overwrite, resume=resume, progress=progress)
+        res = run_grid(f.out, families=fams, sizes=sizes or list(PAPER_SIZES), seeds=seeds, base=base, jobs=how.jobs,
+                       overwrite=how.overwrite, resume=resume, progress=progress)
     rows = [c.to_dict() for c in res.cells]
     t = Table(title=f"world grid -> {res.out} ({len(rows)} cells; manifest {res.manifest})", title_justify="left")
     for col in ("family", "size", "seed", "rows", "gini", *(("cell",) if resume else ())):
@@ -143,23 +117,10 @@ def grid(
 @world_app.command("ladder")
 @result("world ladder", "ctwm_cli.world.ladder.Ladder")
 @output_flags
+@declared_flags(LadderRun, name="how")
 @world_options_no_writes
-def ladder(
-    families: Annotated[list[str] | None, typer.Option(
-        "--family", metavar="FAMILY[,FAMILY...]", help=f"Graph families ({', '.join(FAMILIES)}), a comma list or "
-        "repeated [default: all six].")] = None,
-    retrievers: Annotated[list[str] | None, typer.Option(
-        "--retriever", metavar="RETRIEVER[,RETRIEVER...]", help=f"Retrievers ({', '.join(ALL_RETRIEVERS)}), a "
-        "comma list or repeated [default: the four rungs uniform-frequency, state-frequency, state-uniform, "
-        "none].")] = None,
-    size: Annotated[int, typer.Option("--size", help="Number of states |V|.")] = 500,
-    seed: SeedOpt = None,
-    *,
-    opts: WorldOptions,
-    jobs: JobsOpt = None,
-    plot: PlotOpt = None,
-    fmt: Format = Format.table,
-) -> None:
+@declared_flags(LadderFlags, name="flags")
+def ladder(*, flags: LadderFlags, opts: WorldSettings, how: LadderRun, fmt: Format = Format.table) -> None:
     """Gini and other concentration numbers per retriever per family (the retriever ladder, paper Fig. 3).
 
     Counts are memory accesses per transition (retrieve + write events); gini_retrieve counts retrieve
@@ -175,15 +136,16 @@ def ladder(
     from ..plots import check_plot_path
     from ..world import run_ladder
 
+    f, plot, size = flags, how.plot, flags.size
     check_plot_path(plot)
-    seed = resolve_seed(seed)
-    fams = choice_list(families, FAMILIES, "--family") or list(FAMILIES)
-    rets = choice_list(retrievers, ALL_RETRIEVERS, "--retriever") or list(RETRIEVERS)
+    seed = resolve_seed(f.seed)
+    fams = choice_list(f.family, FAMILIES, "--family") or list(FAMILIES)
+    rets = choice_list(f.retriever, ALL_RETRIEVERS, "--retriever") or list(RETRIEVERS)
     if opts.tau is not None and "state-tau" not in rets:
         raise UsageError("--tau applies to the state-tau rung: add --retriever state-tau")
     base = opts.config(family=fams[0], size=size, retriever="state-frequency", seed=seed)
     with progress_bar("world ladder", total=len(fams)) as progress:
-        res = run_ladder(families=fams, retrievers=rets, base=base, jobs=jobs, progress=progress)
+        res = run_ladder(families=fams, retrievers=rets, base=base, jobs=how.jobs, progress=progress)
     rows = [r.to_dict() for r in res.rows]
     t = Table(
         title=f"retriever ladder: {res.policy}, |V|={size}, {res.steps:,} steps, k={res.k}, "

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from ..common.settings import Declaration
+from ..common.settings import REQUIRED, Declaration
 from .aliases import aliased
 from .option_groups import CONFIG_REFUSED, declared_params, hidden_name, option_group
 
@@ -38,9 +38,10 @@ def cli_values(decls: Sequence[Declaration], values: dict[str, Any]) -> dict[str
 
 
 def declared_flags(*classes: Any, build: Callable[..., Any] | None = None, name: str = "settings",
-                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                   without: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The decorator that adds the declared options of ``classes`` to a command, which receives
-    ``build(**values)`` (default: the one class's ``checked``) as its keyword-only ``name``."""
+    ``build(**values)`` (default: the one class's ``checked``) as its keyword-only ``name``; ``without`` names
+    options the command does not offer (``build`` gets their defaults)."""
     decls = [d for cls in classes for d in cls.declarations()]
     if build is None:
         (only,) = classes
@@ -49,7 +50,7 @@ def declared_flags(*classes: Any, build: Callable[..., Any] | None = None, name:
     def group(**values: Any) -> Any:
         return build(**cli_values(decls, values))
 
-    return option_group(declared_params(decls), group, name=name)
+    return option_group(declared_params(decls), group, name=name, without=without)
 
 
 def option_table(*classes: Any) -> str:
@@ -62,6 +63,6 @@ def option_table(*classes: Any) -> str:
             flags = ", ".join(f"`{f}`" for f in d.spec.flags)
             choices = ", ".join(d.spec.choices) if d.spec.choices else ""
             config = "yes" if d.spec.config else f"no ({d.spec.reason})"
-            shown = "" if d.default is None else f"`{d.default}`"
+            shown = "" if d.default is None else "required" if d.default is REQUIRED else f"`{d.default}`"
             rows.append(f"| {flags} | {shown} | {choices} | {config} | {d.spec.help.replace('|', '&#124;')} |")
     return "\n".join(rows) + "\n"

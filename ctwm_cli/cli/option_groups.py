@@ -93,6 +93,9 @@ def at_most(name: str):
 #: Declared options a config may not set (``config=False``), by parameter name, with the reason: read by
 #: :mod:`.check_config` beside its own refusals.
 CONFIG_REFUSED: dict[str, str] = {}
+#: Declared options whose value is a file the command reads (``path=True``), by parameter name: a config's value
+#: is admitted like its traces (:mod:`.check_config`).
+CONFIG_PATHS: set[str] = set()
 
 
 def _cli_type(d: Declaration) -> Any:
@@ -123,9 +126,17 @@ def declared_params(decls: Sequence[Declaration]) -> list[inspect.Parameter]:
         if d.spec.metavar:
             kw["metavar"] = d.spec.metavar
         if d.spec.limit:
-            kw["callback"] = at_most(d.name)
+            kw["callback"] = at_most(d.spec.limit if isinstance(d.spec.limit, str) else d.name)
         if d.spec.envvar:
             kw["envvar"] = d.spec.envvar
+        if d.spec.minimum is not None:
+            kw["min"] = d.spec.minimum
+        if d.spec.hidden:
+            kw["hidden"] = True
+        if not d.spec.show_default:
+            kw["show_default"] = False
+        if d.spec.path:
+            CONFIG_PATHS.add(d.name)
         if not d.spec.config:
             CONFIG_REFUSED[d.name] = d.spec.reason or "a config may not set it"
         typ = _cli_type(d)
@@ -133,5 +144,5 @@ def declared_params(decls: Sequence[Declaration]) -> list[inspect.Parameter]:
         for i, old in enumerate(d.spec.deprecated):
             hidden_type = typ if d.default is None else typ | None
             out.append(opt(hidden_name(d, i), hidden_type, (old,), f"Deprecated spelling of {d.flag}.", None,
-                           hidden=True, **{k: v for k, v in kw.items() if k != "envvar"}))
+                           hidden=True, **{k: v for k, v in kw.items() if k not in ("envvar", "hidden")}))
     return out

@@ -34,20 +34,11 @@ class Format(str, Enum):  # noqa: UP042 - Typer renders str Enums as choices
 FORMAT_HELP = ("Output: a Rich table, one JSON document, JSON lines, CSV (text that a spreadsheet would run as a "
                "formula gets a leading '; csv-raw keeps it as is), GitHub workflow annotations of the checks, "
                "or Markdown (for $GITHUB_STEP_SUMMARY).")
-FailOnOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--fail-on", metavar="METRIC>VALUE",
-        help="Exit 1 if the condition holds (<, <=, >, >=, ==, !=), e.g. p_gof<0.1. A metric that is not available "
-        "fails too, unless written METRIC? (e.g. context_usage?>0.5). Repeatable.",
-    ),
-]
-JunitOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--junit-xml", metavar="FILE", help="Also write the checks as JUnit XML (a testcase per result x check)."
-    ),
-]
+FAIL_ON_HELP = ("Exit 1 if the condition holds (<, <=, >, >=, ==, !=), e.g. p_gof<0.1. A metric that is not "
+                "available fails too, unless written METRIC? (e.g. context_usage?>0.5). Repeatable.")
+FailOnOpt = Annotated[list[str] | None, typer.Option("--fail-on", metavar="METRIC>VALUE", help=FAIL_ON_HELP)]
+JUNIT_HELP = "Also write the checks as JUnit XML (a testcase per result x check)."
+JunitOpt = Annotated[str | None, typer.Option("--junit-xml", metavar="FILE", help=JUNIT_HELP)]
 DetailsOpt = Annotated[
     bool, typer.Option("--details", help="With several traces or groups: print every result's table after the summary.")
 ]
@@ -60,10 +51,8 @@ JobsOpt = Annotated[
     int | None,
     typer.Option("--jobs", "-j", help="Worker processes (default: all cores). Results do not depend on it."),
 ]
-PlotOpt = Annotated[
-    str | None,
-    typer.Option("--plot", help="Also write a figure to this file (.png, .svg or .pdf)."),
-]
+PLOT_HELP = "Also write a figure to this file (.png, .svg or .pdf)."
+PlotOpt = Annotated[str | None, typer.Option("--plot", help=PLOT_HELP)]
 LabelOpt = Annotated[
     list[str] | None,
     typer.Option("--label", metavar="NAME", help="Name of the trace in the results, once per TRACE in order "

@@ -46,7 +46,10 @@ class OptionSpec:
     ``None``); ``parse`` reads the flag's text (``LO:HI``) into the value. ``config``: whether a
     ``ctwm.toml`` entry may set it, ``reason`` why not. ``limit``: bounded by :mod:`ctwm_cli.common.limits`.
     ``deprecated``: old flag spellings, accepted with a warning; ``envvar``: an environment variable that
-    sets it on the command line."""
+    sets it on the command line. ``minimum``: the least value, checked here and shown by ``--help`` as a
+    range; ``limit`` may name the :mod:`ctwm_cli.common.limits` entry when it is not the option's own name;
+    ``path``: a file the command reads (a config's value is admitted like its traces); ``hidden`` and
+    ``show_default``: how ``--help`` shows it."""
 
     flags: tuple[str, ...] = ()
     help: str = ""
@@ -57,13 +60,22 @@ class OptionSpec:
     metavar: str | None = None
     config: bool = True
     reason: str = ""
-    limit: bool = False
+    limit: bool | str = False
     deprecated: tuple[str, ...] = ()
     envvar: str | None = None
+    minimum: float | None = None
+    path: bool = False
+    hidden: bool = False
+    show_default: bool = True
+
+
+#: the default of an option that must be given (``--out`` of ``ctwm world run``): Typer's ``...``
+REQUIRED: Any = ...
 
 
 def option(default: Any, **spec: Any) -> Any:
-    """A settings field with ``default`` and its :class:`OptionSpec` (``flags``, ``help``, ``choices`` ...)."""
+    """A settings field with ``default`` (:data:`REQUIRED`: none) and its :class:`OptionSpec` (``flags``,
+    ``help``, ``choices`` ...)."""
     return dataclasses.field(default=default, metadata={"option": OptionSpec(**spec)})
 
 
@@ -283,9 +295,13 @@ def _checked_fields(cls: Any, decls: list[Declaration], values: dict[str, Any]) 
     out = {}
     for d in decls:
         value = values.get(d.name, d.default)
+        if value is REQUIRED:
+            raise UsageError(f"{d.name} is required", params=(d.name,))
         if value is not None:
             if d.spec.choices is not None:
                 check_choice(d.name, value, d.spec.choices)
+            if d.spec.minimum is not None:
+                check_range(d.name, value, lo=d.spec.minimum)
             if d.spec.check is not None:
                 d.spec.check(d.name, value)
         out[d.name] = d.spec.convert(value) if d.spec.convert is not None else value

@@ -24,15 +24,15 @@ def plot_tau_sweep(sweep: TauSweep | None, *, trace: TraceSimulation | None = No
         raise UsageError("plot_tau_sweep needs a sweep or a trace simulation", params=("sweep", "trace"))
     fig, ax = figure_axes(ax, 6.5, 4.2)
     if sweep is not None:
-        taus = [r.tau for r in sweep.rows]
-        ax.plot(taus, [r.core_mass for r in sweep.rows], marker="o", label=f"core mass C(K={sweep.core}, τ)")
-        ax.plot(taus, [r.gini for r in sweep.rows], marker="s", label="Gini of b(·; τ)")
+        taus = [r.tau for r in sweep.results]
+        ax.plot(taus, [r.core_mass for r in sweep.results], marker="o", label=f"core mass C(K={sweep.core}, τ)")
+        ax.plot(taus, [r.gini for r in sweep.results], marker="s", label="Gini of b(·; τ)")
         ax.set_title(f"CTWM allocation, M={sweep.n_items:,}, K={sweep.core}, B={sweep.budget:,}")
     if trace is not None:
-        taus = [r.tau for r in trace.rows]
-        ax.plot(taus, [r.access_share_prompt for r in trace.rows], marker="^", linestyle="--",
+        taus = [r.tau for r in trace.results]
+        ax.plot(taus, [r.access_share_prompt for r in trace.results], marker="^", linestyle="--",
                 label="accesses served in the prompt")
-        ax.plot(taus, [r.access_share_summarised for r in trace.rows], marker="v", linestyle=":",
+        ax.plot(taus, [r.access_share_summarised for r in trace.results], marker="v", linestyle=":",
                 label="accesses summarised (tail)")
         if sweep is None:
             ax.set_title(f"CTWM on {Path(trace.source).name} (per-step ranks), K={trace.core}, B={trace.budget:,}")

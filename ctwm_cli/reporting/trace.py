@@ -356,21 +356,21 @@ def _simulate_block(path, read, events, taus, core, slots, key: str, notes: list
     except InputError as exc:
         notes.append(f"no CTWM allocation: {exc}")
         return None
-    rows = tuple(tuple(r.to_dict()[k] for k in SIM_COLUMNS) for r in sim.rows)
+    rows = tuple(tuple(r.to_dict()[k] for k in SIM_COLUMNS) for r in sim.results)
     table = Table(caption=f"Accesses served under b(r; τ) ∝ r^-τ, K = {sim.core}, B = {sim.budget:,} "
                   f"({sim.ranking} ranking; as ctwm simulate --trace prints it)",
                   columns=("τ", "served by the core", "in the prompt", "summarised", "dropped"), rows=rows)
-    served = [r.access_share_prompt for r in sim.rows]
+    served = [r.access_share_prompt for r in sim.results]
     flat = max(served) - min(served) <= 1e-12
     if flat:
         where = f"the same {served[0]:.1%} at every τ"
     else:
-        best = max(sim.rows, key=lambda r: (r.access_share_prompt, -r.tau))
+        best = max(sim.results, key=lambda r: (r.access_share_prompt, -r.tau))
         where = f"{min(served):.1%}–{max(served):.1%} of accesses (most at τ = {best.tau:.3g})"
-    alt = (f"Over τ from {sim.rows[0].tau:g} to {sim.rows[-1].tau:g} the prompt serves {where}; dropped at most "
-           f"{max(r.access_share_dropped for r in sim.rows):.1%}.")
+    alt = (f"Over τ from {sim.results[0].tau:g} to {sim.results[-1].tau:g} the prompt serves {where}; dropped at most "
+           f"{max(r.access_share_dropped for r in sim.results):.1%}.")
     text = ""
-    if sim.max_list_length is not None and sim.max_list_length <= sim.core and len(sim.rows) > 1:
+    if sim.max_list_length is not None and sim.max_list_length <= sim.core and len(sim.results) > 1:
         # the note ctwm simulate --trace prints under its table, in the same words
         text = (f"Note: every step lists at most {sim.max_list_length} items, no more than the core K = {sim.core}: "
                 "every listed item gets a core position whatever τ, so the rows per τ are identical; a smaller "
