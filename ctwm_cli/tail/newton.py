@@ -33,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import densities as dens
+from .kernels import kernel
 from .zeta import log_hurwitz_zeta
 
 #: converged when the Newton decrement g'H^-1 g (twice the predicted gain of a step) is below this, or
@@ -114,63 +115,117 @@ def interior(x: np.ndarray, box: list[tuple[float, float]]) -> bool:
 
 
 def tpl_logz_hess(alpha: float, lam: float, xmin: float, discrete: bool) -> tuple[float, np.ndarray, np.ndarray]:
-    """(ln Z, its gradient, its Hessian) in (α, λ), λ > 0. ln Z and the gradient are
-    :func:`~.densities.tpl_logz_grad`'s, the same operations (tests/test_tail_newton.py: the same bits); the
-    Hessian of the directly summed part is exact (the covariance of (ln x, x) under the model), that of the
-    smooth closed-form remainder (or of the continuous ln Z) by second differences on a wider step (1e-4:
-    the 1e-6 of the gradient leaves rounding noise there; the Hessian's accuracy sets only how fast Newton
-    converges, not where)."""
-    h = 1e-6
+    """(ln Z, its gradient, its Hessian) in (α, λ), λ > 0: the value and gradient of
+    :func:`~.densities.tpl_logz_grad` (the same formulas, summed in a compiled loop: equal to ~1e-15 relative,
+    tests/test_tail_newton.py) and the Hessian, the covariance of (ln x, x) under the model: exact on the
+    directly summed part, by quadrature on the remainder beyond it (whose value and gradient are
+    tpl_logz_grad's closed form and central differences). The Hessian's accuracy sets how fast Newton
+    converges, not where."""
     if not discrete:
         def f(a_, l_):
             return (a_ - 1.0) * math.log(l_) + dens._log_upper_gamma(1.0 - a_, l_ * xmin)
 
-        v, g, _ = _fd(f, alpha, lam, h)
-        return v, g, _fd(f, alpha, lam, 1e-4)[2]  # ln Z itself: second differences on a wider step
+        v, g = _fd_grad(f, alpha, lam)
+        return v, g, _hess_fd(f, alpha, lam, 1e-4)
     x, lx = dens._direct_grid(xmin)
-    logf = -alpha * lx - lam * x
-    shift = float(logf.max())
-    w = np.exp(logf - shift)
-    sw = float(w.sum())
-    log_d = shift + math.log(sw)
-    g_da = -float(np.dot(w, lx)) / sw
-    g_dl = -float(np.dot(w, x)) / sw
-    p = w / sw
-    d1, d2 = lx + g_da, x + g_dl
-    pd1 = p * d1
-    c12 = float(pd1 @ d2)
-    hd = np.array([[float(pd1 @ d1), c12], [c12, float((p * d2) @ d2)]])
+    log_d, m1, m2, c11, c12, c22 = _direct_moments(alpha, lam, x, lx)
+    g_da, g_dl = -m1, -m2
+    hd = np.array([[c11, c12], [c12, c22]])
     a = xmin + dens.DIRECT_TERMS
     if lam * a >= 60.0:  # as tpl_logz_grad: the remainder is below e^-60 of the sum
         return log_d, np.array([g_da, g_dl]), hd
+
     def rem(a_, l_):
         return dens._tpl_log_remainder(a_, l_, a)
 
-    log_r, (r_da, r_dl), _ = _fd(rem, alpha, lam, h)
+    log_r, (r_da, r_dl) = _fd_grad(rem, alpha, lam)
     if not math.isfinite(log_r):
         return math.inf, np.array([math.nan, math.nan]), np.full((2, 2), math.nan)
-    hr = _fd(rem, alpha, lam, 1e-4)[2] if log_r - log_d > -30.0 else np.zeros((2, 2))  # a weight below e^-30: none
     log_z = dens.logaddexp(log_d, log_r)
     wd, wr = math.exp(log_d - log_z), math.exp(log_r - log_z)
     diff = np.array([g_da - r_da, g_dl - r_dl])
-    hz = wd * hd + wr * hr + wd * wr * np.outer(diff, diff)
+    hz = wd * hd + wd * wr * np.outer(diff, diff)
+    if log_r - log_d > -30.0:  # a weight below e^-30 adds nothing a Newton step could use
+        r11, r12, r22 = _remainder_cov(alpha, lam, a)
+        hz += wr * np.array([[r11, r12], [r12, r22]])
     return log_z, np.array([wd * g_da + wr * r_da, wd * g_dl + wr * r_dl]), hz
 
 
-def _fd(f: Callable[[float, float], float], alpha: float, lam: float, h: float
-        ) -> tuple[float, np.ndarray, np.ndarray]:
-    """f, its gradient by tpl_logz_grad's central differences (steps h, λh) and its Hessian from the same
-    five values and one corner."""
-    k = lam * h
+def _fd_grad(f: Callable[[float, float], float], alpha: float, lam: float) -> tuple[float, np.ndarray]:
+    """f and its gradient by tpl_logz_grad's central differences (steps 1e-6 and λ·1e-6)."""
+    h = 1e-6
     v = f(alpha, lam)
-    fa1, fa0 = f(alpha + h, lam), f(alpha - h, lam)
-    fl1, fl0 = f(alpha, lam * (1 + h)), f(alpha, lam * (1 - h))
-    da = (fa1 - fa0) / (2 * h)
-    dl = (fl1 - fl0) / (2 * h * lam)
-    faa = (fa1 - 2 * v + fa0) / (h * h)
-    fll = (fl1 - 2 * v + fl0) / (k * k)
-    fal = (f(alpha + h, lam + k) - fa1 - fl1 + v) / (h * k)
-    return v, np.array([da, dl]), np.array([[faa, fal], [fal, fll]])
+    da = (f(alpha + h, lam) - f(alpha - h, lam)) / (2 * h)
+    dl = (f(alpha, lam * (1 + h)) - f(alpha, lam * (1 - h))) / (2 * h * lam)
+    return v, np.array([da, dl])
+
+
+def _hess_fd(f: Callable[[float, float], float], alpha: float, lam: float, h: float) -> np.ndarray:
+    """The Hessian of a smooth scalar f by central second differences (steps h, λh)."""
+    k = lam * h
+    f0 = f(alpha, lam)
+    faa = (f(alpha + h, lam) - 2 * f0 + f(alpha - h, lam)) / (h * h)
+    fll = (f(alpha, lam + k) - 2 * f0 + f(alpha, lam - k)) / (k * k)
+    fal = (f(alpha + h, lam + k) - f(alpha + h, lam - k) - f(alpha - h, lam + k) + f(alpha - h, lam - k)) / (4 * h * k)
+    return np.array([[faa, fal], [fal, fll]])
+
+
+@kernel
+def _direct_moments(alpha, lam, x, lx):
+    """ln Σ w, E[ln x], E[x] and the covariance of (ln x, x) under w = x^-α e^{-λx} on the grid (x, lx = ln x)."""
+    n = x.size
+    shift = -math.inf
+    for i in range(n):
+        v = -alpha * lx[i] - lam * x[i]
+        if v > shift:
+            shift = v
+    w = np.empty(n)
+    s0 = s1 = s2 = 0.0
+    for i in range(n):
+        wi = math.exp(-alpha * lx[i] - lam * x[i] - shift)
+        w[i] = wi
+        s0 += wi
+        s1 += wi * lx[i]
+        s2 += wi * x[i]
+    m1, m2 = s1 / s0, s2 / s0
+    c11 = c12 = c22 = 0.0
+    for i in range(n):
+        d1, d2 = lx[i] - m1, x[i] - m2
+        c11 += w[i] * d1 * d1
+        c12 += w[i] * d1 * d2
+        c22 += w[i] * d2 * d2
+    return shift + math.log(s0), m1, m2, c11 / s0, c12 / s0, c22 / s0
+
+
+@kernel
+def _remainder_cov(alpha, lam, a):
+    """The covariance of (ln x, x) under x^-α e^{-λx} on [a, ∞), λ > 0: Simpson's rule on x = a·e^t over
+    t in [0, T], T where the integrand has fallen by e^-40 from its peak (512 panels)."""
+    la = lam * a
+    peak = 0.0  # ln of the integrand, relative to t = 0: (1 - α)t - λa(e^t - 1)
+    if alpha < 1.0 and (1.0 - alpha) > la:
+        ts = math.log((1.0 - alpha) / la)
+        peak = (1.0 - alpha) * ts - la * (math.exp(ts) - 1.0)
+    t_end = 1.0
+    while t_end < 80.0 and (1.0 - alpha) * t_end - la * (math.exp(t_end) - 1.0) > peak - 40.0:
+        t_end *= 1.5
+    m = 512
+    step = t_end / m
+    s0 = s1 = s2 = s11 = s12 = s22 = 0.0
+    for j in range(m + 1):
+        t = j * step
+        c = 1.0 if j == 0 or j == m else (4.0 if j % 2 == 1 else 2.0)
+        w = c * math.exp((1.0 - alpha) * t - la * (math.exp(t) - 1.0) - peak)
+        u = t  # ln x - ln a
+        v = math.exp(t)  # x / a
+        s0 += w
+        s1 += w * u
+        s2 += w * v
+        s11 += w * u * u
+        s12 += w * u * v
+        s22 += w * v * v
+    m1, m2 = s1 / s0, s2 / s0
+    return s11 / s0 - m1 * m1, a * (s12 / s0 - m1 * m2), a * a * (s22 / s0 - m2 * m2)
 
 
 def tpl_refit(tail, alpha0: float, lam0: float, box_alpha: tuple[float, float], log_lambda: tuple[float, float],
