@@ -87,7 +87,10 @@ def newton(fgh: Callable[[np.ndarray], tuple[float, np.ndarray, np.ndarray]], x0
                         return None  # flat but not a minimum
                 slope = float(g @ step)
                 if -slope <= max(DEC_TOL, 1e-14 * abs(f)):
-                    return x, f
+                    # the last step, free: quadratic convergence makes x + step far closer than x; its value is
+                    # the quadratic model's, f + slope/2, off by a third-order term (< 1e-15 here)
+                    end = x + step
+                    return (end, f + 0.5 * slope) if inside(end) else (x, f)
                 t = 1.0
                 while True:
                     xn = x + t * step
