@@ -59,6 +59,7 @@ DATA = {
     "terrorism": lambda: [load("terrorism")],
     "words": lambda: [load("words")],
     "tenants": tenants,
+    "tenants10": lambda: tenants(10),
 }
 
 

@@ -149,3 +149,31 @@ def test_a_stage_that_raises_is_not_done(capsys, monkeypatch):
         update(2, 4)  # 20 s later: not yet a line; the old code's finally printed "2/4 done" as it unwound
         raise KeyboardInterrupt
     assert capsys.readouterr().err == "ctwm: bootstrap replicates 1/4, 20 s\n"
+
+
+def test_a_grouped_audit_counts_groups_as_they_finish_in_its_one_pool():
+    """``audit --group-by`` (audit_many over several groups): every group's replicate chunks run in one pool and
+    the stage's lines count replicates and finished groups; a plain (done, total) callback still works."""
+    import numpy as np
+
+    from ctwm_cli.tail.audit import audit_many
+
+    rng = np.random.default_rng(48)
+    print("seed", 48)
+    groups = [c[c > 0].astype(float) for c in (np.bincount(rng.zipf(2.0, 400)) for _ in range(3))]
+    lines: list[str] = []
+    t = [0.0]
+
+    def clock() -> float:
+        t[0] += 40.0  # every reading: 40 s later, so each report prints a line
+        return t[0]
+
+    stage = LineProgress(lines.append, clock=clock, after=0.0).stage("bootstrap replicates")
+    audit_many(groups, labels=["a", "b", "c"], bootstrap=20, seed=1, jobs=1, progress=stage)
+    assert lines, lines
+    assert all(re.fullmatch(r"ctwm: bootstrap replicates [\d,]+/[\d,]+, groups [0-3]/3, \d+ s", ln) for ln in lines)
+    assert lines[-1].split(", ")[1] == "groups 3/3"
+    plain: list[tuple[int, int | None]] = []
+    audit_many(groups, labels=["a", "b", "c"], bootstrap=20, seed=1, jobs=1,
+               progress=lambda d, n=None: plain.append((d, n)))
+    assert plain[-1][0] == plain[-1][1] > 0

@@ -81,7 +81,7 @@ def progress_bar(description: str, total: int | None = None) -> Iterator[Progres
         if RUN["lines"] is None:  # the library driven without a command (a test, a notebook): the run starts now
             begin()
         stage = RUN["lines"].stage(description, total)
-        yield stage.update
+        yield stage
         stage.close()  # only when the work finished: a stage that raised is not "done"
         return
     with _bar(description, total) as update:
@@ -99,8 +99,12 @@ def _bar(description: str, total: int | None) -> Iterator[ProgressCallback]:
             if time.monotonic() - started < 1.0:
                 return
             state["task"] = _live_progress().add_task(description, total=tot)
-        LIVE["progress"].update(state["task"], completed=done, total=tot)
+        LIVE["progress"].update(state["task"], completed=done, total=tot, description=state.get("label", description))
 
+    def groups(finished: int, tot: int) -> None:  # audit --group-by: groups finished (runtime.progress.group_counter)
+        state["label"] = f"{description} (groups {finished:,}/{tot:,})"
+
+    update.groups = groups  # type: ignore[attr-defined]
     try:
         yield update
     finally:

@@ -4,10 +4,35 @@ plain lines, for a log that no bar can draw in (CI, ``2> file``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
 
 #: ``progress(done, total)``; ``total`` may be ``None`` when unknown. Called from the main process.
 ProgressCallback = Callable[[int, int | None], None]
+
+
+
+def group_counter(progress: ProgressCallback | None, groups: Sequence[int]) -> Callable[[int, Any], None] | None:
+    """An ``on_result(i, result)`` for :func:`~ctwm_cli.runtime.parallel.run_tasks` when task i is work of group
+    ``groups[i]`` (``audit --group-by``: every group's replicate chunks in one pool): each time a group's last task
+    ends it tells ``progress`` how many groups have finished, through the callback's ``groups(finished, total)``
+    attribute (a callback without one shows replicates only). None when there is nothing to tell."""
+    tell = getattr(progress, "groups", None)
+    left = Counter(groups)
+    if tell is None or len(left) < 2:
+        return None
+    state = {"finished": 0}
+    tell(0, len(left))
+
+    def on_result(i: int, _result: Any) -> None:
+        left[groups[i]] -= 1
+        if left[groups[i]] == 0:
+            state["finished"] += 1
+            tell(state["finished"], len(left))
+
+    return on_result
+
 
 #: work shorter than this (seconds, from the start of the run) prints no line at all
 QUIET_FOR = 10.0
@@ -33,7 +58,8 @@ class LineProgress:
 
 
 class Stage:
-    """One stage of a :class:`LineProgress`: ``update`` is its :data:`ProgressCallback`, ``close`` ends it."""
+    """One stage of a :class:`LineProgress`: the stage (or ``update``) is its :data:`ProgressCallback`, with a
+    ``groups`` attribute (:func:`group_counter`); ``close`` ends it."""
 
     def __init__(self, run: LineProgress, description: str, total: int | None) -> None:
         self.run, self.description, self.total = run, description, total
@@ -41,9 +67,19 @@ class Stage:
         self.done: int | None = None
         self.printed: tuple[int, int | None] | None = None  # (done, total) of the last line, None: none yet
         self.last = 0.0
+        self.group_count: tuple[int, int] | None = None  # (finished, total) groups, when the work has groups
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        self.update(done, total)
+
+    def groups(self, finished: int, total: int) -> None:
+        """How many groups of the work have finished (:func:`group_counter`); shown on the next line."""
+        self.group_count = (finished, total)
 
     def line(self, now: float, suffix: str = "") -> str:
         count = f"{self.done or 0:,}" + (f"/{self.total:,}" if self.total is not None else "")
+        if self.group_count is not None:
+            count += f", groups {self.group_count[0]:,}/{self.group_count[1]:,}"
         return f"ctwm: {self.description} {count}{suffix}, {now - self.opened:.0f} s"
 
     def update(self, done: int, total: int | None = None) -> None:

@@ -16,7 +16,7 @@ from ..common.errors import InputError, UsageError
 from ..common.results import result
 from ..common.seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
 from ..runtime.parallel import run_tasks, single_blas_thread
-from ..runtime.progress import ProgressCallback
+from ..runtime.progress import ProgressCallback, group_counter
 from . import families as fam
 from . import special
 from .bootstrap import GofResult, gof_result, gof_tasks
@@ -208,7 +208,9 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
                 t = check_tasks(tail, f, replicates=s.bootstrap, seed=s.seed)
                 tasks += t
                 owner += [(k, name)] * len(t)
-    chunks = run_tasks(run_replicates, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
+    # one pool for every group's (replicate chunk) tasks; progress counts replicates, and groups as they finish
+    chunks = run_tasks(run_replicates, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress,
+                       on_result=group_counter(progress, [k for k, _ in owner]))
     results = []
     for k, p in enumerate(prepared):
         mine = [c for c, o in zip(chunks, owner, strict=True) if o == (k, None)]

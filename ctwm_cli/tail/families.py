@@ -18,10 +18,11 @@ import numpy as np
 
 from ..common.errors import UsageError
 from . import densities as dens
+from . import newton
 from .family_base import Family, Tail, TailFit
 from .mixture import ALPHA_MIN, MixtureOptimum, em_start, mixture_logpmf, mixture_nll_grad
 from .optimise import REL_EDGE as _REL_EDGE
-from .optimise import edges, hessian_se, minimise
+from .optimise import Optimum, edges, hessian_se, minimise
 from .powerlaw import Histogram, PowerLawFit, fit_power_law, power_law_logpmf, power_law_sf, sample_power_law
 from .samplers import sample_exponential_tail, sample_lognormal_tail, sample_stretched_tail, sample_tpl_tail
 
@@ -87,7 +88,16 @@ class TruncatedPowerLaw(Family):
         starts = [[pl.alpha, math.log(1.0 / tail.values[-1])], [max(pl.alpha - 0.5, 0.5), math.log(n / sx)]]
         if start is not None and start.get("lambda", 0) > 0:
             starts.insert(0, [start["alpha"], math.log(start["lambda"])])
-        opt = minimise(nll, starts, box, jac=True, warm=start is not None)
+        opt = None
+        if start is not None:  # a replicate's refit: Newton from the warm start, else the optimiser below
+            quick = newton.tpl_refit(tail, starts[0][0], math.exp(starts[0][1]), box[0], _LOG_LAMBDA, pl.alpha)
+            if quick == "limit":
+                return self._fit(tail, {"alpha": pl.alpha, "lambda": 0.0}, pl.loglik, {"lambda": 0.0}, "power_law",
+                                 {"alpha": pl.alpha_se, "lambda": math.nan})
+            if quick is not None:
+                opt = Optimum(x=quick[0], fun=float(quick[1]), success=True)
+        if opt is None:
+            opt = minimise(nll, starts, box, jac=True, warm=start is not None)
         ll = -opt.fun
         edge = edges(opt.x, box)
         if not ll >= pl.loglik or edge[1] == -1:  # the power law (λ = 0) is in the family: its limit
