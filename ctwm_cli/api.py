@@ -97,10 +97,10 @@ class AuditResults(ToDict):
         if isinstance(key, (int, slice)) and not isinstance(key, bool):
             return self.audits[key]
         if isinstance(key, str):
-            for labels in ([a.label for a in self.audits], list(self.groups)):
+            for labels in ([a.source for a in self.audits], list(self.groups)):
                 if key in labels:
                     return self.audits[labels.index(key)]
-        known = ", ".join(repr(a.label) for a in self.audits[:5]) + (", ..." if len(self.audits) > 5 else "")
+        known = ", ".join(repr(a.source) for a in self.audits[:5]) + (", ..." if len(self.audits) > 5 else "")
         raise KeyError(f"no audit labelled {key!r} and no group {key!r} (labels: {known})")
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,7 +118,7 @@ class AuditResults(ToDict):
         return plot_audit_groups(self.audits, ax=ax)
 
     def _repr_html_(self) -> str:
-        keep = ("group", "label", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
+        keep = ("group", "source", "n_items", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
         rows = [{k: v for k, v in jsonable(r).items() if k in keep} for r in self.frame_rows()]
         return html_table(rows, f"{len(self.audits)} audits of {self.source} (seed {self.seed})")
 

@@ -44,12 +44,12 @@ def _cli_audits(run_cli, *args) -> list[dict]:
     assert res.code == 0, res.err
     results = json.loads(res.out)["results"]
     for r in results:  # the CLI adds each result's lead paragraph beside the result's own fields
-        assert r.pop("summary").startswith(f"{r['label']}: ")
+        assert r.pop("summary").startswith(f"{r['source']}: ")
     return results
 
 
 def _same(api: dict, cli: dict) -> None:
-    assert {k: v for k, v in api.items() if k != "label"} == {k: v for k, v in cli.items() if k != "label"}
+    assert {k: v for k, v in api.items() if k != "source"} == {k: v for k, v in cli.items() if k != "source"}
 
 
 def test_dataframe_counter_ids_and_table_agree_with_the_cli(run_cli, events):
@@ -64,7 +64,7 @@ def test_dataframe_counter_ids_and_table_agree_with_the_cli(run_cli, events):
     for source in (Counter(ids), ids, iter(ids), np.array(ids), frame["memory_id"], read_trace(ids)):
         _same(audit_trace(source, seed=SEED, bootstrap=B).to_dict(), cli)
     # the label is the caller's (or the kind of source), never a temporary file
-    assert audit_trace(Counter(ids), seed=SEED, bootstrap=B).label == "<Counter>"
+    assert audit_trace(Counter(ids), seed=SEED, bootstrap=B).source == "<Counter>"
     assert audit_trace(ids, seed=SEED, bootstrap=B, label=str(path)).to_dict() == cli
 
 
@@ -87,14 +87,14 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     assert res.to_dict()["results"] == cli
     frame = res.to_frame()
     assert isinstance(frame, pd.DataFrame)
-    assert list(frame["label"]) == [f"{d}[r1]", f"{d}[r2]"]
+    assert list(frame["source"]) == [f"{d}[r1]", f"{d}[r2]"]
     assert list(frame["verdict"]) == [a["verdict"]["verdict"] for a in cli]
     assert frame["p_gof"].tolist() == pytest.approx([a["gof"]["pvalue"] for a in cli])
     # the glob itself, given to the CLI quoted, is the same data set with the same labels
     pattern = str(d / "*.parquet")
     cli_glob = _cli_audits(run_cli, pattern, "--item-col", "memory_id", "--group-by", "run")
     api_glob = audit_trace(pattern, item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
-    assert api_glob.to_dict()["results"] == cli_glob and cli_glob[0]["label"] == f"{pattern}[r1]"
+    assert api_glob.to_dict()["results"] == cli_glob and cli_glob[0]["source"] == f"{pattern}[r1]"
     # a row per audit with the CLI's JSON-lines field names
     rows = [json.loads(line) for line in run_cli(["audit", d, "--item-col", "memory_id", "--group-by", "run",
                                                    "--seed", SEED, "-b", B, "--format", "jsonl"]).out.splitlines()]
@@ -183,7 +183,7 @@ def test_counted_sources():
         audit_trace(counts, group_by="run", where="step > 1")
     grouped = read_trace(pa.table({"item": list("abcab"), "run": list("xxyyy")}), group_by="run")
     res = audit_trace(grouped, seed=1, bootstrap=0)
-    assert isinstance(res, AuditResults) and [a.label for a in res] == ["<Table>[x]", "<Table>[y]"]
+    assert isinstance(res, AuditResults) and [a.source for a in res] == ["<Table>[x]", "<Table>[y]"]
 
 
 def test_public_names():

@@ -39,7 +39,7 @@ def _audit_json(run_cli, path):
 
 def test_junit_carries_observed_value_and_threshold(run_cli, grouped, tmp_path):
     audits = _audit_json(run_cli, grouped)
-    alphas = {a["label"]: a["power_law"]["alpha"] for a in audits}
+    alphas = {a["source"]: a["power_law"]["alpha"] for a in audits}
     cut = float(np.median(list(alphas.values())))  # one group below, one above, one at the median
     xml = tmp_path / "out.xml"
     res = run_cli(["audit", grouped, "--group-by", "run", "-b", "0", "--seed", "5", "--fail-on", f"alpha>{cut}",

@@ -107,7 +107,7 @@ def test_the_schema_can_fail(run_cli, counts):
     for broken in (
         {**doc, "command": "psd"},
         {k: v for k, v in doc.items() if k != "results"},
-        {**doc, "results": [{**doc["results"][0], "n": "many"}]},
+        {**doc, "results": [{**doc["results"][0], "n_items": "many"}]},
         {**doc, "results": [{**doc["results"][0], "verdict": {**doc["results"][0]["verdict"], "verdict": 3}}]},
     ):
         assert not validator.is_valid(broken)
@@ -128,8 +128,8 @@ def test_jsonl_and_csv_use_the_json_row_names(run_cli, counts):
     assert header == [k for k in lines[0] if k not in ("schema_version", "seed")]
     audits = json.loads(run_cli([*base, "--json"]).out)["results"]
     for row, audit in zip(lines, audits, strict=True):
-        assert row["label"] == audit["label"] and row["distinct_values"] == audit["distinct_values"]
-        assert row["p_gof"] == audit["gof"]["pvalue"] and row["n"] == audit["n"]
+        assert row["source"] == audit["source"] and row["distinct_values"] == audit["distinct_values"]
+        assert row["p_gof"] == audit["gof"]["pvalue"] and row["n_items"] == audit["n_items"]
 
 
 def test_seeded_audit_json_is_byte_identical(run_cli, counts):

@@ -294,7 +294,7 @@ def test_read_trace_names_a_path_as_the_cli_does(monkeypatch, run_cli):
 
     doc = json.loads(run_cli(["audit", "./sample_traces/tpl_events.parquet", "-b", "0", "--seed", "1",
                               "--json"]).out)
-    assert doc["results"][0]["label"] == counts.source
+    assert doc["results"][0]["source"] == counts.source
 
 
 def _intervals(doc, path="$"):

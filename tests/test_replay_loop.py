@@ -118,7 +118,7 @@ def test_block_longer_than_half_the_steps_gives_no_interval():
     one = np.ones(10)
     d = paired_delta((x, one), (x * 0, one), IndexResample(1, 100, np.random.default_rng(0)), level=0.9,
                      treatment="a", baseline="b", metric="m")
-    assert d.confidence_interval is None and d.interval.startswith("not formable")
+    assert d.confidence_interval is None and d.interval_status.startswith("not formable")
     ok = BlockResample([100], 10, 100, np.random.default_rng(0))
     assert ok.status == "formed"
 

@@ -332,7 +332,7 @@ def _fit_problem(fits: dict[str, TailFit]) -> str | None:
 
 def _assemble(p: _Prepared, gof: GofResult | None, checks: dict[str, GofResult] | None = None) -> AuditResult:
     s, hist, pl = p.settings, p.hist, p.power_law
-    common = dict(label=p.label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
+    common = dict(source=p.label, n_items=hist.n, distinct_values=int(hist.values.size), settings=s,
                   constrained=p.constrained)
     if pl is None:
         return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[],

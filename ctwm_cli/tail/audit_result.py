@@ -31,8 +31,8 @@ class AuditResult(ToDict):
     ``constrained`` holds the best cutoff that does leave ``min_tail`` points — reported, labelled,
     never used for the verdict."""
 
-    label: str | None
-    n: int
+    source: str | None  # what was audited: the trace's name, source[group] for one group of it (issue 43)
+    n_items: int  # the items whose counts were fitted
     distinct_values: int
     settings: AuditSettings
     power_law: PowerLawFit | None
@@ -104,12 +104,21 @@ class AuditResult(ToDict):
     def reason(self) -> str:
         return self.verdict.reason
 
+    # the names of schema version 2 (issue 43 renamed the JSON's label and n), kept for library callers
+    @property
+    def label(self) -> str | None:
+        return self.source
+
+    @property
+    def n(self) -> int:
+        return self.n_items
+
     def summary_row(self) -> dict[str, Any]:
         """One flat row for tables, CSV and JSON lines."""
         pl, c = self.power_law, self.tpl_vs_lognormal
         row = {
-            "label": self.label,  # the JSON's field names (issue 15: one name per concept in every format)
-            "n": self.n,
+            "source": self.source,  # the JSON's field names (issue 15: one name per concept in every format)
+            "n_items": self.n_items,
             "distinct_values": self.distinct_values,
             "xmin": pl.xmin if pl else None,
             "n_tail": pl.n_tail if pl else None,
