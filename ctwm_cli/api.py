@@ -97,10 +97,10 @@ class AuditResults(ToDict):
         if isinstance(key, (int, slice)) and not isinstance(key, bool):
             return self.audits[key]
         if isinstance(key, str):
-            for labels in ([a.source for a in self.audits], list(self.groups)):
+            for labels in ([a.label for a in self.audits], list(self.groups)):
                 if key in labels:
                     return self.audits[labels.index(key)]
-        known = ", ".join(repr(a.source) for a in self.audits[:5]) + (", ..." if len(self.audits) > 5 else "")
+        known = ", ".join(repr(a.label) for a in self.audits[:5]) + (", ..." if len(self.audits) > 5 else "")
         raise KeyError(f"no audit labelled {key!r} and no group {key!r} (labels: {known})")
 
     def to_dict(self) -> dict[str, Any]:

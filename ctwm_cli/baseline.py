@@ -69,7 +69,7 @@ HEADLINES: dict[str, dict[str, str]] = {
 #: where the subjects of each command's JSON sit, and the fields that name them: (source, group), joined as
 #: ``source[group]`` (:func:`ctwm_cli.common.labels.subject_label`), the name every command prints (issue 24)
 SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "audit": ("results", ("source",)),
+    "audit": ("results", ("source", "group")),
     "concentration": ("results", ("source", "group")),
     "psd": (None, ("source", "run")),
 }

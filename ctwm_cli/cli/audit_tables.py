@@ -54,7 +54,7 @@ def _cross_check_table(c) -> Table:
 
 def audit_table(r) -> Group:
     """The audit of one trace as the terminal shows it: the summary, then any cross-check, power, fits and tests."""
-    t = Table(title=Text(f"Tail audit: {r.source}"), title_justify="left", show_header=False)
+    t = Table(title=Text(f"Tail audit: {r.label}"), title_justify="left", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value")
     _fit_rows(t, r)

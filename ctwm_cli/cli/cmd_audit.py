@@ -40,7 +40,7 @@ from .output import (
 from .registry import result
 
 #: the summary table's columns when several traces or groups are audited
-SUMMARY_FIELDS = ("source", "n_items", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
+SUMMARY_FIELDS = ("source", "group", "n_items", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,8 +152,17 @@ def audit(
     payload = audit_summaries(results, noun="groups" if f.group_by else "traces",
                               words=VALUES if f.value_col else ACCESSES)
     emit("audit", payload, rows, fmt, seed=settings.seed, tables=[audit_table(r) for r in results], checks=checks,
-         subject_field="source", summary_fields=SUMMARY_FIELDS, details=details, headline=payload[SUMMARY_KEY])
+         subjects=[r.label for r in results], summary_fields=_summary_fields(results), details=details,
+         headline=payload[SUMMARY_KEY])
     conclude("audit", checks, junit)
+
+
+def _summary_fields(results) -> tuple[str, ...]:
+    """The summary table's columns: the group first when a result is a group's (a table too wide for the terminal
+    repeats its first column in each panel: the group tells the rows apart), else no group column."""
+    if any(r.group is not None for r in results):
+        return ("group", *(k for k in SUMMARY_FIELDS if k != "group"))
+    return tuple(k for k in SUMMARY_FIELDS if k != "group")
 
 
 def _read(traces, read, f: AuditFlags, labels, discrete: bool):
@@ -197,7 +206,7 @@ def _across(results, traces, read, column, value_col, event, labels, permutation
             done = across_groups(r, groups, permutations=permutations, level=level)
             if done.heterogeneity is None:  # said, not left out silently
                 why = "no power-law cutoff" if r.power_law is None else "fewer than two groups leave 10 tail points"
-                message(f"warning: {visible(r.source or trace)}: --across {column}: not tested ({why})")
+                message(f"warning: {visible(r.label or trace)}: --across {column}: not tested ({why})")
             out.append(done)
             progress(k + 1, len(results))
     return out
@@ -223,11 +232,11 @@ def _checks(results, rows: list[dict], gates, expect: str | None, expect_rule: s
     for r, row in zip(results, rows, strict=True):
         if expect is not None:
             if expect_rule == "calibrated" and r.calibration is None:
-                raise InputError(f"{r.source}: --expect-rule calibrated, but no calibration ran "
+                raise InputError(f"{r.label}: --expect-rule calibrated, but no calibration ran "
                                  f"(no power-law tail to simulate from: {r.verdict.reason})")
             chosen = r.verdict if expect_rule == "paper" else r.calibration.verdict
-            checks.append(expect_outcome(r.source, f"{expect_rule}_verdict", chosen.verdict, expect))
-        checks += evaluate_checks(gates, gate_metrics(r, row), subject=r.source)
+            checks.append(expect_outcome(r.label, f"{expect_rule}_verdict", chosen.verdict, expect))
+        checks += evaluate_checks(gates, gate_metrics(r, row), subject=r.label)
     return checks
 
 

@@ -8,7 +8,10 @@ Schema version 3 (issue 43) renamed, with nothing added or dropped:
   paired comparisons, ``replay frozen``'s trajectory terms, ``replay pareto``, ``bench longmemeval``), and
   ``bench report``'s ``quality_interval`` -> ``quality_interval_status``. Where ``interval`` holds an interval
   (``audit --power``'s ``curves[].interval``) it keeps its name;
-* an audit result's ``label`` -> ``source`` and ``n`` -> ``n_items`` (``ctwm audit``'s ``results[]``).
+* an audit result's ``label`` -> ``source`` and ``n`` -> ``n_items`` (``ctwm audit``'s ``results[]``). Version 3
+  also writes a group's audit as ``source`` and ``group`` apart, as ``concentration`` does; a version-2 label of a
+  group (``x.parquet[run-1]``) is kept whole as its ``source`` (a bracket in a name cannot be told from a group),
+  which names the same subject: ``ctwm diff`` pairs it with version 3's ``source[group]``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ COLOURS = {"tpl-compatible": "C0", "lognormal-compatible": "C2", "inconclusive":
 
 
 def _label(r: Any) -> str:
-    return Path(r.source).name if r.source and "/" in r.source else (r.source or "counts")
+    return Path(r.label).name if r.label and "/" in r.label else (r.label or "counts")
 
 
 def plot_audit_groups(results: Sequence[Any], *, ax: Any = None) -> Any:

@@ -54,7 +54,7 @@ def plot_audit(result: Any, counts: np.ndarray, *, ax: Any = None) -> Any:
         ax.annotate(f"x_min = {pl.xmin:g}", (pl.xmin, ax.get_ylim()[0]), xytext=(4, 8), textcoords="offset points",
                     fontsize=8, color="0.4")
     v = result.verdict
-    ax.set_title(f"Tail audit of {Path(result.source).name if result.source else 'counts'}: {v.verdict}", fontsize=11)
+    ax.set_title(f"Tail audit of {Path(result.label).name if result.label else 'counts'}: {v.verdict}", fontsize=11)
     ax.set_xlabel("accesses per item, x")
     ax.set_ylabel("P(X ≥ x)")
     ax.legend(fontsize=8, loc="lower left")

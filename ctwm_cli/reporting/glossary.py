@@ -47,7 +47,7 @@ GLOSSARY: dict[str, str] = {
     "tokens_interval": "Tokens per step [interval]",
     "answerable_tail_error_interval": "Answerable tail error [interval]",
     # the tail audit
-    "source": "Trace or group",
+    "source": "Trace",
     "xmin": "x_min",
     "n_tail": "Items in the tail",
     "alpha": "α",

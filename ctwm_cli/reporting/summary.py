@@ -84,7 +84,7 @@ def verdict_sentence(verdict: Any, *, what: str = "The tail verdict") -> str:
 def audit_summary(a: Any, *, concentration: Any = None, words: Words = ACCESSES) -> str:
     """The lead of one audit (a :class:`ctwm_cli.AuditResult`, or a tail audit with its ``concentration``)."""
     k = concentration if concentration is not None else getattr(a, "concentration", None)
-    label = visible(a.source) if a.source else "the data"
+    label = visible(a.label) if a.label else "the data"
     if k is not None and words.mass:
         parts = [f"{label}: {k.n_events:,.0f} {words.mass} of {_count(a.n_items, words.item, words.items)}."]
     else:

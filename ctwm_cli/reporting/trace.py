@@ -43,7 +43,8 @@ HEALTH_EVENTS = frozenset({"write", "update", "supersede", "invalidate", "archiv
                            "context", "task_outcome"})
 #: groups beyond this many get a row in the tables but no figure of their own (the page stays small)
 MAX_GROUP_FIGURES = 12
-SUMMARY_COLUMNS = ("source", "n_items", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "z", "verdict", "reason")
+SUMMARY_COLUMNS = ("source", "group", "n_items", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "z", "verdict",
+                   "reason")
 CONCENTRATION_COLUMNS = ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share",
                          "sigma_top10", "singleton_fraction")
 SIM_COLUMNS = ("tau", "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped")
@@ -143,7 +144,7 @@ def _card(audits, counts, scan, seed: int) -> Card:
         if c is not None:
             fields.append(("Λ_TPL,LN / σ / z", f"{c.statistic:.4g} / {c.sigma:.4g} / {c.z:.4g}"))
         fields.append(("seed", a.settings.seed))
-        return Card(headline=f"{a.source}: {v.verdict} — {v.reason}", verdict=v.verdict, fields=tuple(fields))
+        return Card(headline=f"{a.label}: {v.verdict} — {v.reason}", verdict=v.verdict, fields=tuple(fields))
     tally: dict[str, int] = {}
     for a in audits:
         tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
@@ -169,7 +170,7 @@ def _fits_table(a) -> Table:
     for cmp in a.comparisons:
         rows.append((f"LR {cmp.first} vs {cmp.second}", f"Λ {cmp.statistic:.4g}, σ {cmp.sigma:.4g}, z {cmp.z:.4g}, "
                      f"p {pvalue_text(cmp.pvalue)}; preferred: {cmp.preferred or 'none'}", None, None, None))
-    return Table(caption=f"Fits on the tail of {a.source} and likelihood-ratio tests (Λ > 0 favours the first family)",
+    return Table(caption=f"Fits on the tail of {a.label} and likelihood-ratio tests (Λ > 0 favours the first family)",
                  columns=("fit or test", "parameters / statistics", "log-likelihood", "KS distance D", "converged"),
                  rows=tuple(rows))
 
@@ -188,8 +189,9 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
     pairs = list(zip(audits, counts, strict=True))[:ccdf_figures]
     for i, (a, c) in enumerate(pairs):
         alt = _ccdf_alt(a)
-        svg = draw_svg(lambda a=a, c=c: plot_audit(shown(a, "source"), c.counts), key=f"{key}-ccdf-{i}", alt=alt)
-        figures.append(Figure(key=f"{key}-ccdf-{i}", title=f"CCDF with the fitted tails: {a.source}", alt=alt,
+        svg = draw_svg(lambda a=a, c=c: plot_audit(shown(a, "source", "group"), c.counts), key=f"{key}-ccdf-{i}",
+                       alt=alt)
+        figures.append(Figure(key=f"{key}-ccdf-{i}", title=f"CCDF with the fitted tails: {a.label}", alt=alt,
                               table=_fits_table(a), svg=svg))
     tables = ()
     if len(audits) > 1:
@@ -201,13 +203,14 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
             tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
         alt = (f"{len(audits)} groups side by side: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
                + "; α̂ with its standard error, bootstrap p_gof against p*, Vuong z against ±z*.")
-        svg = draw_svg(lambda: plot_audit_groups([shown(a, "source") for a in audits]), key=f"{key}-groups", alt=alt)
+        svg = draw_svg(lambda: plot_audit_groups([shown(a, "source", "group") for a in audits]), key=f"{key}-groups",
+                       alt=alt)
         figures.insert(0, Figure(key=f"{key}-groups", title="Tail audit per group (paper Fig. 4 layout)", alt=alt,
                                  table=summary, svg=svg))
         if 0 < ccdf_figures < len(audits):
             tables = (Table(caption=f"Groups beyond the first {ccdf_figures} have no CCDF figure; their verdicts",
-                            columns=("source", "verdict", "reason"),
-                            rows=tuple((a.source, a.verdict.verdict, a.verdict.reason)
+                            columns=("source", "group", "verdict", "reason"),
+                            rows=tuple((a.source, a.group, a.verdict.verdict, a.verdict.reason)
                                        for a in audits[ccdf_figures:])),)
     return Block(title="Tail audit", text="x_min by KS minimisation, exact discrete MLE of α, bootstrap p_gof with "
                  "x_min re-estimated in every replicate, truncated power law against log-normal by Vuong's test "

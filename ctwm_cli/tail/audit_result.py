@@ -31,7 +31,8 @@ class AuditResult(ToDict):
     ``constrained`` holds the best cutoff that does leave ``min_tail`` points — reported, labelled,
     never used for the verdict."""
 
-    source: str | None  # what was audited: the trace's name, source[group] for one group of it (issue 43)
+    source: str | None  # the trace's name (or the caller's label); ``label`` joins it with the group
+    group: str | None = None  # the group of the trace audited (--group-by); None: the whole trace
     n_items: int  # the items whose counts were fitted
     distinct_values: int
     settings: AuditSettings
@@ -104,11 +105,14 @@ class AuditResult(ToDict):
     def reason(self) -> str:
         return self.verdict.reason
 
-    # the names of schema version 2 (issue 43 renamed the JSON's label and n), kept for library callers
     @property
     def label(self) -> str | None:
-        return self.source
+        """The subject's name, ``source[group]`` for a group (tables, gates, ``ctwm diff``); None without a source."""
+        if self.source is None:
+            return None
+        return self.source if self.group is None else f"{self.source}[{self.group}]"
 
+    # the name of schema version 2 (issue 43 renamed the JSON's n), kept for library callers
     @property
     def n(self) -> int:
         return self.n_items
@@ -118,6 +122,7 @@ class AuditResult(ToDict):
         pl, c = self.power_law, self.tpl_vs_lognormal
         row = {
             "source": self.source,  # the JSON's field names (issue 15: one name per concept in every format)
+            "group": self.group,
             "n_items": self.n_items,
             "distinct_values": self.distinct_values,
             "xmin": pl.xmin if pl else None,
