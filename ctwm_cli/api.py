@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from .auditing import AuditResult, audit_many
 from .common.errors import UsageError
-from .common.labels import identity
+from .common.labels import trace_name
 from .common.results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .plots.audit_groups import plot_audit_groups
 from .tail.audit import new_seed
@@ -161,9 +161,9 @@ def read_trace(
     if isinstance(source, (str, Path)):
         name = str(source)
         scan = scan_trace(open_trace(name, cmap, keep=keep, where=where), group_by=group_by)
-        # named as ctwm audit names it (./x is x): the same label, so the same grouped seeds and diff pairs
-        shown = name if "://" in name or name == "-" else identity(name)
-        return _relabel(scan, item_counts(scan, events), label or shown)
+        # named as ctwm audit names it (./x and file://x are x): the same label, so the same grouped seeds and diff
+        # pairs
+        return _relabel(scan, item_counts(scan, events), label or trace_name(name))
     table, kind = _as_table(source)
     name = label or f"<{kind}>"
     scan = scan_trace(ArrowReader(table, name, "arrow", cmap, keep, where=where), group_by=group_by)
