@@ -107,9 +107,9 @@ class AuditResults(ToDict):
         return {"seed": self.seed, "results": [a.to_dict() for a in self.audits]}
 
     def frame_rows(self) -> list[dict[str, Any]]:
-        """One row per audit: its group value first, then :meth:`AuditResult.summary_row`."""
-        groups = self.groups or (None,) * len(self.audits)
-        return [{"group": g, **a.summary_row()} for g, a in zip(groups, self.audits, strict=True)]
+        """One row per audit: :meth:`AuditResult.summary_row`, which holds its ``source`` and ``group`` (the rows of
+        ``ctwm audit --format jsonl``, the same columns in the same order)."""
+        return [a.summary_row() for a in self.audits]
 
     def plot(self, *, ax: Any = None) -> Any:
         """The groups side by side (``ctwm audit --group-by --plot``, paper Fig. 4): α with its standard

@@ -44,7 +44,8 @@ def _cli_audits(run_cli, *args) -> list[dict]:
     assert res.code == 0, res.err
     results = json.loads(res.out)["results"]
     for r in results:  # the CLI adds each result's lead paragraph beside the result's own fields
-        assert r.pop("summary").startswith(f"{r['source']}: ")
+        name = r["source"] if r["group"] is None else f"{r['source']}[{r['group']}]"  # the subject's name
+        assert r.pop("summary").startswith(f"{name}: ")
     return results
 
 
@@ -87,19 +88,20 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     assert res.to_dict()["results"] == cli
     frame = res.to_frame()
     assert isinstance(frame, pd.DataFrame)
-    assert list(frame["source"]) == [f"{d}[r1]", f"{d}[r2]"]
+    assert list(frame["source"]) == [str(d)] * 2 and list(frame["group"]) == ["r1", "r2"]
     assert list(frame["verdict"]) == [a["verdict"]["verdict"] for a in cli]
     assert frame["p_gof"].tolist() == pytest.approx([a["gof"]["pvalue"] for a in cli])
     # the glob itself, given to the CLI quoted, is the same data set with the same labels
     pattern = str(d / "*.parquet")
     cli_glob = _cli_audits(run_cli, pattern, "--item-col", "memory_id", "--group-by", "run")
     api_glob = audit_trace(pattern, item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
-    assert api_glob.to_dict()["results"] == cli_glob and cli_glob[0]["source"] == f"{pattern}[r1]"
+    assert api_glob.to_dict()["results"] == cli_glob
+    assert (cli_glob[0]["source"], cli_glob[0]["group"]) == (pattern, "r1")
     # a row per audit with the CLI's JSON-lines field names
     rows = [json.loads(line) for line in run_cli(["audit", d, "--item-col", "memory_id", "--group-by", "run",
                                                    "--seed", SEED, "-b", B, "--format", "jsonl"]).out.splitlines()]
     envelope = {"schema_version", "tool", "version", "command", "seed"}  # carried per JSON line, not per audit
-    assert list(frame.columns) == ["group", *(k for k in rows[0] if k not in envelope)]
+    assert list(frame.columns) == [k for k in rows[0] if k not in envelope]
     assert list(frame["group"]) == ["r1", "r2"]
 
 
@@ -117,7 +119,7 @@ def test_short_repr_html_and_summary(events):
     assert len(repr(many)) < 1000 and "audits=2" in repr(many)
     many_html = many._repr_html_()
     assert many_html.count("<tr>") == 3  # header + one row per group
-    assert ">label<" in many_html and f"{d}[r1]" in many_html  # each row says which group it is
+    assert ">source<" in many_html and ">r1<" in many_html and f">{d}<" in many_html  # each row says its group
     # nested results are short too (no dataclass-generated repr with every replicate)
     assert len(repr(res.gof)) < 1000
 
@@ -183,7 +185,7 @@ def test_counted_sources():
         audit_trace(counts, group_by="run", where="step > 1")
     grouped = read_trace(pa.table({"item": list("abcab"), "run": list("xxyyy")}), group_by="run")
     res = audit_trace(grouped, seed=1, bootstrap=0)
-    assert isinstance(res, AuditResults) and [a.source for a in res] == ["<Table>[x]", "<Table>[y]"]
+    assert isinstance(res, AuditResults) and [a.label for a in res] == ["<Table>[x]", "<Table>[y]"]
 
 
 def test_public_names():

@@ -259,7 +259,7 @@ def test_audit_and_concentration_group_by_user_on_the_wrapper_trace(mem0_run, ru
     assert got == want
     res = run_cli(["audit", mem0_run["trace"], "--group-by", "user_id", "--bootstrap", "9", "--seed", "1", "--json"])
     assert res.code == 0, res.err
-    assert {r["source"].split("[")[-1].rstrip("]"): r["n_items"] for r in json.loads(res.out)["results"]} == {
+    assert {r["group"]: r["n_items"] for r in json.loads(res.out)["results"]} == {
         u: n for u, (n, _) in want.items()}
     res = run_cli(["concentration", mem0_run["trace"], "--group-by", "tenant"])
     assert res.code == 3 and "no run value is a scope text holding 'tenant' or 'tenant_id'" in res.err
