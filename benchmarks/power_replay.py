@@ -59,7 +59,7 @@ def _rate(hits: int, n: int) -> str:
 def _d(d) -> str:
     """A delta with its interval, or why it has none."""
     if d.confidence_interval is None:
-        return f"{d.delta:+.4f} ({d.interval})"
+        return f"{d.delta:+.4f} ({d.interval_status})"
     return f"{d.delta:+.4f} [{d.confidence_interval.low:+.4f}, {d.confidence_interval.high:+.4f}]"
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from .auditing import AuditResult, audit_many
 from .common.errors import UsageError
-from .common.labels import identity
+from .common.labels import trace_name
 from .common.results import ToDict, html_table, jsonable, records_frame, result, short_value
 from .plots.audit_groups import plot_audit_groups
 from .tail.audit import new_seed
@@ -107,9 +107,9 @@ class AuditResults(ToDict):
         return {"seed": self.seed, "results": [a.to_dict() for a in self.audits]}
 
     def frame_rows(self) -> list[dict[str, Any]]:
-        """One row per audit: its group value first, then :meth:`AuditResult.summary_row`."""
-        groups = self.groups or (None,) * len(self.audits)
-        return [{"group": g, **a.summary_row()} for g, a in zip(groups, self.audits, strict=True)]
+        """One row per audit: :meth:`AuditResult.summary_row`, which holds its ``source`` and ``group`` (the rows of
+        ``ctwm audit --format jsonl``, the same columns in the same order)."""
+        return [a.summary_row() for a in self.audits]
 
     def plot(self, *, ax: Any = None) -> Any:
         """The groups side by side (``ctwm audit --group-by --plot``, paper Fig. 4): α with its standard
@@ -118,7 +118,7 @@ class AuditResults(ToDict):
         return plot_audit_groups(self.audits, ax=ax)
 
     def _repr_html_(self) -> str:
-        keep = ("group", "label", "n", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
+        keep = ("group", "source", "n_items", "n_tail", "alpha", "p_gof", "z", "verdict", "reason")
         rows = [{k: v for k, v in jsonable(r).items() if k in keep} for r in self.frame_rows()]
         return html_table(rows, f"{len(self.audits)} audits of {self.source} (seed {self.seed})")
 
@@ -161,9 +161,9 @@ def read_trace(
     if isinstance(source, (str, Path)):
         name = str(source)
         scan = scan_trace(open_trace(name, cmap, keep=keep, where=where), group_by=group_by)
-        # named as ctwm audit names it (./x is x): the same label, so the same grouped seeds and diff pairs
-        shown = name if "://" in name or name == "-" else identity(name)
-        return _relabel(scan, item_counts(scan, events), label or shown)
+        # named as ctwm audit names it (./x and file://x are x): the same label, so the same grouped seeds and diff
+        # pairs
+        return _relabel(scan, item_counts(scan, events), label or trace_name(name))
     table, kind = _as_table(source)
     name = label or f"<{kind}>"
     scan = scan_trace(ArrowReader(table, name, "arrow", cmap, keep, where=where), group_by=group_by)

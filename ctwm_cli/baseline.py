@@ -48,8 +48,9 @@ from .common.checks import check_range
 from .common.errors import InputError, UsageError
 from .common.gates import FAIL, NOT_AVAILABLE, PASS, CheckOutcome
 from .common.labels import subject_label
-from .common.results import SCHEMA_VERSION, ToDict, result
+from .common.results import ToDict, result
 from .common.settings import MIN_TAIL
+from .common.upgrade import READABLE_VERSIONS, renamed, upgrade
 from .diagnostics.measures import concentration
 from .stats.intervals import ConfidenceInterval
 from .tail.families import RULE_PAIR
@@ -57,7 +58,7 @@ from .tail.powerlaw import Histogram, fit_power_law
 
 #: headline numbers per command, read from each subject of a saved JSON result (dotted paths)
 HEADLINES: dict[str, dict[str, str]] = {
-    "audit": {"n": "n", "xmin": "power_law.xmin", "n_tail": "power_law.n_tail", "alpha": "power_law.alpha",
+    "audit": {"n_items": "n_items", "xmin": "power_law.xmin", "n_tail": "power_law.n_tail", "alpha": "power_law.alpha",
               "p_gof": "gof.pvalue", "z": f"comparisons[first={RULE_PAIR[0]},second={RULE_PAIR[1]}].z",
               "gini": "concentration.gini",
               "top10_share": "concentration.top10_share", "sigma_top10": "concentration.sigma_top10"},
@@ -68,7 +69,7 @@ HEADLINES: dict[str, dict[str, str]] = {
 #: where the subjects of each command's JSON sit, and the fields that name them: (source, group), joined as
 #: ``source[group]`` (:func:`ctwm_cli.common.labels.subject_label`), the name every command prints (issue 24)
 SUBJECTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
-    "audit": ("results", ("label",)),
+    "audit": ("results", ("source", "group")),
     "concentration": ("results", ("source", "group")),
     "psd": (None, ("source", "run")),
 }
@@ -79,9 +80,11 @@ def check_saved_result(doc: Mapping[str, Any], source: str) -> None:
     """A saved result whose subjects are not where its command puts them (``rows`` not a list of
     objects, an audit that is not an object) is an :class:`InputError` naming ``source`` (issue 25)."""
     version = doc.get("schema_version")
-    if version is not None and version != SCHEMA_VERSION:
-        raise InputError(f"{source}: saved with schema_version {version}; this ctwm writes {SCHEMA_VERSION} "
-                         "(field names changed, README \"Vocabulary\"): re-run its command with this ctwm")
+    if version is not None and version not in READABLE_VERSIONS:
+        raise InputError(f"{source}: saved with schema_version {version}; this ctwm reads "
+                         f"{' and '.join(map(str, READABLE_VERSIONS))} (field names changed, README \"Vocabulary\"): "
+                         "re-run its command with this ctwm")
+    doc = upgrade(doc)  # a version-2 document is checked in this version's names
     command = doc.get("command")
     if command not in SUBJECTS:
         return  # diff_results names the command it cannot compare
@@ -161,7 +164,7 @@ def _subject_name(item: Mapping[str, Any], command: str) -> str:
 def check_tolerances(tolerances: Mapping[str, float], metrics: Sequence[str]) -> None:
     for name, tol in tolerances.items():
         if name not in metrics:
-            close = difflib.get_close_matches(name, list(metrics), n=1)
+            close = renamed(name, metrics) or difflib.get_close_matches(name, list(metrics), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise UsageError(f"tolerance for unknown metric {name!r} ({hint}known: {', '.join(metrics)})",
                              params=("tol",))
@@ -204,7 +207,9 @@ def _outcome(c: Change, level: float | None = None) -> CheckOutcome:
 
 
 def diff_results(base: Mapping[str, Any], head: Mapping[str, Any], *, tolerances: Mapping[str, float] = ()) -> Diff:
-    """Pair the headline numbers of two saved JSON results of the same command."""
+    """Pair the headline numbers of two saved JSON results of the same command (a version-2 document in this
+    version's names, :func:`ctwm_cli.common.upgrade.upgrade`)."""
+    base, head = upgrade(base), upgrade(head)
     command = base.get("command")
     if command != head.get("command"):
         raise InputError(f"base is a {command!r} result, head a {head.get('command')!r} result: compare like with like")
@@ -333,7 +338,7 @@ def saved_result(path: str) -> dict[str, Any] | None:
     if not (isinstance(doc, dict) and doc.get("tool") == "ctwm" and "command" in doc):
         return None
     check_saved_result(doc, path)
-    return doc
+    return upgrade(doc)
 
 
 def parse_tolerances(specs: Mapping[str, float] | Sequence[str] | None) -> dict[str, float]:

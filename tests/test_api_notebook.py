@@ -44,12 +44,13 @@ def _cli_audits(run_cli, *args) -> list[dict]:
     assert res.code == 0, res.err
     results = json.loads(res.out)["results"]
     for r in results:  # the CLI adds each result's lead paragraph beside the result's own fields
-        assert r.pop("summary").startswith(f"{r['label']}: ")
+        name = r["source"] if r["group"] is None else f"{r['source']}[{r['group']}]"  # the subject's name
+        assert r.pop("summary").startswith(f"{name}: ")
     return results
 
 
 def _same(api: dict, cli: dict) -> None:
-    assert {k: v for k, v in api.items() if k != "label"} == {k: v for k, v in cli.items() if k != "label"}
+    assert {k: v for k, v in api.items() if k != "source"} == {k: v for k, v in cli.items() if k != "source"}
 
 
 def test_dataframe_counter_ids_and_table_agree_with_the_cli(run_cli, events):
@@ -64,7 +65,7 @@ def test_dataframe_counter_ids_and_table_agree_with_the_cli(run_cli, events):
     for source in (Counter(ids), ids, iter(ids), np.array(ids), frame["memory_id"], read_trace(ids)):
         _same(audit_trace(source, seed=SEED, bootstrap=B).to_dict(), cli)
     # the label is the caller's (or the kind of source), never a temporary file
-    assert audit_trace(Counter(ids), seed=SEED, bootstrap=B).label == "<Counter>"
+    assert audit_trace(Counter(ids), seed=SEED, bootstrap=B).source == "<Counter>"
     assert audit_trace(ids, seed=SEED, bootstrap=B, label=str(path)).to_dict() == cli
 
 
@@ -87,19 +88,20 @@ def test_glob_group_by_to_frame_matches_the_cli_on_the_same_data(run_cli, events
     assert res.to_dict()["results"] == cli
     frame = res.to_frame()
     assert isinstance(frame, pd.DataFrame)
-    assert list(frame["label"]) == [f"{d}[r1]", f"{d}[r2]"]
+    assert list(frame["source"]) == [str(d)] * 2 and list(frame["group"]) == ["r1", "r2"]
     assert list(frame["verdict"]) == [a["verdict"]["verdict"] for a in cli]
     assert frame["p_gof"].tolist() == pytest.approx([a["gof"]["pvalue"] for a in cli])
     # the glob itself, given to the CLI quoted, is the same data set with the same labels
     pattern = str(d / "*.parquet")
     cli_glob = _cli_audits(run_cli, pattern, "--item-col", "memory_id", "--group-by", "run")
     api_glob = audit_trace(pattern, item_col="memory_id", group_by="run", seed=SEED, bootstrap=B)
-    assert api_glob.to_dict()["results"] == cli_glob and cli_glob[0]["label"] == f"{pattern}[r1]"
+    assert api_glob.to_dict()["results"] == cli_glob
+    assert (cli_glob[0]["source"], cli_glob[0]["group"]) == (pattern, "r1")
     # a row per audit with the CLI's JSON-lines field names
     rows = [json.loads(line) for line in run_cli(["audit", d, "--item-col", "memory_id", "--group-by", "run",
                                                    "--seed", SEED, "-b", B, "--format", "jsonl"]).out.splitlines()]
     envelope = {"schema_version", "tool", "version", "command", "seed"}  # carried per JSON line, not per audit
-    assert list(frame.columns) == ["group", *(k for k in rows[0] if k not in envelope)]
+    assert list(frame.columns) == [k for k in rows[0] if k not in envelope]
     assert list(frame["group"]) == ["r1", "r2"]
 
 
@@ -117,7 +119,7 @@ def test_short_repr_html_and_summary(events):
     assert len(repr(many)) < 1000 and "audits=2" in repr(many)
     many_html = many._repr_html_()
     assert many_html.count("<tr>") == 3  # header + one row per group
-    assert ">label<" in many_html and f"{d}[r1]" in many_html  # each row says which group it is
+    assert ">source<" in many_html and ">r1<" in many_html and f">{d}<" in many_html  # each row says its group
     # nested results are short too (no dataclass-generated repr with every replicate)
     assert len(repr(res.gof)) < 1000
 

@@ -84,11 +84,11 @@ def test_report_collects_saved_results(run_cli, tmp_path):
     assert "--match-tokens graph" in syn["source"] and any("matched budget rule" in n for n in rep["notes"])
     # the quality that comes with the saving sits in the same row, with its interval
     assert syn["quality_metric"] == "tail_error"
-    if syn["quality_interval"] == "formed":
+    if syn["quality_interval_status"] == "formed":
         q = syn["quality_confidence_interval"]
         assert q["low"] <= syn["quality_delta"] <= q["high"]
     else:  # no tail step differs: said, not printed as [0, 0]
-        assert syn["quality_delta"] == 0 and syn["quality_interval"] == "not formed: no step differs"
+        assert syn["quality_delta"] == 0 and syn["quality_interval_status"] == "not formed: no step differs"
     p = next(c for c in saved["comparisons"] if c["treatment"] == "ctwm" and c["metric"] == rows[1]["quality_metric"]
              and c["group"] == "all")
     assert (rows[1]["quality_delta"], rows[1]["quality_confidence_interval"]) == (p["delta"], p["confidence_interval"])

@@ -57,7 +57,7 @@ def test_no_unit_differs_is_not_an_interval():
     d = paired_delta((x, one), (x.copy(), one), BlockResample([400], 10, 100, rng), level=0.95, treatment="a",
                      baseline="b", metric="m", unit="step")
     assert d.delta == 0 and d.confidence_interval is None and d.mde is None
-    assert d.interval == "not formed: no step differs"
+    assert d.interval_status == "not formed: no step differs"
 
 
 def test_cluster_interval_is_the_student_t_interval_over_episodes():
@@ -119,7 +119,7 @@ def test_index_resample_still_forms_where_units_differ():
     one = np.ones(50)
     d = paired_delta((rng.random(50), one), (rng.random(50), one), IndexResample(50, 200, rng), level=0.9,
                      treatment="t", baseline="b", metric="m")
-    assert d.interval == "formed" and d.mde > 0 and d.block is None
+    assert d.interval_status == "formed" and d.mde > 0 and d.block is None
 
 
 def test_dependence_longer_than_the_rule_can_see_is_flagged():
@@ -136,7 +136,7 @@ def test_all_zero_numerators_are_not_an_interval():
     d = paired_delta((zero, one), (zero, one.copy() * (np.arange(300) % 2)), BlockResample([300], 10, 100,
                      np.random.default_rng(0)), level=0.95, treatment="a", baseline="b", metric="m", unit="step")
     assert d.delta == 0 and d.confidence_interval is None
-    assert d.interval == "not formed: the numerator is 0 at every step under both arms"
+    assert d.interval_status == "not formed: the numerator is 0 at every step under both arms"
 
 
 def test_variance_ratio_is_near_one_without_long_dependence_and_warns_on_a_sparse_persistent_difference():

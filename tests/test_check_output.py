@@ -131,7 +131,7 @@ def test_diff_refuses_a_saved_result_with_two_results_of_one_name(run_cli, repo)
     doc = json.loads(res.out)
     base = repo / "base.json"
     base.write_text(json.dumps(doc))
-    doc["results"][1]["label"] = "same"  # a result written before labels were unique
+    doc["results"][1]["source"] = "same"  # a result written before labels were unique
     head = repo / "head.json"
     head.write_text(json.dumps(doc))
     res = run_cli(["diff", base, head, "--tol", "alpha=0.1"])

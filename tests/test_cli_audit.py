@@ -31,7 +31,7 @@ def test_audit_json_carries_seed_and_full_result(run_cli, grouped_trace):
     res = run_cli(["audit", grouped_trace, "--bootstrap", "20", "--seed", "5", "--json"])
     assert res.code == 0, res.err
     doc = json.loads(res.out)
-    assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 2
+    assert doc["command"] == "audit" and doc["seed"] == 5 and doc["schema_version"] == 3
     a = doc["results"][0]
     assert a["settings"]["seed"] == 5
     assert a["verdict"]["verdict"] in ("tpl-compatible", "lognormal-compatible", "inconclusive")
@@ -43,8 +43,8 @@ def test_audit_group_by_gives_one_row_per_group_and_csv(run_cli, grouped_trace):
     res = run_cli(["audit", grouped_trace, "--group-by", "run", "-b", "10", "--seed", "1", "--format", "csv"])
     assert res.code == 0, res.err
     lines = res.out.strip().splitlines()
-    assert len(lines) == 3 and lines[0].startswith("label,n,")
-    assert "[ln]" in res.out and "[pl]" in res.out
+    assert len(lines) == 3 and lines[0].startswith("source,group,n_items,")
+    assert [line.split(",")[1] for line in lines[1:]] == ["ln", "pl"]
 
 
 def test_expect_mismatch_exits_1_with_reason(run_cli, grouped_trace):

@@ -39,7 +39,7 @@ def _audit_json(run_cli, path):
 
 def test_junit_carries_observed_value_and_threshold(run_cli, grouped, tmp_path):
     audits = _audit_json(run_cli, grouped)
-    alphas = {a["label"]: a["power_law"]["alpha"] for a in audits}
+    alphas = {f"{a['source']}[{a['group']}]": a["power_law"]["alpha"] for a in audits}  # the gate subjects
     cut = float(np.median(list(alphas.values())))  # one group below, one above, one at the median
     xml = tmp_path / "out.xml"
     res = run_cli(["audit", grouped, "--group-by", "run", "-b", "0", "--seed", "5", "--fail-on", f"alpha>{cut}",
@@ -62,8 +62,9 @@ def test_grouped_table_has_distinct_labels_and_one_summary(run_cli, grouped):
     assert res.code == 0, res.err
     out = res.out
     assert out.count("Summary: 3 audit results") == 1
-    for label in ("grid.parquet[baseline-symmetric-100-42]", "grid.parquet[scale-free-500-1]", "grid.parquet[[bold]x]"):
-        assert label in out  # not eaten as markup, not cut at 80 columns
+    for group in ("baseline-symmetric-100-42", "scale-free-500-1", "[bold]x"):  # the group column, then the trace
+        assert f"│ {group} " in out  # not eaten as markup, not cut at 80 columns
+    assert "grid.parquet" in out
     assert "Tail audit:" not in out  # details only with --details
     detailed = run_cli(["audit", grouped, "--group-by", "run", "-b", "0", "--seed", "5", "--details"]).out
     assert detailed.count("Tail audit:") == 3 and "Tail audit: " + grouped + "[[bold]x]" in detailed
@@ -79,8 +80,9 @@ def test_github_annotations_and_markdown(run_cli, grouped):
     md = run_cli([*args, "--format", "markdown"]).out
     assert md.startswith("### ctwm audit (seed 5)\n")
     # labels are data: their brackets are escaped, so Markdown never reads them as a link
-    table = [line for line in md.splitlines() if line.startswith("| ") and "grid.parquet\\[" in line]
+    table = [line for line in md.splitlines() if line.startswith("| ") and "grid.parquet" in line]
     assert len(table) == 3 + 3  # summary rows + check rows
+    assert sum("\\[bold\\]x" in line for line in table) == 2 and sum("grid.parquet\\[" in line for line in table) == 3
     assert all(line.count("|") == md.splitlines()[2].count("|") for line in table[:3])
 
 

@@ -107,7 +107,7 @@ def test_the_schema_can_fail(run_cli, counts):
     for broken in (
         {**doc, "command": "psd"},
         {k: v for k, v in doc.items() if k != "results"},
-        {**doc, "results": [{**doc["results"][0], "n": "many"}]},
+        {**doc, "results": [{**doc["results"][0], "n_items": "many"}]},
         {**doc, "results": [{**doc["results"][0], "verdict": {**doc["results"][0]["verdict"], "verdict": 3}}]},
     ):
         assert not validator.is_valid(broken)
@@ -123,13 +123,13 @@ def test_every_schema_command_prints_a_valid_schema(run_cli):
 def test_jsonl_and_csv_use_the_json_row_names(run_cli, counts):
     base = ["audit", counts, "--group-by", "run", "-b", "10", "--seed", "4"]
     lines = [json.loads(x) for x in run_cli([*base, "--format", "jsonl"]).out.splitlines()]
-    assert [(row["schema_version"], row["seed"]) for row in lines] == [(2, 4), (2, 4)]
+    assert [(row["schema_version"], row["seed"]) for row in lines] == [(3, 4), (3, 4)]
     header = next(csv.reader(io.StringIO(run_cli([*base, "--format", "csv"]).out)))
     assert header == [k for k in lines[0] if k not in ("schema_version", "seed")]
     audits = json.loads(run_cli([*base, "--json"]).out)["results"]
     for row, audit in zip(lines, audits, strict=True):
-        assert row["label"] == audit["label"] and row["distinct_values"] == audit["distinct_values"]
-        assert row["p_gof"] == audit["gof"]["pvalue"] and row["n"] == audit["n"]
+        assert row["source"] == audit["source"] and row["distinct_values"] == audit["distinct_values"]
+        assert row["p_gof"] == audit["gof"]["pvalue"] and row["n_items"] == audit["n_items"]
 
 
 def test_seeded_audit_json_is_byte_identical(run_cli, counts):
@@ -142,7 +142,7 @@ def test_concentration_rows_are_the_json_rows(run_cli, counts):
     base = ["concentration", counts, "--group-by", "run"]
     rows = json.loads(run_cli([*base, "--json"]).out)["results"]
     lines = [json.loads(x) for x in run_cli([*base, "--format", "jsonl"]).out.splitlines()]
-    assert lines == [{"schema_version": 2, "seed": None, **r} for r in rows]
+    assert lines == [{"schema_version": 3, "seed": None, **r} for r in rows]
 
 
 def test_seeded_replay_compare_json_is_byte_identical(run_cli):

@@ -289,17 +289,23 @@ def test_a_registration_is_checked_where_it_is_written():
     assert "throwaway" not in REGISTRY
 
 
-def test_read_trace_names_a_path_as_the_cli_does(monkeypatch, run_cli):
-    from ctwm_cli import read_trace
-
-    monkeypatch.chdir(Path(__file__).parents[1])
-    counts = read_trace("./sample_traces/tpl_events.parquet")
-    assert counts.source == "sample_traces/tpl_events.parquet"  # was ./sample_traces/...
+@pytest.mark.parametrize("spelling", ["./sample_traces/tpl_events.parquet", "file://sample_traces/tpl_events.parquet",
+                                      "file://./sample_traces/tpl_events.parquet", "sample_traces/../sample_traces/"
+                                      "tpl_events.parquet", "{root}/sample_traces/tpl_events.parquet"])
+def test_read_trace_names_a_path_as_the_cli_does(monkeypatch, run_cli, spelling):
+    """One name at the edge (common.labels.trace_name) for the library and the CLI: read_trace('./x') kept ./x, and
+    read_trace('file://x') kept file://x, while ctwm audit said x."""
     import json
 
-    doc = json.loads(run_cli(["audit", "./sample_traces/tpl_events.parquet", "-b", "0", "--seed", "1",
-                              "--json"]).out)
-    assert doc["results"][0]["label"] == counts.source
+    from ctwm_cli import read_trace
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    path = spelling.format(root=root)
+    counts = read_trace(path)
+    assert counts.source == "sample_traces/tpl_events.parquet"
+    doc = json.loads(run_cli(["audit", path, "-b", "0", "--seed", "1", "--json"]).out)
+    assert doc["results"][0]["source"] == counts.source
 
 
 def _intervals(doc, path="$"):

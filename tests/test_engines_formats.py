@@ -172,7 +172,7 @@ def test_cli_commands_read_csv_feather_glob_with_where(fmt, tmp_path, run_cli):
     conc = _cli_json(run_cli, ["concentration", path, *where, "--json"])
     assert conc["results"][0]["n_events"] == sum(r["event"] == "retrieve" for r in kept)
     audit = _cli_json(run_cli, ["audit", path, *where, "--bootstrap", "0", "--seed", "1", "--json"])
-    assert audit["results"][0]["n"] == len({r["item"] for r in kept if r["event"] == "retrieve"})
+    assert audit["results"][0]["n_items"] == len({r["item"] for r in kept if r["event"] == "retrieve"})
     health = run_cli(["health", path, *where, "--json"])
     assert health.code == 0, health.err
 

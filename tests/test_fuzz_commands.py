@@ -120,11 +120,11 @@ def test_hostile_saved_results(run_cli, tmp_path):
     good = json.loads(run_cli(["audit", str(trace), "-b", "0", "--seed", "1", "--json"]).out)
     one = good["results"][0]
     hostile = [
-        {**good, "results": {}}, {**good, "results": [1]}, {**good, "results": [{**one, "label": None}]},
+        {**good, "results": {}}, {**good, "results": [1]}, {**good, "results": [{**one, "source": None}]},
         {**good, "results": [{**one, "power_law": "x"}]}, {**good, "results": [one, one]},
         {**good, "results": [{**one, "power_law": {"alpha": 1e400}}]}, {**good, "command": "nope"},
         {**good, "schema_version": 99}, '{"tool": "ctwm", "command": "audit", "results": ' + "[" * 100_000
-        + "]" * 100_000 + "}", {**good, "results": [{**one, "label": "\x1b[2J"}]},
+        + "]" * 100_000 + "}", {**good, "results": [{**one, "source": "\x1b[2J"}]},
     ]
     base = _saved(tmp_path, good)
     for doc in hostile:

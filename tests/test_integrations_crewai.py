@@ -127,7 +127,7 @@ def test_memory_workload_matches_lancedbs_own_records(tmp_path, embed, run_cli):
         assert g["report"]["churn"]["net_new_per_task"] == pytest.approx(np.mean([net_new[n] for n in mine]))
     audit = run_cli(["audit", tmp_path / "crew.jsonl", "--seed", 1, "-B", 10, "--json"])
     assert audit.code == 0, audit.err
-    assert json.loads(audit.out)["results"][0]["n"] == len(set().union(*used.values()))
+    assert json.loads(audit.out)["results"][0]["n_items"] == len(set().union(*used.values()))
     rows = [json.loads(line) for line in (tmp_path / "crew.jsonl").read_text().splitlines()]
     assert sum(r["event"] == "retrieve" for r in rows) == sum(hits.values())
     assert all(r.get("task") for r in rows)

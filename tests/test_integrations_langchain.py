@@ -112,7 +112,7 @@ def test_trace_reads_in_audit_and_health(tmp_path, run_cli):
     handler.close()
     audit = run_cli(["audit", path, "--seed", 1, "-B", 20, "--json"])
     assert audit.code == 0, audit.err
-    assert json.loads(audit.out)["results"][0]["n"] == len({e["item"] for e in _events(path)})
+    assert json.loads(audit.out)["results"][0]["n_items"] == len({e["item"] for e in _events(path)})
     health = run_cli(["health", path, "--json"])
     assert health.code == 0, health.err
 

@@ -47,5 +47,5 @@ def test_query_engine_retrievals_become_ranked_scored_events(handler, tmp_path, 
     assert {e["run"] for e in ev} == {"session-1"} and {e["event"] for e in ev} == {"retrieve"}
     audit = run_cli(["audit", tmp_path / "li.jsonl", "--seed", 1, "-B", 20, "--json"])
     assert audit.code == 0, audit.err
-    assert json.loads(audit.out)["results"][0]["n"] == len({e["item"] for e in ev})
+    assert json.loads(audit.out)["results"][0]["n_items"] == len({e["item"] for e in ev})
     assert run_cli(["health", tmp_path / "li.jsonl", "--json"]).code == 0

@@ -94,7 +94,7 @@ def test_vector_store_workload_matches_the_stores_own_table(tmp_path, run_cli):
     audit = run_cli(["audit", tmp_path / "li.jsonl", "--seed", 1, "-B", 10, "--json"])
     assert audit.code == 0, audit.err
     a = json.loads(audit.out)["results"][0]
-    assert a["n"] == len(set().union(*used.values()))  # items retrieved at least once
+    assert a["n_items"] == len(set().union(*used.values()))  # items retrieved at least once
     rows = [json.loads(line) for line in (tmp_path / "li.jsonl").read_text().splitlines()]
     assert sum(r["event"] == "retrieve" for r in rows) == sum(hits.values())
 
@@ -261,4 +261,4 @@ def test_memory_with_a_vector_block_matches_the_stores_own_nodes(tmp_path, run_c
     audit = run_cli(["audit", tmp_path / "mem.jsonl", "--seed", 1, "-B", 10, "--json"])
     assert audit.code == 0, audit.err
     retrieved = {nid for _, ids in inner.answered for nid in ids}
-    assert json.loads(audit.out)["results"][0]["n"] == len(retrieved)
+    assert json.loads(audit.out)["results"][0]["n_items"] == len(retrieved)

@@ -243,7 +243,7 @@ def test_audit_and_concentration_read_the_wrapper_trace(mem0_run, run_cli):
     assert (row["n_items"], row["n_events"]) == (len(set(hits)), len(hits))
     res = run_cli(["audit", mem0_run["trace"], "--bootstrap", "19", "--seed", "1", "--json"])
     assert res.code == 0, res.err
-    assert json.loads(res.out)["results"][0]["n"] == len(set(hits))
+    assert json.loads(res.out)["results"][0]["n_items"] == len(set(hits))
     res = run_cli(["inspect", mem0_run["trace"], "--json"])
     assert json.loads(res.out)["results"][0]["n_items"] == 30  # the 80 search rows are not items
 
@@ -259,7 +259,7 @@ def test_audit_and_concentration_group_by_user_on_the_wrapper_trace(mem0_run, ru
     assert got == want
     res = run_cli(["audit", mem0_run["trace"], "--group-by", "user_id", "--bootstrap", "9", "--seed", "1", "--json"])
     assert res.code == 0, res.err
-    assert {r["label"].split("[")[-1].rstrip("]"): r["n"] for r in json.loads(res.out)["results"]} == {
+    assert {r["group"]: r["n_items"] for r in json.loads(res.out)["results"]} == {
         u: n for u, (n, _) in want.items()}
     res = run_cli(["concentration", mem0_run["trace"], "--group-by", "tenant"])
     assert res.code == 3 and "no run value is a scope text holding 'tenant' or 'tenant_id'" in res.err

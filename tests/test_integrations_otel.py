@@ -86,5 +86,5 @@ def test_openinference_langchain_spans_to_trace(tmp_path, run_cli):
     assert read_trace(path).scan.events == {"retrieve": 75, "search": 25}
     audit = run_cli(["audit", path, "--seed", 1, "-B", 20, "--json"])
     assert audit.code == 0, audit.err
-    assert json.loads(audit.out)["results"][0]["n"] == len(set(expected))
+    assert json.loads(audit.out)["results"][0]["n_items"] == len(set(expected))
     assert run_cli(["health", path, "--json"]).code == 0

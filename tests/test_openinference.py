@@ -97,7 +97,7 @@ def test_shipped_sample_imports_with_the_right_item_count(tmp_path, run_cli):
     assert read_trace(SAMPLE)[0].n_items == 44  # read directly: the sniffer recognises the spans
     audit = run_cli(["audit", SAMPLE, "--seed", 1, "-B", 20, "--json"])
     assert audit.code == 0, audit.err
-    assert json.loads(audit.out)["results"][0]["n"] == 44
+    assert json.loads(audit.out)["results"][0]["n_items"] == 44
 
 
 def _otlp(attrs: dict) -> dict:

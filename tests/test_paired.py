@@ -21,7 +21,7 @@ def test_values_are_the_closed_forms():
     assert ci.low < d.delta < ci.high and rci.low < d.relative < rci.high
     assert ci.level == rci.level == 0.9  # the vocabulary's {low, high, level}, level a confidence level
     assert d.to_dict()["confidence_interval"] == {"low": ci.low, "high": ci.high, "level": 0.9}
-    assert d.interval == "formed" and d.units == 50
+    assert d.interval_status == "formed" and d.units == 50
 
 
 def test_index_bootstrap_interval_covers_near_its_level():
@@ -100,7 +100,7 @@ def test_block_interval_holds_its_estimate_where_the_series_trends_within_episod
         res = BlockResample([n] * episodes, block, 400, rng)
         d = paired_delta((treat, one), (base, one), res, level=0.95, treatment="t", baseline="b", metric="tokens")
         ci = d.confidence_interval
-        assert d.interval == "formed" and ci.low <= d.delta <= ci.high, (block, d.delta, ci)
+        assert d.interval_status == "formed" and ci.low <= d.delta <= ci.high, (block, d.delta, ci)
         # every step is drawn equally often: the replicates' mean is the estimate up to Monte Carlo error
         reps = res.sums(treat - base) / treat.size
         assert abs(reps.mean() - d.delta) < 4 * reps.std() / np.sqrt(reps.size)
@@ -129,11 +129,11 @@ def test_one_differing_unit_forms_no_interval():
     one = np.ones(300)
     for res, unit in ((BlockResample([300], 10, 200, rng), "step"), (IndexResample(300, 200, rng), "unit")):
         d = paired_delta((y, one), (x, one), res, level=0.95, treatment="t", baseline="b", metric="m", unit=unit)
-        assert d.interval == f"not formed: only one {unit} differs" and d.confidence_interval is None
+        assert d.interval_status == f"not formed: only one {unit} differs" and d.confidence_interval is None
     y[200] += 1.0  # two: formed
     d = paired_delta((y, one), (x, one), IndexResample(300, 200, rng), level=0.95, treatment="t", baseline="b",
                      metric="m")
-    assert d.interval == "formed"
+    assert d.interval_status == "formed"
 
 
 def test_an_interval_that_excludes_its_estimate_is_refused():

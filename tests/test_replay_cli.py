@@ -137,7 +137,7 @@ def test_block_and_resample_are_checked(run_cli):
     few = run_cli(["replay", "compare", "--memory", "graph,ctwm", "--size", "100", "--steps", "150", "--episodes", "2",
                    "--seed", "1", "--bootstrap", "50", "--resample", "episodes", "--json"])
     doc = json.loads(few.out)
-    assert all(c["interval"].startswith("not formable: 2 episode(s)") for c in doc["comparisons"])
+    assert all(c["interval_status"].startswith("not formable: 2 episode(s)") for c in doc["comparisons"])
 
 
 def test_default_episodes_are_5_in_open_loop_and_30_in_closed_loop(run_cli):
@@ -176,7 +176,7 @@ def test_preset_token_intervals_hold_their_estimate(run_cli):
                    "--resample", "steps", "--json"])
     assert res.code == 0, res.err
     comps = json.loads(res.out)["comparisons"]
-    assert any(c["metric"] == "tokens_mean" and c["interval"] == "formed" for c in comps)
+    assert any(c["metric"] == "tokens_mean" and c["interval_status"] == "formed" for c in comps)
     for c in comps:
         for key, est in (("confidence_interval", "delta"), ("relative_confidence_interval", "relative")):
             ci = c[key]

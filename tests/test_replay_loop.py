@@ -112,13 +112,13 @@ def test_pareto_tokens_non_decreasing_and_answers_at_equal_cost():
 def test_block_longer_than_half_the_steps_gives_no_interval():
     res = replay_encodings(ReplayConfig(size=100, steps=200, seeds=(1,), bootstrap=50, block=150), memory="graph",
                            seed=1)
-    assert all(c.confidence_interval is None and c.relative_confidence_interval is None and c.interval.startswith("not "
-                                                                                "formable") for c in res.comparisons)
+    assert all(c.confidence_interval is None and c.relative_confidence_interval is None
+               and c.interval_status.startswith("not formable") for c in res.comparisons)
     x = np.arange(10.0)
     one = np.ones(10)
     d = paired_delta((x, one), (x * 0, one), IndexResample(1, 100, np.random.default_rng(0)), level=0.9,
                      treatment="a", baseline="b", metric="m")
-    assert d.confidence_interval is None and d.interval.startswith("not formable")
+    assert d.confidence_interval is None and d.interval_status.startswith("not formable")
     ok = BlockResample([100], 10, 100, np.random.default_rng(0))
     assert ok.status == "formed"
 

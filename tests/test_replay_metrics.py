@@ -88,7 +88,7 @@ def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
     a, b = _log("graph", tok, cor), _log("ctwm", tok, cor)
     got = paired_deltas([a], [b], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(1))
     # nothing differs: no [0, 0] "interval", but why there is none
-    assert all(d.delta == 0 and d.confidence_interval is None and d.interval == "not formed: no step differs"
+    assert all(d.delta == 0 and d.confidence_interval is None and d.interval_status == "not formed: no step differs"
                for d in got)
     c = _log("ctwm", tok + 10, ~cor)
     one = paired_deltas([c], [a], tail, replicates=200, block=25, level=0.9, rng=np.random.default_rng(5))
@@ -98,7 +98,7 @@ def test_identical_arms_have_a_zero_delta_and_the_intervals_are_seeded():
     assert tokens.delta == pytest.approx(10)
     # the same +10 at every step: every replicate gives 10, a certainty rather than an interval
     assert tokens.confidence_interval is None
-    assert tokens.interval == "not formed: every replicate gave the same difference"
+    assert tokens.interval_status == "not formed: every replicate gave the same difference"
     assert tokens.relative == pytest.approx(10 / tok.mean())
 
 

@@ -51,7 +51,7 @@ def test_a_planted_worse_memory_is_detected_with_the_right_sign(planted, worse, 
     closed, logs = planted
     d = _delta(logs[worse], logs["graph"], metric, closed)
     assert d.metric == (f"{metric}_oracle_regret" if closed else metric)
-    assert d.interval == "formed" and d.confidence_interval.low > 0, d  # worse: a positive difference, significant
+    assert d.interval_status == "formed" and d.confidence_interval.low > 0, d  # worse: positive, significant
     assert d.mde is not None and d.mde > 0
 
 
@@ -92,7 +92,7 @@ def test_open_loop_regret_deltas_equal_the_exactly_paired_deltas():
     assert [d.metric for d in reg] == [f"{m}_oracle_regret" for m in metrics]
     for r, g in zip(raw, reg, strict=True):
         assert g.delta == pytest.approx(r.delta, abs=1e-12)
-        assert g.block == r.block and g.interval == r.interval
+        assert g.block == r.block and g.interval_status == r.interval_status
         if r.confidence_interval is not None:
             gi, ri = g.confidence_interval, r.confidence_interval
             assert (gi.low, gi.high, g.mde) == pytest.approx((ri.low, ri.high, r.mde), abs=1e-12)
@@ -102,10 +102,10 @@ def test_closed_loop_task_metrics_are_per_episode_and_resampled_by_episode():
     cfg = ReplayConfig(**{**CFG, "steps": 400, "seeds": tuple(range(1, 7))}, agent="reader").checked()
     g, n = _logs(cfg, GRAPH, True), _logs(cfg, Arm(memory="none", encoding="compact"), True)
     d = _delta(n, g, "tasks_per_episode", True)
-    assert d.resampling == "episodes" and d.units == 6 and d.interval == "formed"
+    assert d.resampling == "episodes" and d.units == 6 and d.interval_status == "formed"
     assert d.delta == pytest.approx((sum(x.tasks_reached for x in n) - sum(x.tasks_reached for x in g)) / 6)
     few = _delta(n[:3], g[:3], "tasks_per_episode", True)
-    assert few.confidence_interval is None and few.interval.startswith("not formable: 3 episode(s)")
+    assert few.confidence_interval is None and few.interval_status.startswith("not formable: 3 episode(s)")
 
 
 def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
@@ -121,7 +121,7 @@ def test_frozen_trajectory_term_has_an_interval_over_episodes(tmp_path):
     assert term.episodes == 4 and term.mean == pytest.approx(np.mean(terms))
     lo, hi = stats.t.interval(0.95, 3, loc=np.mean(terms), scale=np.std(terms, ddof=1) / 2)
     assert (term.confidence_interval.low, term.confidence_interval.high) == pytest.approx((lo, hi))
-    assert term.interval.startswith("formed")
+    assert term.interval_status.startswith("formed")
 
 
 def test_majority_evidence_is_graded_below_any_outcome_evidence(planted):
@@ -150,4 +150,4 @@ def test_closed_loop_headline_regret_forms_where_the_arms_show_the_evidence(run_
     res = run_cli([*args, "--json", "--min-effect", "0.9"])
     assert res.code == 0, res.err
     d = next(c for c in json.loads(res.out)["comparisons"] if c["metric"] == "answerable_tail_error_oracle_regret")
-    assert d["interval"] == "formed" and d["resampling"] == "episodes" and d["units"] == 6
+    assert d["interval_status"] == "formed" and d["resampling"] == "episodes" and d["units"] == 6

@@ -87,7 +87,7 @@ def test_a_users_policy_runs_beside_the_built_in_ones_on_recorded_episodes(run_c
     assert len({a["answerable_steps"] for a in arms.values()}) == 1
     comps = {(c["treatment"], c["metric"]): c for c in doc["comparisons"]}
     d = comps[(f"{forgetful}/compact", "answerable_overall_error")]
-    assert d["baseline"] == "graph/compact" and d["interval"] == "formed" and d["resampling"] == "episodes"
+    assert d["baseline"] == "graph/compact" and d["interval_status"] == "formed" and d["resampling"] == "episodes"
     assert d["confidence_interval"]["low"] > 0  # a memory that forgets is worse, and the run can tell
     oracle = next(r for r in doc["references"] if r["name"] == "oracle")
     assert oracle["overall_error"] <= arms[mine]["overall_error"]

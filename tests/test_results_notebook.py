@@ -84,8 +84,8 @@ def test_grouped_results_index_by_label_and_by_group(grouped):
     with pytest.raises(KeyError, match="no audit labelled 'r3'"):
         res["r3"]
     frame = res.to_frame()
-    assert list(frame.columns)[:2] == ["group", "label"] and list(frame["group"]) == ["r1", "r2"]
-    assert list(frame["label"]) == [f"{path}[r1]", f"{path}[r2]"]
+    assert list(frame.columns)[:3] == ["source", "group", "n_items"] and list(frame["group"]) == ["r1", "r2"]
+    assert list(frame["source"]) == [path, path]  # the group apart, as in the JSON
     assert frame["alpha"].tolist() == [res["r1"].alpha, res["r2"].alpha]
 
 

@@ -64,7 +64,7 @@ def test_grouped_audit_tallies_the_verdicts_and_gives_each_group_its_lead(run_cl
     for v in set(verdicts):
         assert f"{verdicts.count(v)} {v}" in doc["summary"]
     for r in doc["results"]:
-        assert r["summary"].startswith(f"{r['label']}: ") and r["verdict"]["verdict"] in r["summary"]
+        assert r["summary"].startswith(f"{r['source']}[{r['group']}]: ") and r["verdict"]["verdict"] in r["summary"]
 
 
 def test_counts_table_without_steps(run_cli):

@@ -82,8 +82,8 @@ def test_audit_reads_an_http_trace_like_the_same_local_file(served, run_cli, nam
     local = run_cli(["audit", folder / name, "-b", "0", "--seed", "1", "--json"])
     assert local.code == 0, local.err
     got, want = json.loads(remote.out)["results"][0], json.loads(local.out)["results"][0]
-    assert got.pop("label") == f"{base}/{name}"
-    want.pop("label")
+    assert got.pop("source") == f"{base}/{name}"
+    want.pop("source")
     assert got.pop("summary").replace(f"{base}/{name}", "TRACE") == want.pop("summary").replace(str(folder / name),
                                                                                                  "TRACE")
     assert got == want  # the same counts, fits and verdict as reading the file itself

@@ -46,7 +46,7 @@ def test_the_audit_of_read_values_is_the_fit_of_the_raw_sample(tmp_path):
     r = audit(vals, discrete=False, bootstrap=0, seed=1)
     want = fit_power_law(Histogram.from_sample(x), discrete=False, min_tail=10)
     assert (r.power_law.xmin, r.power_law.alpha, r.power_law.n_tail) == (want.xmin, want.alpha, want.n_tail)
-    assert r.label == str(tmp_path / "s.parquet")
+    assert r.source == str(tmp_path / "s.parquet")
 
 
 def test_where_filters_before_the_values_are_checked(tmp_path):

@@ -394,7 +394,7 @@ def test_a_list_column_and_nested_field_audit_alike_from_cli_and_notebook(tmp_pa
     api = audit_trace(str(path), item_col="retrieved", seed=1, bootstrap=0)
     frame = audit_trace(hand[["item", "rank", "step"]], seed=1, bootstrap=0)
     in_memory = audit_trace(pd.DataFrame(STEPS), item_col="retrieved", seed=1, bootstrap=0)
-    assert cli["n"] == api.n == frame.n == in_memory.n == len(hand.item.unique())
+    assert cli["n_items"] == api.n_items == frame.n_items == in_memory.n_items == len(hand.item.unique())
     counts = sorted(hand.item.value_counts().tolist(), reverse=True)
     assert read_trace(str(path), item_col="retrieved")[0].counts.tolist() == counts
     assert read_trace(pd.DataFrame(STEPS), item_col="retrieved")[0].counts.tolist() == counts

@@ -29,6 +29,7 @@ from typing import Any
 from ..common.checks import check_range
 from ..common.errors import InputError, UsageError
 from ..common.results import ToDict, result
+from ..common.upgrade import upgrade
 from ..memory.tokens import USER_MESSAGE, WHOLE_REQUEST
 from ..replay import ReplayConfig, replay_compare
 from ..runtime.progress import ProgressCallback
@@ -57,7 +58,7 @@ class ReportRow(ToDict):
     quality_delta: float | None = None
     quality_confidence_interval: ConfidenceInterval | None = None
     quality_mde: float | None = None  # its minimum detectable effect at 80% power
-    quality_interval: str | None = None  # "formed", or why the quality difference has no interval
+    quality_interval_status: str | None = None  # "formed", or why the quality difference has no interval
     # what the token figures count: "whole_request" (replay: system + user + chat template) or "user_message"
     # (bench longmemeval/textworld: the prompt alone); rows that count differently are not comparable
     tokens_counted: str | None = None
@@ -87,7 +88,7 @@ def _quality(d: dict[str, Any], source: str) -> dict[str, Any]:
         return {}
     return {"quality_metric": d.get("metric"), "quality_delta": d.get("delta"),
             "quality_confidence_interval": _interval(d, "confidence_interval", source), "quality_mde": d.get("mde"),
-            "quality_interval": d.get("interval")}
+            "quality_interval_status": d.get("interval_status")}
 
 
 @result
@@ -221,7 +222,7 @@ def bench_report(inputs: Sequence[str] = (), *, synthetic: int = 0, synthetic_si
     for j, spec in enumerate(inputs):
         path, label = _label(spec)
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            doc = upgrade(json.loads(Path(path).read_text(encoding="utf-8")))  # version 2: in version 3's names
         except FileNotFoundError:
             raise InputError(f"{path}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:

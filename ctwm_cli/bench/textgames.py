@@ -364,7 +364,7 @@ def run_textgames(games: str | Path | Sequence[str | Path], *, agent: str = "wal
         method = "circular block bootstrap over the steps of the one game, percentile interval"
     # reduction = 1 - sum(ctwm)/sum(graph) = -relative, so its interval is the relative one negated
     rci = d.relative_confidence_interval
-    method = method if d.interval == "formed" else d.interval
+    method = method if d.interval_status == "formed" else d.interval_status
     wins = sum(r.won for r in rows)
     return TextGameResult(
         source=source, label=label or f"TextWorld {agent}", games=tuple(rows), steps=int(g_all.size),

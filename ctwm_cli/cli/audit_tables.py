@@ -80,7 +80,7 @@ def audit_table(r) -> Group:
 
 def _fit_rows(t: Table, r) -> None:
     pl = r.power_law
-    t.add_row("n (items) / distinct values", f"{r.n:,} / {r.distinct_values:,}")
+    t.add_row("n (items) / distinct values", f"{r.n_items:,} / {r.distinct_values:,}")
     if pl is not None:
         t.add_row("x_min / n_tail", f"{fmt_num(pl.xmin)} / {pl.n_tail:,}  ({pl.candidates:,} candidate cutoffs)"
                   + (f"; doubly truncated at x_max {fmt_num(pl.xmax)}" if pl.xmax is not None else ""))

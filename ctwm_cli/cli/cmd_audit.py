@@ -40,7 +40,7 @@ from .output import (
 from .registry import result
 
 #: the summary table's columns when several traces or groups are audited
-SUMMARY_FIELDS = ("label", "n", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
+SUMMARY_FIELDS = ("source", "group", "n_items", "xmin", "n_tail", "alpha", "p_gof", "z", "verdict")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,8 +152,17 @@ def audit(
     payload = audit_summaries(results, noun="groups" if f.group_by else "traces",
                               words=VALUES if f.value_col else ACCESSES)
     emit("audit", payload, rows, fmt, seed=settings.seed, tables=[audit_table(r) for r in results], checks=checks,
-         subject_field="label", summary_fields=SUMMARY_FIELDS, details=details, headline=payload[SUMMARY_KEY])
+         subjects=[r.label for r in results], summary_fields=_summary_fields(results), details=details,
+         headline=payload[SUMMARY_KEY])
     conclude("audit", checks, junit)
+
+
+def _summary_fields(results) -> tuple[str, ...]:
+    """The summary table's columns: the group first when a result is a group's (a table too wide for the terminal
+    repeats its first column in each panel: the group tells the rows apart), else no group column."""
+    if any(r.group is not None for r in results):
+        return ("group", *(k for k in SUMMARY_FIELDS if k != "group"))
+    return tuple(k for k in SUMMARY_FIELDS if k != "group")
 
 
 def _read(traces, read, f: AuditFlags, labels, discrete: bool):
@@ -233,7 +242,7 @@ def _checks(results, rows: list[dict], gates, expect: str | None, expect_rule: s
 
 #: the names --fail-on accepts for an audit: the summary row's numbers and the concentration measures
 GATE_METRICS = (
-    "n", "distinct_values", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "Lambda", "sigma", "z",
+    "n_items", "distinct_values", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "Lambda", "sigma", "z",
     "gini", "skewness", "max_over_median", "top10_share", "sigma_top10",
 )
 

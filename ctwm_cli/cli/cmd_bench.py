@@ -262,7 +262,7 @@ def _render_report(res: BenchReport, fmt: Format, seed: int | None) -> None:
         t.add_column(col, justify="left" if col in ("configuration", "parity", "quality") else "right")
     for r in res.results:
         q = "–" if r.quality_delta is None else f"{r.quality_delta:+.3f}" + (
-            f" ({r.quality_interval})" if r.quality_confidence_interval is None else
+            f" ({r.quality_interval_status})" if r.quality_confidence_interval is None else
             f" {_ci(r.quality_confidence_interval, pct=False)}")
         t.add_row(r.configuration, f"{r.n:,} {r.units}", (r.tokens_counted or "–").replace("_", " "),
                   fmt_num(r.baseline_tokens, 5), fmt_num(r.treatment_tokens, 5),

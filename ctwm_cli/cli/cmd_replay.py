@@ -55,7 +55,7 @@ def check_min_effect(res: ReplayResult, specs: list[str] | None) -> None:
         if not effect > 0:
             raise UsageError(f"--min-effect must be > 0, got {spec!r}")
         bad += [f"{d.treatment} - {d.baseline} on {d.metric}: "
-                + (f"MDE {d.mde:.4g} > {effect:g}" if d.mde is not None else f"no interval ({d.interval})")
+                + (f"MDE {d.mde:.4g} > {effect:g}" if d.mde is not None else f"no interval ({d.interval_status})")
                 for d in undetectable(res.comparisons, metric, effect)]
     if bad:
         raise CheckFailed(f"this run cannot detect the effect asked for at 80% power: {'; '.join(bad)}")
@@ -315,7 +315,7 @@ def frozen(
         for g in res.trajectory_terms:
             tt.add_row(g.memory if g.tau is None else f"{g.memory}(tau={g.tau:g})", g.live_encoding, str(g.episodes),
                        f"{fmt_num(g.mean, 3)} {ci_text(g.confidence_interval)}",
-                       f"{fmt_num(g.tail_mean, 3)} {ci_text(g.tail_confidence_interval)}", g.interval)
+                       f"{fmt_num(g.tail_mean, 3)} {ci_text(g.tail_confidence_interval)}", g.interval_status)
         tables.append(tt)
     if res.out:
         tables.append(f"wrote {res.out}: {', '.join(res.files)}, manifest.json")

@@ -88,8 +88,8 @@ def mde_text(d) -> str:
 
 def reading(d) -> str:
     """What a paired delta says, in words: significant, bounded by its MDE, or why there is no interval."""
-    if d.interval != "formed":
-        return d.interval
+    if d.interval_status != "formed":
+        return d.interval_status
     ci = d.confidence_interval
     if ci is None:
         return "–"

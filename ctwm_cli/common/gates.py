@@ -22,6 +22,7 @@ from typing import Any
 
 from .errors import UsageError
 from .results import ToDict, result
+from .upgrade import renamed
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt,
@@ -72,7 +73,7 @@ def parse_check(spec: str, metrics: Sequence[str], *, parameter: str = "fail_on"
         )
     name, optional, op, raw = m.groups()
     if name not in metrics:
-        close = difflib.get_close_matches(name, list(metrics), n=1, cutoff=0.5)
+        close = renamed(name, metrics) or difflib.get_close_matches(name, list(metrics), n=1, cutoff=0.5)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(f"{parameter}: unknown metric {name!r} ({hint}known: {', '.join(metrics)})",
                          params=(parameter,))

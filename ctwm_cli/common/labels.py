@@ -21,6 +21,15 @@ def identity(text: str) -> str:
     return full if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
+def trace_name(text: str) -> str:
+    """The name results give the trace ``text`` names, in the library and the CLI alike (``read_trace``,
+    ``ctwm audit``, the uniqueness of names): standard input (``-``) and a URL as written, a local path (``file://``
+    or not) by its :func:`identity`, so ``./x``, ``file://x`` and ``x`` are one name."""
+    if text == "-" or ("://" in text and not text.startswith("file://")):
+        return text
+    return identity(text.removeprefix("file://"))
+
+
 def subject_label(source: str | None, group: object | None = None) -> str:
     """``source[group]``, or ``source`` alone when ungrouped (``result`` when there is no source)."""
     name = source if source not in (None, "") else "result"

@@ -17,7 +17,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: one vocabulary (issue 24): results lists, n_* counts, confidence_interval objects
+#: 2: one vocabulary (issue 24): results lists, n_* counts, confidence_interval objects; 3: interval_status, an audit's
+#: source and n_items (issue 43; a saved version-2 document is read through ctwm_cli.common.upgrade)
+SCHEMA_VERSION = 3
 REPR_CHARS = 600  # a result's repr is cut here (notebooks print it after every cell)
 _TEXT_CHARS = 80  # a text value inside a repr
 

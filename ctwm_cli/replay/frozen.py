@@ -94,7 +94,7 @@ class TrajectoryTerm(ToDict):
     tail_mean: float | None
     tail_confidence_interval: ConfidenceInterval | None
     level: float
-    interval: str  # "formed (Student t over episodes)", or why not
+    interval_status: str  # "formed (Student t over episodes)", or why not
 
 
 @result
@@ -270,7 +270,7 @@ def trajectory_terms(rows: Sequence[FrozenRow], level: float = 0.95) -> tuple[Tr
         out.append(TrajectoryTerm(memory=memory, tau=tau, live_encoding=live, replay_encoding=replay,
                                   episodes=len(got), mean=mean, confidence_interval=confidence_interval(lo, hi, level),
                                   tail_mean=tmean, tail_confidence_interval=confidence_interval(tlo, thi, level),
-                                  level=level, interval=status))
+                                  level=level, interval_status=status))
     return tuple(out)
 
 

@@ -70,7 +70,7 @@ class ParetoResult(ToDict):
     comparisons: tuple[PairedDelta, ...]  # per budget: every ctwm series - graph (group = the budget)
     references: tuple[ReferenceMetrics, ...]
     tokens_non_decreasing: dict[str, bool]  # per series: mean tokens never fall as the budget grows
-    interval: str  # "formed" or why the intervals could not be formed
+    interval_status: str  # "formed" or why the intervals could not be formed
     bootstrap: dict[str, Any]
     finding: str
 
@@ -219,5 +219,5 @@ def replay_pareto(cfg: ReplayConfig, *, budgets: Sequence[int], memories: Sequen
             "method": "circular block bootstrap over steps within each episode, percentile interval; block 'auto': "
                       "per budget, the longest Politis-White block of any series' tokens and answerable tail loss"}
     return ParetoResult(config=cfg, loop=cfg.loop, budgets=budgets, points=tuple(points), comparisons=tuple(comps),
-                        references=refs, tokens_non_decreasing=monotone, interval=status, bootstrap=boot,
+                        references=refs, tokens_non_decreasing=monotone, interval_status=status, bootstrap=boot,
                         finding=_finding(comps, monotone))

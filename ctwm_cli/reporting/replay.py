@@ -17,6 +17,7 @@ from typing import Any
 
 from ..common.errors import InputError
 from ..common.inert import visible
+from ..common.upgrade import upgrade
 from ..plots.pareto import plot_pareto
 from ..plots.replay import plot_replay
 from ..replay.output import MANIFEST_FILE
@@ -31,7 +32,9 @@ CLOSED_COLUMNS = ("decision_tokens_mean", "tasks_reached", "tasks_started", "ste
 REFERENCE_COLUMNS = ("name", "on", "tail_error", "overall_error", "answerable_steps", "answerable_tail_error",
                      "answerable_overall_error")
 #: the columns of one comparison's table (treatment against baseline, one row per metric and group)
-DELTA_COLUMNS = ("metric", "group", "baseline_value", "treatment_value", "delta_interval", "relative", "interval")
+DELTA_COLUMNS = (
+    "metric", "group", "baseline_value", "treatment_value", "delta_interval", "relative", "interval_status",
+)
 PARETO_COLUMNS = ("arm", "budget", "tokens_interval", "answerable_tail_error_interval", "evidence_in_prompt")
 
 
@@ -41,7 +44,7 @@ def is_replay_result(doc: Any) -> bool:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return upgrade(json.loads(path.read_text(encoding="utf-8")))  # version 2: in version 3's names
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not readable JSON ({exc})") from None
 
@@ -120,8 +123,9 @@ def _delta_tables(doc: dict, level: Any) -> tuple[Table, ...]:
     boot = doc.get("bootstrap") or {}
     extra = tuple(dict.fromkeys(k for d in comps for k in d if k == "mde"))
     grouped = any(d.get("group") is not None for d in comps)
-    unformed = any(d.get("interval") not in (None, "formed") for d in comps)
-    columns = tuple(c for c in DELTA_COLUMNS if (grouped or c != "group") and (unformed or c != "interval")) + extra
+    unformed = any(d.get("interval_status") not in (None, "formed") for d in comps)
+    shown = [c for c in DELTA_COLUMNS if (grouped or c != "group") and (unformed or c != "interval_status")]
+    columns = (*shown, *extra)
     pairs: dict[tuple[str, str], list[dict]] = {}
     for d in comps:
         pairs.setdefault((str(d.get("treatment")), str(d.get("baseline"))), []).append(d)
@@ -131,7 +135,7 @@ def _delta_tables(doc: dict, level: Any) -> tuple[Table, ...]:
         for d in rows:
             cell = {"metric": header(str(d.get("metric"))), "group": d.get("group"),
                     "baseline_value": d.get("baseline_value"), "treatment_value": d.get("treatment_value"),
-                    "interval": d.get("interval"), "mde": d.get("mde"),
+                    "interval_status": d.get("interval_status"), "mde": d.get("mde"),
                     "delta_interval": _estimate(d.get("delta"), d.get("confidence_interval"), signed=True),
                     "relative": _estimate(d.get("relative"), d.get("relative_confidence_interval"), signed=True)}
             cells.append(tuple(cell[c] for c in columns))

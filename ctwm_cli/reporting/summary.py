@@ -86,9 +86,9 @@ def audit_summary(a: Any, *, concentration: Any = None, words: Words = ACCESSES)
     k = concentration if concentration is not None else getattr(a, "concentration", None)
     label = visible(a.label) if a.label else "the data"
     if k is not None and words.mass:
-        parts = [f"{label}: {k.n_events:,.0f} {words.mass} of {_count(a.n, words.item, words.items)}."]
+        parts = [f"{label}: {k.n_events:,.0f} {words.mass} of {_count(a.n_items, words.item, words.items)}."]
     else:
-        parts = [f"{label}: {_count(a.n, words.item, words.items)}."]
+        parts = [f"{label}: {_count(a.n_items, words.item, words.items)}."]
     if k is not None:
         parts.append(concentration_sentence(k, words))
     parts.append(verdict_sentence(a.verdict))

@@ -43,7 +43,8 @@ HEALTH_EVENTS = frozenset({"write", "update", "supersede", "invalidate", "archiv
                            "context", "task_outcome"})
 #: groups beyond this many get a row in the tables but no figure of their own (the page stays small)
 MAX_GROUP_FIGURES = 12
-SUMMARY_COLUMNS = ("label", "n", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "z", "verdict", "reason")
+SUMMARY_COLUMNS = ("source", "group", "n_items", "xmin", "n_tail", "alpha", "alpha_se", "p_gof", "z", "verdict",
+                   "reason")
 CONCENTRATION_COLUMNS = ("n_items", "n_events", "gini", "skewness", "max_over_median", "top10_share",
                          "sigma_top10", "singleton_fraction")
 SIM_COLUMNS = ("tau", "access_share_core", "access_share_prompt", "access_share_summarised", "access_share_dropped")
@@ -134,7 +135,7 @@ def _card(audits, counts, scan, seed: int) -> Card:
             ("verdict", v.verdict), ("reason", v.reason),
             ("rule", f"{v.rule} (Definition 3.4; p* = {a.settings.p_star:g}, z* = {a.settings.z_star:g})"),
             ("Assumption 3.3 (n_tail ≥ min_tail, 0 < σ < ∞)", "holds" if v.assumption_3_3 else "fails"),
-            ("items n", a.n), ("accesses", counts[0].n_events), ("events counted", ", ".join(counts[0].events)),
+            ("items n", a.n_items), ("accesses", counts[0].n_events), ("events counted", ", ".join(counts[0].events)),
         ]
         if pl is not None:
             fields += [("x_min / n_tail", f"{pl.xmin:g} / {pl.n_tail:,}"),
@@ -149,17 +150,18 @@ def _card(audits, counts, scan, seed: int) -> Card:
         tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
     words = ", ".join(f"{k} {n}" for k, n in sorted(tally.items()))
     top = max(tally.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    items = sum(a.n_items for a in audits)
     return Card(headline=f"{len(audits)} groups by {scan.group_by}: {words}",
                 verdict=top if tally[top] == len(audits) else None,
-                fields=(("groups", len(audits)), ("verdicts", words), ("items (all groups)", sum(a.n for a in audits)),
+                fields=(("groups", len(audits)), ("verdicts", words), ("items (all groups)", items),
                         ("rule", f"{audits[0].verdict.rule} (Definition 3.4)"),
                         ("bootstrap B", audits[0].settings.bootstrap),
                         ("seed", f"{seed} (each group's seed derived from it and the group's label)")))
 
 
 def _fits_table(a) -> Table:
-    rows: list[tuple[Any, ...]] = [("data", f"n = {a.n:,} items, {a.distinct_values:,} distinct counts", None, None,
-                                    None)]
+    data = f"n = {a.n_items:,} items, {a.distinct_values:,} distinct counts"
+    rows: list[tuple[Any, ...]] = [("data", data, None, None, None)]
     pl = a.power_law
     if pl is not None:
         rows.append(("power law", f"alpha {pl.alpha:.4g} ± {pl.alpha_se:.4g}, x_min {pl.xmin:g}", None, pl.ks, True))
@@ -176,8 +178,8 @@ def _fits_table(a) -> Table:
 def _ccdf_alt(a) -> str:
     pl, v = a.power_law, a.verdict
     if pl is None:
-        return f"Empirical CCDF of {a.n:,} items; no tail could be fitted: {v.reason}."
-    return (f"Above x_min = {pl.xmin:g} ({pl.n_tail:,} of {a.n:,} items) the tail is {v.verdict}: {v.reason}. "
+        return f"Empirical CCDF of {a.n_items:,} items; no tail could be fitted: {v.reason}."
+    return (f"Above x_min = {pl.xmin:g} ({pl.n_tail:,} of {a.n_items:,} items) the tail is {v.verdict}: {v.reason}. "
             f"Fitted α = {pl.alpha:.3f} ± {pl.alpha_se:.3f}.")
 
 
@@ -187,7 +189,8 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
     pairs = list(zip(audits, counts, strict=True))[:ccdf_figures]
     for i, (a, c) in enumerate(pairs):
         alt = _ccdf_alt(a)
-        svg = draw_svg(lambda a=a, c=c: plot_audit(shown(a, "label"), c.counts), key=f"{key}-ccdf-{i}", alt=alt)
+        svg = draw_svg(lambda a=a, c=c: plot_audit(shown(a, "source", "group"), c.counts), key=f"{key}-ccdf-{i}",
+                       alt=alt)
         figures.append(Figure(key=f"{key}-ccdf-{i}", title=f"CCDF with the fitted tails: {a.label}", alt=alt,
                               table=_fits_table(a), svg=svg))
     tables = ()
@@ -200,13 +203,14 @@ def audit_block(audits, counts, key: str, *, ccdf_figures: int = MAX_GROUP_FIGUR
             tally[a.verdict.verdict] = tally.get(a.verdict.verdict, 0) + 1
         alt = (f"{len(audits)} groups side by side: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
                + "; α̂ with its standard error, bootstrap p_gof against p*, Vuong z against ±z*.")
-        svg = draw_svg(lambda: plot_audit_groups([shown(a, "label") for a in audits]), key=f"{key}-groups", alt=alt)
+        svg = draw_svg(lambda: plot_audit_groups([shown(a, "source", "group") for a in audits]), key=f"{key}-groups",
+                       alt=alt)
         figures.insert(0, Figure(key=f"{key}-groups", title="Tail audit per group (paper Fig. 4 layout)", alt=alt,
                                  table=summary, svg=svg))
         if 0 < ccdf_figures < len(audits):
             tables = (Table(caption=f"Groups beyond the first {ccdf_figures} have no CCDF figure; their verdicts",
-                            columns=("label", "verdict", "reason"),
-                            rows=tuple((a.label, a.verdict.verdict, a.verdict.reason)
+                            columns=("source", "group", "verdict", "reason"),
+                            rows=tuple((a.source, a.group, a.verdict.verdict, a.verdict.reason)
                                        for a in audits[ccdf_figures:])),)
     return Block(title="Tail audit", text="x_min by KS minimisation, exact discrete MLE of α, bootstrap p_gof with "
                  "x_min re-estimated in every replicate, truncated power law against log-normal by Vuong's test "

@@ -14,7 +14,7 @@ replicate would equal the estimate and a zero-width "interval" would be printed)
 :class:`IndexResample` needs at least two units and :class:`EpisodeResample` (the cluster bootstrap
 over whole episodes) at least :data:`MIN_CLUSTERS`. When no unit differs between the arms every
 replicate gives the same difference: the interval is "not formed: no <unit> differs", never a
-[0, 0] called formed (such a run says nothing about the pooled difference). Otherwise ``interval``
+[0, 0] called formed (such a run says nothing about the pooled difference). Otherwise ``interval_status``
 says why and the bounds are ``None``.
 
 **Power.** Beside each formed interval, ``mde`` is the minimum detectable effect at 80% power and
@@ -56,7 +56,7 @@ class PairedDelta(ToDict):
     confidence_interval: ConfidenceInterval | None  # of delta; None unless formed
     relative: float | None  # treatment / baseline - 1
     relative_confidence_interval: ConfidenceInterval | None  # of relative; None unless formed
-    interval: str  # "formed", or why no interval is given
+    interval_status: str  # "formed", or why no interval is given
     mde: float | None = None  # minimum detectable effect at 80% power and the interval's level (formed only)
     block: int | None = None  # moving-block bootstrap: the block length used for this metric
     lag1_autocorrelation: float | None = None  # of the linearised per-step difference the block was chosen from
@@ -316,7 +316,8 @@ def paired_delta(treat: tuple[np.ndarray, np.ndarray], base: tuple[np.ndarray, n
     return PairedDelta(treatment=treatment, baseline=baseline, metric=metric, group=group,
                        units=int(td.size if units is None else units), treatment_value=va, baseline_value=vb,
                        delta=delta, confidence_interval=confidence_interval(*ci, level, estimate=delta), relative=rel,
-                       relative_confidence_interval=confidence_interval(*rci, level, estimate=rel), interval=status,
+                       relative_confidence_interval=confidence_interval(*rci, level, estimate=rel),
+                       interval_status=status,
                        mde=mde, mde_mc_error=mde_error,
                        **extra)
 

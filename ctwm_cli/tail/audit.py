@@ -153,7 +153,8 @@ _DEFAULT_OPTIONS = tuple(inspect.signature(audit_many).parameters[n].default for
 class _Prepared:
     """One count vector fitted, before its bootstrap."""
 
-    label: str | None
+    source: str | None  # the trace's name, or the caller's label
+    group: str | None  # the group of the trace (None: ungrouped, or named by the caller's label)
     settings: AuditSettings
     hist: Histogram
     power_law: PowerLawFit | None
@@ -166,26 +167,28 @@ class _Prepared:
 def _prepare(counts, label, index, n_audits, base: AuditSettings, lean: bool = False) -> _Prepared:
     """Fit one count vector (everything but the bootstrap)."""
     x = as_values(counts, base.discrete)
+    source, group = label, None
     if label is None and getattr(counts, "source", None) is not None:
-        group = getattr(counts, "group", None)
-        label = counts.source if group is None else f"{counts.source}[{group}]"
+        source, group = counts.source, getattr(counts, "group", None)
+        group = None if group is None else str(group)
+        label = source if group is None else f"{source}[{group}]"
     # unlabelled vectors get their position as label, so their random streams differ
     own_seed = base.seed if n_audits == 1 else derive_seed(base.seed, label if label is not None else f"#{index}")
     s = dataclasses.replace(base, seed=own_seed)
     hist = Histogram.from_sample(x)
     with interpreted(lean and hist.values.size <= INTERPRETED_MAX_DISTINCT):
-        return _fit(hist, label, s)
+        return _fit(hist, source, group, s)
 
 
-def _fit(hist: Histogram, label: str | None, s: AuditSettings) -> _Prepared:
+def _fit(hist: Histogram, source: str | None, group: str | None, s: AuditSettings) -> _Prepared:
     fit = fit_power_law if s.xmax is None else functools.partial(fit_doubly_truncated, xmax=s.xmax)
     pl = fit(hist, discrete=s.discrete, xmin=s.xmin, min_tail=s.floor, xmin_range=s.xmin_range)
     constrained = None
     if pl is not None and s.xmin is None and pl.n_tail < s.min_tail:
         constrained = fit(hist, discrete=s.discrete, min_tail=s.min_tail, xmin_range=s.xmin_range)
     fits, comparisons = ({}, []) if pl is None or s.xmax is not None else fit_alternatives(hist, pl, z_star=s.z_star)
-    return _Prepared(label=label, settings=s, hist=hist, power_law=pl, constrained=constrained, fits=fits,
-                     comparisons=comparisons)
+    return _Prepared(source=source, group=group, settings=s, hist=hist, power_law=pl, constrained=constrained,
+                     fits=fits, comparisons=comparisons)
 
 
 def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibration_progress) -> list[AuditResult]:
@@ -334,7 +337,7 @@ def _fit_problem(fits: dict[str, TailFit]) -> str | None:
 
 def _assemble(p: _Prepared, gof: GofResult | None, checks: dict[str, GofResult] | None = None) -> AuditResult:
     s, hist, pl = p.settings, p.hist, p.power_law
-    common = dict(label=p.label, n=hist.n, distinct_values=int(hist.values.size), settings=s,
+    common = dict(source=p.source, group=p.group, n_items=hist.n, distinct_values=int(hist.values.size), settings=s,
                   constrained=p.constrained)
     if pl is None:
         return AuditResult(**common, power_law=None, gof=None, alternatives={}, comparisons=[],

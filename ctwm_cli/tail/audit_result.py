@@ -31,8 +31,9 @@ class AuditResult(ToDict):
     ``constrained`` holds the best cutoff that does leave ``min_tail`` points — reported, labelled,
     never used for the verdict."""
 
-    label: str | None
-    n: int
+    source: str | None  # the trace's name (or the caller's label); ``label`` joins it with the group
+    group: str | None = None  # the group of the trace audited (--group-by); None: the whole trace
+    n_items: int  # the items whose counts were fitted
     distinct_values: int
     settings: AuditSettings
     power_law: PowerLawFit | None
@@ -104,12 +105,25 @@ class AuditResult(ToDict):
     def reason(self) -> str:
         return self.verdict.reason
 
+    @property
+    def label(self) -> str | None:
+        """The subject's name, ``source[group]`` for a group (tables, gates, ``ctwm diff``); None without a source."""
+        if self.source is None:
+            return None
+        return self.source if self.group is None else f"{self.source}[{self.group}]"
+
+    # the name of schema version 2 (issue 43 renamed the JSON's n), kept for library callers
+    @property
+    def n(self) -> int:
+        return self.n_items
+
     def summary_row(self) -> dict[str, Any]:
         """One flat row for tables, CSV and JSON lines."""
         pl, c = self.power_law, self.tpl_vs_lognormal
         row = {
-            "label": self.label,  # the JSON's field names (issue 15: one name per concept in every format)
-            "n": self.n,
+            "source": self.source,  # the JSON's field names (issue 15: one name per concept in every format)
+            "group": self.group,
+            "n_items": self.n_items,
             "distinct_values": self.distinct_values,
             "xmin": pl.xmin if pl else None,
             "n_tail": pl.n_tail if pl else None,

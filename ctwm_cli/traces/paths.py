@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..common.errors import InputError, UsageError
-from ..common.labels import check_unique, identity
+from ..common.labels import check_unique, trace_name
 from ..runtime.progress import ProgressCallback
 from .aggregate import count_items, event_kinds, item_counts, scan_trace
 from .base import TraceReader
@@ -85,7 +85,7 @@ def read_counts(
 ) -> list[ItemCounts]:
     """Per-item counts of every path (one entry per path, or per group of each path).
 
-    Each entry's ``source`` is its path's identity (:func:`~ctwm_cli.traces.sources.identity`) or, when
+    Each entry's ``source`` is its path's identity (:func:`~ctwm_cli.common.labels.trace_name`) or, when
     ``labels`` gives one per path, that label (None keeps the path's).
 
     With ``read.engine.engine == 'dask'`` the counting runs as ``dask.dataframe`` tasks on the
@@ -133,8 +133,7 @@ def path_labels(paths: Sequence[str | Path], labels: Sequence[str | None] | None
 
 def _name(path: str | Path) -> str:
     """A trace's name when it has no label: its identity (a URL as written)."""
-    text = str(path)
-    return text if "://" in text or text == "-" else identity(text)
+    return trace_name(str(path))
 
 
 def relabelled(result, label: str | None):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.errors import InputError
-from ..common.labels import identity
+from ..common.labels import trace_name
 from ..runtime.confine import admit_files, admit_name
 from .formats import FORMATS, format_of_head, format_of_name, unknown_format
 from .guard import DecompressionGuard, checked_blocks, first_line, open_guarded
@@ -81,14 +81,12 @@ def _has_glob(text: str) -> bool:
 
 def resolve(text: str) -> Layout:
     """Resolve a path, directory, glob or URL to a :class:`Layout` (stdin: :func:`spool_stdin`); a local
-    source is named by its :func:`identity`. Under a config's confinement (:mod:`ctwm_cli.runtime.confine`) the
-    name and every file it lists are admitted before a byte is read."""
+    source is named by its :func:`~ctwm_cli.common.labels.trace_name`. Under a config's confinement
+    (:mod:`ctwm_cli.runtime.confine`) the name and every file it lists are admitted before a byte is read."""
     admit_name(text)
     if is_url(text):
         return _resolve_url(text)
-    if text.startswith("file://"):
-        text = text[len("file://"):]
-    text = identity(text)
+    text = trace_name(text)  # a local path: file:// dropped, named by its identity
     files, root = local_files(text)
     files = admit_files(text, files)
     if root is not None:
