@@ -195,9 +195,11 @@ def glossary_page() -> str:
     rows = "\n".join(f"| `{key}` | {text.replace('|', '/')} |" for key, text in glossary().items())
     return f"""# Glossary of JSON keys
 
-Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it), with
-its meaning in one line. Generated from `ctwm_cli/common/glossary.tsv`; `tests/test_vocabulary.py` fails when a
-command's schema holds a key that is not here, when an entry is no longer printed, or when this page is stale.
+Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it, and as
+its real output holds it), with its meaning in one line; the keys of maps keyed by data (family, event, column or
+policy names) are not field names and are not listed. Generated from `ctwm_cli/common/glossary.tsv`;
+`tests/test_vocabulary.py` and `tests/test_cli_schema.py` fail when a command's schema or real output holds a key
+that is not here, when an entry is no longer printed, or when this page is stale.
 A `*_suffix` entry names every key that ends so (`tail_confidence_interval`, `tokens_mean`).
 
 | key | meaning |
