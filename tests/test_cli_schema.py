@@ -4,16 +4,19 @@ format; seeded runs are byte-identical."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from ctwm_cli.world.ladder import LadderRow
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -303,3 +306,33 @@ def test_seeded_bench_longmemeval_json_is_byte_identical(run_cli):
     first, second = run_cli(args), run_cli(args)
     assert first.code == second.code == 0, first.err
     assert first.out == second.out and '"seed": 4' in first.out
+
+
+
+@dataclasses.dataclass(frozen=True)
+class _Hidden:  # a throwaway result with its own to_dict() and a non-scalar field
+    rows: tuple[LadderRow, ...]
+    n: int
+
+    def to_dict(self):
+        return {}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Declared(_Hidden):  # the same, naming the field its to_dict() writes as typed
+    json_fields: ClassVar[tuple[str, ...]] = ("rows",)
+
+    def to_dict(self):
+        return {}
+
+
+def test_a_non_scalar_field_of_an_own_to_dict_result_is_published_when_declared():
+    """A result with its own to_dict() publishes only its scalar fields, plus the non-scalar ones it names in
+    ``json_fields``: ``world ladder``'s per-rung list was dropped, so the ban on ``rows`` never saw it."""
+    from ctwm_cli.cli.schemas import _object_schema, command_schema
+
+    assert set(_object_schema(_Hidden, set())["properties"]) == {"n"}
+    declared = _object_schema(_Declared, set())["properties"]
+    assert set(declared) == {"n", "rows"} and "gini_vs_state_frequency" in declared["rows"]["items"]["properties"]
+    ladder = command_schema("world ladder")["properties"]
+    assert "results" in ladder and "rows" not in ladder
