@@ -109,6 +109,7 @@ DATA_KEYED: dict[tuple[str, str], str] = {
     ("audit", "results[].fit_checks.*.null_quantiles"): "quantile levels of a null distribution (q50, q90, q99)",
     ("audit", "results[].gof.null_quantiles"): "quantile levels of a null distribution (q50, q90, q99)",
     ("bench longmemeval", "question_types"): "one entry per question type of the data set",
+    ("concentration", "definitions"): "one definition (a string) per concentration metric, by the metric's name",
     ("health", "retrieval.stale_by_reason"): "one count per reason a hit was stale (superseded, archived, ...)",
     ("import mem0", "events"): "rows written per event kind",
     ("import otel", "events"): "rows written per event kind",
@@ -134,6 +135,14 @@ NOT_GLOSSED: dict[tuple[str, str], str] = {
     ("health", "hot"): "two meanings: the hot-list section (an object) and its list of hot items",
     ("health", "failure_attribution_ci"): "a flat *_ci pair without its level: confidence_interval {low, high, level}",
     ("health", "rate_trend_ci"): "a flat *_ci pair without its level: confidence_interval {low, high, level}",
+}
+#: keys that hold two kinds of value across the real outputs beyond tests/test_vocabulary.py's TWO_MEANINGS (which
+#: walks the schemas): found by this walk, glossed or not; the list may only shrink
+REAL_TWO_MEANINGS = {
+    "bins": "health: growth.bins counts the bins (a number), success_curve.bins lists them",
+    "core_items": "psd: how many top-decile items the core series counts (a number); simulate: their ids (a list)",
+    "failures": "health: the failure-attribution section (an object); simulate: the τ where a check failed (a list)",
+    "hot": "health: the hot-list section (an object) and its hot items (a list)",
 }
 
 _DOCS: dict[str, dict] = {}  # command -> its real --json document, one run per command per test process
@@ -202,6 +211,26 @@ def test_the_real_output_allow_list_can_fail():
     assert unglossed_real_keys("throwaway", {"rows": [], "bins": 0}, terms) == {("", "rows"), ("", "bins")}
 
 
+def _kind(value: Any) -> str | None:
+    kinds = ((bool, "boolean"), ((int, float), "number"), (str, "string"), (list, "array"), (dict, "object"))
+    return next((name for tp, name in kinds if isinstance(value, tp)), None)  # None: null, any kind
+
+
+def _real_kinds(command: str, doc: Any, kinds: dict[str, set[str]]) -> None:
+    """Add the kind of value each key holds in a real document (keys of data-keyed maps left out)."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, list):
+            stack += [(f"{path}[]", v) for v in node]
+        elif isinstance(node, dict):
+            keyed = (command, path) in DATA_KEYED
+            for key, value in node.items():
+                if not keyed and _kind(value):
+                    kinds.setdefault(key, set()).add(_kind(value))
+                stack.append((f"{path}.{'*' if keyed else key}".lstrip("."), value))
+
+
 def _schema_keys(schema: Any) -> Iterator[str]:
     if isinstance(schema, dict):
         for key, sub in schema.get("properties", {}).items():
@@ -214,18 +243,27 @@ def _schema_keys(schema: Any) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_the_real_output_lists_and_the_glossary_are_current(run_cli, counts):
-    """Every DATA_KEYED path and NOT_GLOSSED key still occurs in its command's real output, and every glossary entry
-    is printed by some command (in its schema or its real output): the lists only shrink, the glossary holds no
-    stale entry. Reuses the documents the validation test ran (one run per command)."""
+    """Every DATA_KEYED path and NOT_GLOSSED key still occurs in its command's real output, every glossary entry is
+    printed by some command (in its schema or its real output), and no key holds two kinds of value in the real
+    outputs beyond the known lists: the lists only shrink, the glossary holds no stale entry. Reuses the documents
+    the validation test ran (one run per command)."""
     from ctwm_cli.cli.schemas import command_schema, commands, glossary
 
+    from test_vocabulary import TWO_MEANINGS
+
     seen: set[tuple[str, str]] = set()
+    kinds: dict[str, set[str]] = {}
     printed = {k for c in commands() for k in _schema_keys(command_schema(c))}
     for command in CASES:
         paths: set[str] = set()
         keys = {k for _, k in _walk(command, _real(run_cli, counts, command), paths)}
         seen |= {(command, p) for p in paths} | {(command, k) for k in keys}
         printed |= keys
+        _real_kinds(command, _real(run_cli, counts, command), kinds)
+    two = {k for k, v in kinds.items() if len(v) > 1}
+    new = two - TWO_MEANINGS - set(REAL_TWO_MEANINGS)
+    assert new == set(), f"a key holds one kind of value: name the new one otherwise: {sorted(new)}"
+    assert set(REAL_TWO_MEANINGS) - two == set(), "fixed, so remove from REAL_TWO_MEANINGS"
     assert set(DATA_KEYED) - seen == set(), "not printed any more: remove from DATA_KEYED"
     assert set(NOT_GLOSSED) - seen == set(), "renamed or gone: remove from NOT_GLOSSED"
     stale = {k for k in glossary() if not k.startswith("*_") and k not in printed}
