@@ -76,7 +76,7 @@ def test_world_list_options_take_commas_and_repeats(run_cli, tmp_path):
                         "--retriever", "state-frequency"])
     assert comma.code == repeated.code == 0, comma.err + repeated.err
     assert comma.out == repeated.out
-    assert {(r["family"], r["retriever"]) for r in json.loads(comma.out)["rows"]} == {
+    assert {(r["family"], r["retriever"]) for r in json.loads(comma.out)["results"]} == {
         (f, r) for f in ("scale-free", "uniform") for r in ("none", "state-frequency")}
     bad = run_cli(["world", "grid", "--out", str(tmp_path / "g"), "--family", "uniform,bogus"])
     assert bad.code == 2 and "--family must be one of uniform" in bad.err and "got 'bogus'" in bad.err

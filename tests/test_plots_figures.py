@@ -19,7 +19,7 @@ def test_world_ladder_plot_shows_every_retriever_and_family(run_cli, tmp_path):
     from ctwm_cli.world.ladder import Ladder, LadderRow
 
     doc = json.loads(res.out)
-    ladder = Ladder(rows=tuple(LadderRow(**r) for r in doc["rows"]), policy=doc["policy"], steps=doc["steps"],
+    ladder = Ladder(results=tuple(LadderRow(**r) for r in doc["results"]), policy=doc["policy"], steps=doc["steps"],
                     k=doc["k"], capacity=doc["capacity"])
     fig = plot_ladder(ladder)
     ax = fig.axes[0]

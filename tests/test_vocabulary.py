@@ -171,14 +171,12 @@ def test_every_key_of_every_command_is_in_the_glossary():
     assert not bad, f"add a one-line meaning to ctwm_cli/common/glossary.tsv (or use a glossary name): {bad}"
 
 
-def test_the_glossary_has_no_stale_or_empty_entry():
+def test_the_glossary_has_no_empty_entry():
+    """(Stale entries, printed by no command, are caught by tests/test_cli_schema.py, which holds the real outputs:
+    some keys only a hand-written to_dict() prints.)"""
     from ctwm_cli.cli.schemas import glossary
 
-    terms = glossary()
-    used = {k for c in COMMANDS for k in _keys(command_schema(c))}
-    assert all(terms.values()), "every entry has a meaning"
-    stale = {k for k in terms if not k.startswith("*_") and k not in used}
-    assert stale == set(), f"no command prints these: remove them from the glossary: {sorted(stale)}"
+    assert all(glossary().values()), "every entry has a meaning"
 
 
 def test_a_throwaway_schema_with_rows_audits_ci_low_fails_the_allow_list():

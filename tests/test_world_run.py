@@ -161,7 +161,8 @@ def test_ladder_rows_and_paired_trajectories(run_cli):
                    "state-frequency", "--size", "100", "--steps", "500", "--seed", "1", "--jobs", "1", "--json"])
     assert res.code == 0, res.err
     doc = json.loads(res.out)
-    assert [r["retriever"] for r in doc["rows"]] == ["none", "state-frequency"]
+    assert [r["retriever"] for r in doc["results"]] == ["none", "state-frequency"]
+    assert "rows" not in doc and lad.rows is lad.results  # issue 43: JSON says results; .rows stays for callers
 
 
 def test_semantic_policy_is_goal_directed_and_deterministic():

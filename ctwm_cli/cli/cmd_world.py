@@ -146,7 +146,7 @@ def ladder(*, flags: LadderFlags, opts: WorldSettings, how: LadderRun, fmt: Form
     base = opts.config(family=fams[0], size=size, retriever="state-frequency", seed=seed)
     with progress_bar("world ladder", total=len(fams)) as progress:
         res = run_ladder(families=fams, retrievers=rets, base=base, jobs=how.jobs, progress=progress)
-    rows = [r.to_dict() for r in res.rows]
+    rows = [r.to_dict() for r in res.results]
     t = Table(
         title=f"retriever ladder: {res.policy}, |V|={size}, {res.steps:,} steps, k={res.k}, "
         f"capacity={res.capacity}, seed={seed}" + (f", preset {res.preset}" if res.preset else "")
@@ -159,7 +159,7 @@ def ladder(*, flags: LadderFlags, opts: WorldSettings, how: LadderRun, fmt: Form
     for col in ("family", "retriever", "gini", "/SF", "gini ret", "top10", "max/med", "skew", "items"):
         text = col in ("family", "retriever")
         t.add_column(col, justify="left" if text else "right", no_wrap=text)
-    for r in res.rows:
+    for r in res.results:
         t.add_row(r.family, r.retriever, fmt_num(r.gini, 3), fmt_num(r.gini_vs_state_frequency, 3),
                   fmt_num(r.gini_retrieve, 3), fmt_num(r.top10_share, 3), fmt_num(r.max_over_median, 3),
                   fmt_num(r.skewness, 3), fmt_num(r.n_items))

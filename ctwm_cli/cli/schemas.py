@@ -3,7 +3,8 @@
 A result class is a frozen dataclass; its fields and type hints are the contract: every field is a
 property of the matching type (``float`` is ``number`` or ``null``, since NaN is written as null; a
 tuple or ndarray is an ``array``; a nested result is an object with its own fields). Fields are
-required unless the class writes its own ``to_dict()`` (which may add or drop keys). The envelope
+required unless the class writes its own ``to_dict()`` (which may add or drop keys: then only its scalar fields and
+the non-scalar ones it names in a ``json_fields`` class variable are published). The envelope
 (``schema_version``, ``tool``, ``version``, ``command``, ``seed``) and the gate outcomes (``checks``)
 are the same for every command. ``tests/test_cli_schema.py`` validates real outputs against it.
 """
@@ -21,7 +22,6 @@ from ..common.vocabulary import SUMMARY_KEY
 from .registry import registered
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
 
 
 def commands() -> tuple[str, ...]:
@@ -88,8 +88,10 @@ def _object_schema(cls: type, seen: set[type]) -> dict[str, Any]:
     fields = [f for f in dataclasses.fields(cls) if not f.name.startswith("_") and not f.metadata.get("timing")]
     own_to_dict = "to_dict" in vars(cls)
     props = {f.name: _type_schema(hints.get(f.name, Any), seen) for f in fields}
-    if own_to_dict:  # its to_dict() may summarise arrays and nested parts: only plain scalars are pinned
-        props = {k: v for k, v in props.items() if _scalar(v)}
+    if own_to_dict:  # its to_dict() may summarise arrays and nested parts: only plain scalars are pinned, and the
+        # non-scalar fields the class says its to_dict() writes as they are typed (``json_fields``)
+        written = set(getattr(cls, "json_fields", ()))
+        props = {k: v for k, v in props.items() if _scalar(v) or k in written}
     out: dict[str, Any] = {"type": "object", "title": cls.__name__, "properties": props}
     if not own_to_dict:
         out["required"] = [f.name for f in fields]
@@ -193,9 +195,11 @@ def glossary_page() -> str:
     rows = "\n".join(f"| `{key}` | {text.replace('|', '/')} |" for key, text in glossary().items())
     return f"""# Glossary of JSON keys
 
-Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it), with
-its meaning in one line. Generated from `ctwm_cli/common/glossary.tsv`; `tests/test_vocabulary.py` fails when a
-command's schema holds a key that is not here, when an entry is no longer printed, or when this page is stale.
+Every key any command prints under `--format json` (as its schema, `ctwm schema COMMAND`, publishes it, and as
+its real output holds it), with its meaning in one line; the keys of maps keyed by data (family, event, column or
+policy names) are not field names and are not listed. Generated from `ctwm_cli/common/glossary.tsv`;
+`tests/test_vocabulary.py` and `tests/test_cli_schema.py` fail when a command's schema or real output holds a key
+that is not here, when an entry is no longer printed, or when this page is stale.
 A `*_suffix` entry names every key that ends so (`tail_confidence_interval`, `tokens_mean`).
 
 | key | meaning |

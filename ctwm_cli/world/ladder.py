@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ..common.checks import check_choice
 from ..common.results import ToDict, result
@@ -48,7 +48,7 @@ class LadderRow(ToDict):
 class Ladder(ToDict):
     """``ctwm world ladder``: concentration per retriever per family (paper Fig. 3)."""
 
-    rows: tuple[LadderRow, ...]
+    results: tuple[LadderRow, ...]  # one per (family, retriever) (JSON ``results``; ``rows`` before the rename)
     policy: str
     steps: int
     k: int
@@ -59,6 +59,13 @@ class Ladder(ToDict):
     order: str | None = None
     tau: float | None = None
     preset: str | None = None
+    #: written by to_dict() as typed, so the schema publishes it (cli/schemas.py)
+    json_fields: ClassVar[tuple[str, ...]] = ("results",)
+
+    @property
+    def rows(self) -> tuple[LadderRow, ...]:
+        """Former name of :attr:`results` (kept for library callers)."""
+        return self.results
 
     def to_dict(self) -> dict[str, Any]:
         d = ToDict.to_dict(self)
@@ -107,7 +114,7 @@ def run_ladder(*, families: Sequence[str] = FAMILIES, retrievers: Sequence[str] 
     order = {f: i for i, f in enumerate(families)}
     rows = sorted((r for rs in results for r in rs), key=lambda r: (order[r.family], retrievers.index(r.retriever)))
     cfg0 = configs[0]
-    return Ladder(rows=tuple(rows), policy=cfg0.policy, steps=cfg0.steps, k=cfg0.k, capacity=cfg0.capacity,
+    return Ladder(results=tuple(rows), policy=cfg0.policy, steps=cfg0.steps, k=cfg0.k, capacity=cfg0.capacity,
                   store=cfg0.store, walk=cfg0.walk, order=cfg0.order,
                   tau=(base.tau if base.tau is not None else DEFAULT_TAU) if "state-tau" in retrievers else None,
                   preset=cfg0.preset)
