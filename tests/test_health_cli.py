@@ -43,7 +43,8 @@ def test_otel_file_directly(run_cli):
     assert m["stale_hit_share"] == pytest.approx(0.25)
     # task B (failed) and task A (succeeded) both used mem_b, which was deleted (archived), not revoked
     assert m["failure_attribution"] == 0.0 and m["failures_attributed"] == 0.0 and m["revoked_share"] == 0.0
-    assert doc["failures"]["failure_attribution_ci"] == pytest.approx([-0.7935, 0.7935], abs=1e-4)
+    ci = doc["failures"]["failure_attribution_confidence_interval"]
+    assert [ci["low"], ci["high"], ci["level"]] == pytest.approx([-0.7935, 0.7935, 0.95], abs=1e-4)
     assert doc["retrieval"]["hit_definition"] == "returned"  # OTel spans name no injected records
     assert m["net_new_per_task"] == 0.5 and m["store_size"] == 4
 

@@ -190,3 +190,32 @@ def test_an_old_metric_name_gets_its_new_one_as_the_did_you_mean(run_cli, tmp_pa
     else:
         res = run_cli(["audit", ROOT / "sample_traces" / "tpl_events.parquet", "-b", "0", "--seed", "1", *args])
     assert res.code == 2 and "did you mean 'n_items'?" in res.err and flag in res.err, res.err
+
+
+HEALTH_V2 = {  # written by fc753fa's code from the repository root, as the module docstring says for the others
+    "health_otel.json": ["health", "sample_traces/telemetry/otel_spans.json", "--budget", "1000", "--json"],
+    "health_tpl_events.json": ["health", "sample_traces/tpl_events.parquet", "--json"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HEALTH_V2))
+def test_a_version_2_health_report_reads_as_this_version_writes_it(new_doc, name):
+    """Health's flat ``[low, high]`` pairs become ``{low, high, level}`` (failure attribution at Newcombe's 0.95,
+    growth's trend at growth's ``level``) and growth's ``bins`` count ``n_bins``: the same keys in the same order as
+    this ctwm writes, and the same values."""
+    old, new = _v2(name), new_doc(HEALTH_V2[name])
+    got = upgrade(old)
+    assert _paths(got) == _paths(new), "the same keys in the same order"
+    assert got == new
+    assert "failure_attribution_ci" not in json.dumps(got) and "rate_trend_ci" not in json.dumps(got)
+
+
+def test_a_flat_pair_not_formed_becomes_null_and_a_list_of_bins_keeps_its_name():
+    doc = {"schema_version": 2, "command": "health",
+           "growth": {"bins": 0, "rate_trend_ci": [None, None], "level": 0.9},
+           "success_curve": {"bins": [{"tasks": 3}]},
+           "failures": {"failure_attribution_ci": [-0.2, 0.4]}}
+    got = upgrade(doc)
+    assert got["growth"] == {"n_bins": 0, "rate_trend_confidence_interval": None, "level": 0.9}
+    assert got["success_curve"] == {"bins": [{"tasks": 3}]}
+    assert got["failures"] == {"failure_attribution_confidence_interval": {"low": -0.2, "high": 0.4, "level": 0.95}}

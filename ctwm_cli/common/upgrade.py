@@ -11,7 +11,11 @@ Schema version 3 (issue 43) renamed, with nothing added or dropped:
 * an audit result's ``label`` -> ``source`` and ``n`` -> ``n_items`` (``ctwm audit``'s ``results[]``). Version 3
   also writes a group's audit as ``source`` and ``group`` apart, as ``concentration`` does; a version-2 label of a
   group (``x.parquet[run-1]``) is kept whole as its ``source`` (a bracket in a name cannot be told from a group),
-  which names the same subject: ``ctwm diff`` pairs it with version 3's ``source[group]``.
+  which names the same subject: ``ctwm diff`` pairs it with version 3's ``source[group]``;
+* ``ctwm health``'s flat pairs ``failure_attribution_ci`` ``[low, high]`` (Newcombe, at 0.95) and growth's
+  ``rate_trend_ci`` (at growth's ``level``) -> ``failure_attribution_confidence_interval`` and
+  ``rate_trend_confidence_interval``, the vocabulary's ``{low, high, level}`` (``null`` where no interval was
+  formed), and growth's ``bins`` (a count) -> ``n_bins``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ from .results import SCHEMA_VERSION
 READABLE_VERSIONS = (2, SCHEMA_VERSION)
 #: keys renamed in version 3 wherever their value is a status string
 STATUS_RENAMED = {"interval": "interval_status", "quality_interval": "quality_interval_status"}
+#: flat ``[low, high]`` pairs renamed in version 3 to ``{low, high, level}`` objects: new name, and the level
+#: (a number, or the name of the sibling key that holds it)
+PAIRS_RENAMED: dict[str, tuple[str, float | str]] = {
+    "failure_attribution_ci": ("failure_attribution_confidence_interval", 0.95),
+    "rate_trend_ci": ("rate_trend_confidence_interval", "level"),
+}
 #: keys of each audit result (``ctwm audit``'s ``results[]``) renamed in version 3
 AUDIT_RENAMED = {"label": "source", "n": "n_items"}
 
@@ -67,12 +77,32 @@ def _statuses_renamed(doc: dict[str, Any]) -> dict[str, Any]:
         src, dst = stack.pop()
         for key, value in (src.items() if isinstance(src, dict) else enumerate(src)):
             new = _shell(value)
+            if isinstance(src, dict) and key in PAIRS_RENAMED and (value is None or _pair(value)):
+                name, level = PAIRS_RENAMED[key]
+                dst[name] = _interval(value, src.get(level) if isinstance(level, str) else level)
+                continue
             if isinstance(src, dict):
                 renamed = STATUS_RENAMED.get(key)
-                moved = renamed is not None and isinstance(value, str) and renamed not in src
+                if key == "bins" and "rate_trend_ci" in src and isinstance(value, int):
+                    renamed = "n_bins"  # health growth's count of bins (success_curve.bins is a list, kept)
+                moved = renamed is not None and (isinstance(value, str) or renamed == "n_bins") and renamed not in src
                 dst[renamed if moved else key] = new
             else:
                 dst.append(new)
             if isinstance(value, (dict, list)):
                 stack.append((value, new))
     return top
+
+
+def _pair(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(v is None or isinstance(v, (int, float)) for v in value)
+
+
+def _interval(pair: list | None, level: Any) -> dict[str, Any] | None:
+    """A version-2 ``[low, high]`` as ``{low, high, level}``; ``None`` where it was not formed (a bound null)."""
+    if pair is None:
+        return None
+    low, high = pair
+    if low is None or high is None or not isinstance(level, (int, float)):
+        return None
+    return {"low": low, "high": high, "level": level}

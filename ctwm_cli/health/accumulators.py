@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..common.errors import InputError
-from ..stats.intervals import newcombe_difference
+from ..stats.intervals import confidence_interval, newcombe_difference
 from ..traces.objects import MemoryObjects
 from .lifecycle import RETIRING, REVOKING, Lifecycle
 from .results import (
@@ -267,7 +267,7 @@ class FailureAcc:
             tasks_with_outcome=len(self.outcome), failed_tasks=nf, succeeded_tasks=ns,
             failures_attributed=len(attributed), successes_with_revoked_use=ok_revoked, failed_revoked_use=pf,
             succeeded_revoked_use=ps, failure_attribution=pf - ps if nf and ns else _NAN,
-            failure_attribution_ci=ci, ci_note=note, scope=ATTRIBUTION_SCOPE,
+            failure_attribution_confidence_interval=confidence_interval(*ci, 0.95) if ci else None, ci_note=note, scope=ATTRIBUTION_SCOPE,
             revoked_items=len(revoked & items), archived_items=len(store.retired("archive") & items),
             evicted_items=len(store.retired("evict") & items), expired_items=len(expired & items),
             memory_items=len(items), revoked_share=len(revoked & items) / len(items) if items else _NAN,

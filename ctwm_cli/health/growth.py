@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from ..common.checks import check_range
+from ..stats.intervals import ConfidenceInterval, confidence_interval
 from ..common.errors import UsageError
 from ..common.results import ToDict, result
 
@@ -48,16 +49,28 @@ class GrowthFit(ToDict):
     size_end: int | None
     slope: float
     slope_se: float
-    bins: int
+    n_bins: int
     bin_width: float
     rate_trend: float
-    rate_trend_ci: tuple[float, float]
+    rate_trend_confidence_interval: ConfidenceInterval | None  # at ``level``; None: not formed
     rate_change: float  # (final_rate - initial_rate) / initial_rate
     initial_rate: float
     final_rate: float
     level: float
     min_change: float
     method: str = "OLS of per-bin growth rate on time; t-interval on the trend; effect-size floor"
+
+    @property
+    def rate_trend_ci(self) -> tuple[float, float]:
+        """``(low, high)`` of :attr:`rate_trend_confidence_interval`, NaNs when not formed (the name before schema
+        version 3)."""
+        ci = self.rate_trend_confidence_interval
+        return (math.nan, math.nan) if ci is None else (ci.low, ci.high)
+
+    @property
+    def bins(self) -> int:
+        """:attr:`n_bins` (the name before schema version 3)."""
+        return self.n_bins
 
 
 def classify_growth(
@@ -78,7 +91,7 @@ def classify_growth(
     nan = float("nan")
     empty = dict(
         time_unit=time_unit, n_points=n, size_start=int(s[0]) if n else None, size_end=int(s[-1]) if n else None,
-        bins=0, bin_width=nan, rate_trend=nan, rate_trend_ci=(nan, nan), rate_change=nan, initial_rate=nan,
+        n_bins=0, bin_width=nan, rate_trend=nan, rate_trend_confidence_interval=None, rate_change=nan, initial_rate=nan,
         final_rate=nan, level=level, min_change=min_change,
     )
     if n < 3 or t[-1] == t[0]:
@@ -105,7 +118,7 @@ def classify_growth(
     change = (r1 - r0) / r0 if r0 > 0 else (math.inf if r1 > 0 else nan)
     common = dict(
         time_unit=time_unit, n_points=n, size_start=int(s[0]), size_end=int(s[-1]), slope=slope, slope_se=slope_se,
-        bins=b, bin_width=width, rate_trend=trend, rate_trend_ci=(lo, hi), rate_change=change,
+        n_bins=b, bin_width=width, rate_trend=trend, rate_trend_confidence_interval=confidence_interval(lo, hi, level), rate_change=change,
         initial_rate=r0, final_rate=r1, level=level, min_change=min_change,
     )
     if slope <= 0 or mean_rate <= 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..common.results import ToDict, result
+from ..stats.intervals import ConfidenceInterval
 
 
 @result
@@ -77,7 +78,7 @@ class FailureAttribution(ToDict):
     failed_revoked_use: float  # failures_attributed / failed_tasks
     succeeded_revoked_use: float
     failure_attribution: float  # failed_revoked_use - succeeded_revoked_use
-    failure_attribution_ci: tuple[float, float] | None
+    failure_attribution_confidence_interval: ConfidenceInterval | None  # Newcombe, at 0.95; None: not formed
     ci_note: str  # how the interval was formed, or why it could not be
     scope: str  # what the number can and cannot show
     revoked_items: int  # superseded or invalidated by the end of the trace
@@ -87,3 +88,9 @@ class FailureAttribution(ToDict):
     memory_items: int
     revoked_share: float  # revoked_items / memory_items (the article's revoked entries / total entries)
     attributed_tasks: tuple[str, ...]
+
+    @property
+    def failure_attribution_ci(self) -> tuple[float, float] | None:
+        """``(low, high)`` of :attr:`failure_attribution_confidence_interval` (the name before schema version 3)."""
+        ci = self.failure_attribution_confidence_interval
+        return None if ci is None else (ci.low, ci.high)
