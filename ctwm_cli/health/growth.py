@@ -118,7 +118,8 @@ def classify_growth(
     change = (r1 - r0) / r0 if r0 > 0 else (math.inf if r1 > 0 else nan)
     common = dict(
         time_unit=time_unit, n_points=n, size_start=int(s[0]), size_end=int(s[-1]), slope=slope, slope_se=slope_se,
-        n_bins=b, bin_width=width, rate_trend=trend, rate_trend_confidence_interval=confidence_interval(lo, hi, level), rate_change=change,
+        n_bins=b, bin_width=width, rate_trend=trend,
+        rate_trend_confidence_interval=confidence_interval(lo, hi, level), rate_change=change,
         initial_rate=r0, final_rate=r1, level=level, min_change=min_change,
     )
     if slope <= 0 or mean_rate <= 0:
