@@ -9,7 +9,9 @@ sets with ``--calibrate R`` and reports, with Wilson 95% intervals:
   ``pvalue_lognormal`` = (1 + #{z_LN >= z})/(R + 1) on log-normal data; (1 + #{z_TPL <= z})/(R + 1) on TPL
   data) — and at 2a and 4a, where a bias shows with fewer data sets than at a;
 * ``adjusted p<=a`` (log-normal rows): the same for ``pvalue_lognormal_adjusted``, the fast double
-  bootstrap's correction of the TPL call's p-value, which the calibrated rule also requires to be <= a;
+  bootstrap's correction of the TPL call's p-value, which the calibrated rule also requires to be <= a
+  (a record also keeps it on TPL rows, with the raw p of the TPL call and whether the correction withheld
+  a TPL call: the power it costs);
 * ``TPL calls``: the share of calibrated ``tpl-compatible`` verdicts (on log-normal rows its false-TPL rate,
   on TPL rows the power the correction must keep);
 * ``wrong``: the share of wrong decisive calibrated verdicts the user gets (fit check, rivals and
@@ -51,8 +53,10 @@ CONFIGS = [("lognormal", 20_000, 2.0, 1.5), ("lognormal", 20_000, 2.0, 1.0), ("l
            ("lognormal", 100_000, 3.0, 1.0), ("tpl", 20_000, 1.8, 0.002), ("tpl", 5_000, 1.5, 0.01)]
 
 
-#: the calibrated rule the records were made with: "fdb" = TPL call needs the fast double bootstrap's p too
-RULE = "fdb"
+#: the calibrated rule the records were made with: "fdb2" = the TPL call needs the fast double bootstrap's
+#: p-value (Davidson & MacKinnon's form, #{z1 >= Q}/R) <= a too; "fdb" records (first form, (1 + #)/(R + 1)
+#: with Q at the (1 + k)/(R + 1) quantile) are history
+RULE = "fdb2"
 
 
 def draw(kind: str, n: int, a: float, b: float, rng: np.random.Generator) -> np.ndarray:
@@ -166,11 +170,14 @@ def main(argv: list[str] | None = None) -> None:
                 x = draw(kind, n, p1, p2, np.random.default_rng([44, n, i, s]))
                 r = audit(x, bootstrap=args.bootstrap, seed=s, calibrate=args.calibrate, level=a, jobs=args.jobs)
                 p = raw_pvalue(r, kind)
-                pa = r.calibration.pvalue_lognormal_adjusted if r.calibration and kind == "lognormal" else np.nan
+                c = r.calibration
+                pa = c.pvalue_lognormal_adjusted if c else np.nan
                 v = r.calibration.verdict.verdict if r.calibration else "inconclusive"
                 rec = {"config": [kind, n, p1, p2], "seed": s, "bootstrap": args.bootstrap,
                        "calibrate": args.calibrate, "significance": a, "rule": RULE,
                        "p": p if np.isfinite(p) else None, "p_adjusted": pa if np.isfinite(pa) else None,
+                       "p_tpl_call": c.pvalue_lognormal if c and np.isfinite(c.pvalue_lognormal) else None,
+                       "withheld_by_correction": bool(c and "double bootstrap" in c.verdict.reason),
                        "verdict": v, "wrong": v == (LOGNORMAL if kind == "tpl" else TPL),
                        "z": r.calibration.observed_z if r.calibration else None,
                        "seconds": time.perf_counter() - t0}

@@ -88,9 +88,9 @@ def share(k: int, n: int) -> str:
     return f"{k}/{n} {k / n:4.0%} [{lo:.0%}, {hi:.0%}]" if n else "–"
 
 
-#: the calibrated rule the records were made with ("fdb": its TPL call needs the fast double bootstrap's p too);
-#: a rerun resumes only from records of this rule
-RULE = "fdb"
+#: the calibrated rule the records were made with ("fdb2": its TPL call needs the fast double bootstrap's
+#: p-value, #{z1 >= Q}/R, <= a too; "fdb" records, a first form, are history); a rerun resumes only from these
+RULE = "fdb2"
 
 
 def run_key(name: str, seed: int, args) -> str:

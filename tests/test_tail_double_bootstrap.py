@@ -24,7 +24,7 @@ def test_fast_double_bootstrap_matches_its_closed_form(shift, scale, p):
     rng = np.random.default_rng(seed)
     z1, z2 = rng.standard_normal(400_000), shift + scale * rng.standard_normal(400_000)
     want = stats.norm.sf(shift + scale * stats.norm.isf(p))
-    got = fast_double_bootstrap(z1, z2, p)
+    got = fast_double_bootstrap(z1, z2, stats.norm.isf(p))  # the observed z whose raw p is p
     assert got == pytest.approx(want, abs=0.004), (seed, shift, scale, p, got, want)
     if shift == 0.0 and scale == 1.0:  # an exact bootstrap: the correction leaves p as it is
         assert got == pytest.approx(p, abs=0.004)
@@ -33,9 +33,12 @@ def test_fast_double_bootstrap_matches_its_closed_form(shift, scale, p):
 def test_fast_double_bootstrap_skips_failed_replicates_and_has_no_p_without_any():
     z1 = np.array([0.1, np.nan, 1.0, 2.0, 3.0])
     z2 = np.array([np.nan, 0.5, 0.5, 0.5, 0.5])
-    # Q = 0.5 at any p; #{z1 >= 0.5} = 3 of the 4 finite: (1 + 3) / 5
-    assert fast_double_bootstrap(z1, z2, 0.3) == pytest.approx(0.8)
-    assert math.isnan(fast_double_bootstrap(z1, np.full(5, np.nan), 0.3))
+    # Q = 0.5 at any observed z; #{z1 >= 0.5} = 3 of the 4 finite
+    assert fast_double_bootstrap(z1, z2, 2.5) == pytest.approx(0.75)
+    # z2 = z1 (an exact bootstrap): the adjusted p is the raw one, #{z1 >= z}/R
+    z = np.arange(1.0, 11.0)
+    assert fast_double_bootstrap(z, z, 8.5) == pytest.approx(0.2)
+    assert math.isnan(fast_double_bootstrap(z1, np.full(5, np.nan), 2.5))
     assert math.isnan(fast_double_bootstrap(z1, z2, math.nan))
 
 
@@ -66,21 +69,26 @@ def test_the_second_level_leaves_the_first_unchanged():
 
 
 @pytest.mark.slow
-def test_calibrated_tpl_calls_on_lognormal_data_hold_the_level_and_tpl_data_are_still_called():
+def test_calibrated_tpl_calls_on_lognormal_data_hold_the_level():
     # data from one log-normal (the law a calibration would fit): the rule's raw-and-adjusted test at
     # a = 0.2 with R = 24 ((1 + k)/25 <= 0.2: k <= 4). Under the null the rejection count is about
-    # Binomial(40, <= 0.2): P(X >= 14) = 0.04 at 0.2; the raw test alone rejected 29-35% in the
-    # calibration-level study at n = 5,000 (about 12-14 of 40).
+    # Binomial(30, <= 0.2): P(X >= 11) = 0.06 at 0.2, P(X >= 13) = 0.007; the raw test alone rejected
+    # 29-35% at n = 5,000 in the first calibration-level study (9-10 of 30).
     seed0, level, rejected = 600, 0.2, 0
-    for s in range(40):
-        x = np.ceil(np.random.default_rng(seed0 + s).lognormal(1.0, 1.2, 3000))
+    for s in range(30):
+        x = np.ceil(np.random.default_rng(seed0 + s).lognormal(1.0, 1.2, 2000))
         c = audit(x, bootstrap=0, seed=s, calibrate=24, level=level, jobs=1, fit_check=False).calibration
         rejected += bool(c.pvalue_lognormal <= level and c.pvalue_lognormal_adjusted <= level)
-    assert rejected < 14, (seed0, rejected)
-    # the TPL side keeps its power: a strongly truncated power law is still called tpl-compatible
+    assert rejected < 13, (seed0, rejected)
+
+
+@pytest.mark.slow
+def test_strongly_truncated_power_laws_are_still_called_tpl_compatible():
+    # the TPL side keeps its power: TPL(1.5, λ = 0.003), n = 1e4, z far beyond the log-normal null's
+    # quantile; at R = 80 the adjusted p of such a z is about 1/R, far below 0.05
     calls = []
-    for s in range(4):
+    for s in range(3):
         x = sample_tpl_tail(1.5, 0.003, 1.0, 10_000, np.random.default_rng(900 + s), True)
-        r = audit(x, bootstrap=0, seed=s, calibrate=40, jobs=1, fit_check=False)
+        r = audit(x, bootstrap=0, seed=s, calibrate=80, jobs=1, fit_check=False)
         calls.append(r.calibration.verdict)
-    assert sum(c.verdict == TPL for c in calls) >= 3, [c.reason for c in calls]
+    assert sum(c.verdict == TPL for c in calls) >= 2, [c.reason for c in calls]
