@@ -8,8 +8,8 @@ sets with ``--calibrate R`` and reports, with Wilson 95% intervals:
 * ``p<=a``: the share whose Monte Carlo p-value of the calibrated one-sided test is <= a (the raw test:
   ``pvalue_lognormal`` = (1 + #{z_LN >= z})/(R + 1) on log-normal data; (1 + #{z_TPL <= z})/(R + 1) on TPL
   data) — and at 2a and 4a, where a bias shows with fewer data sets than at a;
-* ``adjusted p<=a`` (log-normal rows): the same for ``pvalue_lognormal_adjusted``, the fast double
-  bootstrap's correction of the TPL call's p-value, which the calibrated rule also requires to be <= a
+* ``raw & adjusted p<=a`` (log-normal rows): the calibrated rule's test — the raw p and
+  ``pvalue_lognormal_adjusted``, the fast double bootstrap's correction of it, both <= a
   (a record also keeps it on TPL rows, with the raw p of the TPL call and whether the correction withheld
   a TPL call: the power it costs);
 * ``TPL calls``: the share of calibrated ``tpl-compatible`` verdicts (on log-normal rows its false-TPL rate,
@@ -86,7 +86,12 @@ def label(kind: str, n: int, p1: float, p2: float) -> str:
 
 
 def _rejections(recs: list[dict], field: str, a: float) -> tuple[int, dict[int, int]]:
-    pv = np.array([r.get(field) if r.get(field) is not None else np.nan for r in recs], dtype=float)
+    """Rejections at a, 2a, 4a of the p-value ``field``; ``p_adjusted`` is the rule's test: the raw p and
+    the adjusted one both <= the level."""
+    get = lambda r, f: r.get(f) if r.get(f) is not None else np.nan  # noqa: E731
+    pv = np.array([get(r, field) for r in recs], dtype=float)
+    if field == "p_adjusted":
+        pv = np.maximum(pv, np.array([get(r, "p") for r in recs], dtype=float))
     ok = np.isfinite(pv)
     return int(ok.sum()), {m: int(np.sum(pv[ok] <= m * a)) for m in (1, 2, 4)}
 
@@ -98,7 +103,7 @@ def summarise(records: list[dict], args) -> tuple[dict, str]:
     head = (f"bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, significance a = {a:g}; "
             "Wilson 95% intervals")
     lines = [head, "", f"| data | data sets | raw p <= {a:g} | raw p <= {2 * a:g} | raw p <= {4 * a:g} | "
-             f"adjusted p <= {a:g} | adjusted p <= {2 * a:g} | adjusted p <= {4 * a:g} | TPL calls | "
+             f"raw & adjusted <= {a:g} | raw & adjusted <= {2 * a:g} | raw & adjusted <= {4 * a:g} | TPL calls | "
              "wrong calibrated verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
     groups = [(label(*c), [r for r in records if r["config"] == list(c)]) for c in CONFIGS]
