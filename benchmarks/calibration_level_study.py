@@ -8,6 +8,12 @@ sets with ``--calibrate R`` and reports, with Wilson 95% intervals:
 * ``p<=a``: the share whose Monte Carlo p-value of the calibrated one-sided test is <= a (the raw test:
   ``pvalue_lognormal`` = (1 + #{z_LN >= z})/(R + 1) on log-normal data; (1 + #{z_TPL <= z})/(R + 1) on TPL
   data) — and at 2a and 4a, where a bias shows with fewer data sets than at a;
+* ``raw & adjusted p<=a`` (log-normal rows): the calibrated rule's test — the raw p and
+  ``pvalue_lognormal_adjusted``, the fast double bootstrap's correction of it, both <= a
+  (a record also keeps it on TPL rows, with the raw p of the TPL call and whether the correction withheld
+  a TPL call: the power it costs);
+* ``TPL calls``: the share of calibrated ``tpl-compatible`` verdicts (on log-normal rows its false-TPL rate,
+  on TPL rows the power the correction must keep);
 * ``wrong``: the share of wrong decisive calibrated verdicts the user gets (fit check, rivals and
   mixture null included).
 
@@ -22,7 +28,10 @@ interval, is that bias.
     python benchmarks/calibration_level_study.py --seeds 20 --only 0   # one configuration, minutes
 
 The full run: 100 data sets per configuration, B = 200, R = 200 (the README's suggested R); reduced runs
-are labelled with their arguments in the first line of the output.
+are labelled with their arguments in the first line of the output. Data of configuration i, seed s are drawn
+from ``default_rng([44, n, i, s])`` (before the double bootstrap, ``[44, n, s]``: two configurations of the
+same n drew the same normals, so their rows counted alike), audited with ``seed=s``. A record carries the
+``RULE`` it was decided by; a rerun resumes only from records of the current rule.
 """
 
 from __future__ import annotations
@@ -42,6 +51,12 @@ from ctwm_cli.tail.samplers import sample_tpl_tail
 #: (generator, n, shape parameters): log-normal (μ, σ), TPL (α, λ); the first is the issue's surviving case
 CONFIGS = [("lognormal", 20_000, 2.0, 1.5), ("lognormal", 20_000, 2.0, 1.0), ("lognormal", 5_000, 1.0, 1.2),
            ("lognormal", 100_000, 3.0, 1.0), ("tpl", 20_000, 1.8, 0.002), ("tpl", 5_000, 1.5, 0.01)]
+
+
+#: the calibrated rule the records were made with: "fdb2" = the TPL call needs the fast double bootstrap's
+#: p-value (Davidson & MacKinnon's form, #{z1 >= Q}/R) <= a too; "fdb" records (first form, (1 + #)/(R + 1)
+#: with Q at the (1 + k)/(R + 1) quantile) are history
+RULE = "fdb2"
 
 
 def draw(kind: str, n: int, a: float, b: float, rng: np.random.Generator) -> np.ndarray:
@@ -70,14 +85,26 @@ def label(kind: str, n: int, p1: float, p2: float) -> str:
     return f"ceil {name}, n = {n:,}" if kind == "lognormal" else f"{name}, n = {n:,}"
 
 
+def _rejections(recs: list[dict], field: str, a: float) -> tuple[int, dict[int, int]]:
+    """Rejections at a, 2a, 4a of the p-value ``field``; ``p_adjusted`` is the rule's test: the raw p and
+    the adjusted one both <= the level."""
+    get = lambda r, f: r.get(f) if r.get(f) is not None else np.nan  # noqa: E731
+    pv = np.array([get(r, field) for r in recs], dtype=float)
+    if field == "p_adjusted":
+        pv = np.maximum(pv, np.array([get(r, "p") for r in recs], dtype=float))
+    ok = np.isfinite(pv)
+    return int(ok.sum()), {m: int(np.sum(pv[ok] <= m * a)) for m in (1, 2, 4)}
+
+
 def summarise(records: list[dict], args) -> tuple[dict, str]:
-    """Per configuration and pooled per side: the raw test's rejection share at a, 2a, 4a and the wrong
-    calibrated verdicts, Wilson 95% intervals."""
+    """Per configuration and pooled per side: the raw test's rejection share at a, 2a, 4a, the double
+    bootstrap's (log-normal rows), the calibrated TPL calls and the wrong calibrated verdicts, Wilson 95%."""
     a = args.significance
     head = (f"bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, significance a = {a:g}; "
             "Wilson 95% intervals")
     lines = [head, "", f"| data | data sets | raw p <= {a:g} | raw p <= {2 * a:g} | raw p <= {4 * a:g} | "
-             "wrong calibrated verdict |", "|---|---|---|---|---|---|"]
+             f"raw & adjusted <= {a:g} | raw & adjusted <= {2 * a:g} | raw & adjusted <= {4 * a:g} | TPL calls | "
+             "wrong calibrated verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
     groups = [(label(*c), [r for r in records if r["config"] == list(c)]) for c in CONFIGS]
     for side, kind in (("all log-normal rows", "lognormal"), ("all TPL rows", "tpl")):
@@ -85,20 +112,24 @@ def summarise(records: list[dict], args) -> tuple[dict, str]:
     for name, recs in groups:
         if not recs:
             continue
-        pv = np.array([r["p"] if r["p"] is not None else np.nan for r in recs])
-        ok = np.isfinite(pv)
-        k = int(ok.sum())
-        rej = {m: int(np.sum(pv[ok] <= m * a)) for m in (1, 2, 4)}
+        k, rej = _rejections(recs, "p", a)
+        ln = all(r["config"][0] == "lognormal" for r in recs)
+        ka, adj = _rejections(recs, "p_adjusted", a) if ln else (0, {1: 0, 2: 0, 4: 0})
         w = sum(r["wrong"] for r in recs)
+        t = sum(r.get("verdict") == TPL for r in recs)
         rows.append({"data": name, "data_sets": len(recs), "finite_p": k,
                      **{f"reject_at_{m * a:g}": [rej[m], k, *wilson_interval(rej[m], k)] for m in (1, 2, 4)},
+                     **({f"adjusted_reject_at_{m * a:g}": [adj[m], ka, *wilson_interval(adj[m], ka)]
+                         for m in (1, 2, 4)} if ln else {}),
+                     "tpl_calls": [t, len(recs), *wilson_interval(t, len(recs))],
                      "wrong": [w, len(recs), *wilson_interval(w, len(recs))],
                      "seconds_per_audit": float(np.mean([r["seconds"] for r in recs]))})
         lines.append(f"| {name} | {len(recs)} | {cell(rej[1], k)} | {cell(rej[2], k)} | {cell(rej[4], k)} | "
+                     f"{cell(adj[1], ka)} | {cell(adj[2], ka)} | {cell(adj[4], ka)} | {cell(t, len(recs))} | "
                      f"{cell(w, len(recs))} |")
     summary = {"study": "calibration level (issue 44)", "bootstrap": args.bootstrap, "calibrate": args.calibrate,
                "significance": a, "seeds_requested": args.seeds,
-               "seed_rule": "data: default_rng([44, n, seed]); audit seed = seed",
+               "rule": RULE, "seed_rule": "data: default_rng([44, n, configuration index, seed]); audit seed = seed",
                "command": "python benchmarks/calibration_level_study.py " + " ".join(args.argv), "rows": rows}
     return summary, "\n".join(lines) + "\n"
 
@@ -124,8 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.with_suffix(".jsonl")
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
-    mine = [r for r in records if (r["bootstrap"], r["calibrate"], r["significance"]) ==
-            (args.bootstrap, args.calibrate, a)]
+    mine = [r for r in records if (r["bootstrap"], r["calibrate"], r["significance"], r.get("rule")) ==
+            (args.bootstrap, args.calibrate, a, RULE)]
     done = {(tuple(r["config"]), r["seed"]) for r in mine}
     print(f"seeds per row {args.seeds}, bootstrap B = {args.bootstrap}, calibration R = {args.calibrate}, "
           f"significance {a:g}; resuming from {len(mine)} audits in {log}", flush=True)
@@ -135,24 +166,31 @@ def main(argv: list[str] | None = None) -> None:
             if args.minutes is not None and time.perf_counter() - t_start > 60 * args.minutes:
                 break
             for kind, n, p1, p2 in chosen:
+                i = CONFIGS.index((kind, n, p1, p2))
                 if ((kind, n, p1, p2), s) in done:
                     continue
                 if args.minutes is not None and time.perf_counter() - t_start > 60 * args.minutes:
                     break
                 t0 = time.perf_counter()
-                x = draw(kind, n, p1, p2, np.random.default_rng([44, n, s]))
+                x = draw(kind, n, p1, p2, np.random.default_rng([44, n, i, s]))
                 r = audit(x, bootstrap=args.bootstrap, seed=s, calibrate=args.calibrate, level=a, jobs=args.jobs)
                 p = raw_pvalue(r, kind)
+                c = r.calibration
+                pa = c.pvalue_lognormal_adjusted if c else np.nan
                 v = r.calibration.verdict.verdict if r.calibration else "inconclusive"
                 rec = {"config": [kind, n, p1, p2], "seed": s, "bootstrap": args.bootstrap,
-                       "calibrate": args.calibrate, "significance": a, "p": p if np.isfinite(p) else None,
+                       "calibrate": args.calibrate, "significance": a, "rule": RULE,
+                       "p": p if np.isfinite(p) else None, "p_adjusted": pa if np.isfinite(pa) else None,
+                       "p_tpl_call": c.pvalue_lognormal if c and np.isfinite(c.pvalue_lognormal) else None,
+                       "withheld_by_correction": bool(c and "double bootstrap" in c.verdict.reason),
                        "verdict": v, "wrong": v == (LOGNORMAL if kind == "tpl" else TPL),
                        "z": r.calibration.observed_z if r.calibration else None,
                        "seconds": time.perf_counter() - t0}
                 fh.write(json.dumps(rec, default=float) + "\n")
                 fh.flush()
                 mine.append(rec)
-                print(f"  seed {s:3d} {label(kind, n, p1, p2)}: p {p:.3f}, {v} ({rec['seconds']:.1f} s)", flush=True)
+                print(f"  seed {s:3d} {label(kind, n, p1, p2)}: p {p:.3f}, adjusted {pa:.3f}, {v} "
+                      f"({rec['seconds']:.1f} s)", flush=True)
     summary, table = summarise(mine, args)
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1, default=float) + "\n")
     out.with_suffix(".md").write_text(table)

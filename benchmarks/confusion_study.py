@@ -88,8 +88,13 @@ def share(k: int, n: int) -> str:
     return f"{k}/{n} {k / n:4.0%} [{lo:.0%}, {hi:.0%}]" if n else "–"
 
 
+#: the calibrated rule the records were made with ("fdb2": its TPL call needs the fast double bootstrap's
+#: p-value, #{z1 >= Q}/R, <= a too; "fdb" records, a first form, are history); a rerun resumes only from these
+RULE = "fdb2"
+
+
 def run_key(name: str, seed: int, args) -> str:
-    return f"{name}|{seed}|n={args.n}|B={args.bootstrap}|R={args.calibrate}"
+    return f"{name}|{seed}|n={args.n}|B={args.bootstrap}|R={args.calibrate}|rule={RULE}"
 
 
 def summarise(records: list[dict], args) -> tuple[dict, str]:
@@ -119,7 +124,8 @@ def summarise(records: list[dict], args) -> tuple[dict, str]:
         if k:
             lines.append(f"| **all families** | {rule} | {k} | | | {share(w, k)} |")
     summary = {"study": "confusion (issue 44)", "n": args.n, "bootstrap": args.bootstrap, "calibrate": args.calibrate,
-               "seeds_requested": args.seeds, "seed_rule": "data: default_rng([44, seed]); audit seed = seed",
+               "seeds_requested": args.seeds, "rule": RULE,
+               "seed_rule": "data: default_rng([44, seed]); audit seed = seed",
                "command": "python benchmarks/confusion_study.py " + " ".join(args.argv), "rows": rows}
     return summary, "\n".join(lines) + "\n"
 
@@ -144,7 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.with_suffix(".jsonl")
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
-    mine = lambda r: r["n"] == args.n and r["bootstrap"] == args.bootstrap and r["calibrate"] == args.calibrate  # noqa: E731
+    mine = lambda r: (r["n"], r["bootstrap"], r["calibrate"], r.get("rule")) == (  # noqa: E731
+        args.n, args.bootstrap, args.calibrate, RULE)
     done = {r["key"] for r in records}
     names = [nm for nm in FAMILIES if not args.only or any(nm.startswith(o) for o in args.only)]
     t_start = time.perf_counter()
@@ -163,11 +170,13 @@ def main(argv: list[str] | None = None) -> None:
                 x = draw(args.n, np.random.default_rng([44, s]), s)
                 r = audit(x, bootstrap=args.bootstrap, calibrate=args.calibrate, seed=s, jobs=args.jobs)
                 rec = {"key": key, "family": name, "seed": s, "n": args.n, "bootstrap": args.bootstrap,
-                       "calibrate": args.calibrate, "default": r.verdict.verdict,
+                       "calibrate": args.calibrate, "rule": RULE, "default": r.verdict.verdict,
                        "calibrated": r.calibration.verdict.verdict if r.calibration else INCONCLUSIVE,
                        "default_reason": r.verdict.reason,
                        "calibrated_reason": r.calibration.verdict.reason if r.calibration else "no calibration",
                        "z": r.tpl_vs_lognormal.z if r.tpl_vs_lognormal is not None else None,
+                       "p_lognormal": r.calibration.pvalue_lognormal if r.calibration else None,
+                       "p_lognormal_adjusted": r.calibration.pvalue_lognormal_adjusted if r.calibration else None,
                        "seconds": time.perf_counter() - t0}
                 fh.write(json.dumps(rec, default=float) + "\n")
                 fh.flush()

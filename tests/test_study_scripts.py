@@ -76,3 +76,19 @@ def test_calibration_level_summary_counts_rejections_at_each_level(tmp_path):
     assert row["reject_at_0.05"][:2] == [1, 4] and row["reject_at_0.1"][:2] == [2, 4]
     assert row["reject_at_0.2"][:2] == [3, 4] and row["wrong"][:2] == [1, 5]
     assert "**all log-normal rows**" in table
+
+
+def test_calibration_level_summary_counts_the_rules_test_raw_and_adjusted(tmp_path):
+    cl = load("calibration_level_study")
+
+    class Args:
+        significance, bootstrap, calibrate, seeds, argv = 0.05, 30, 100, 3, []
+
+    cfg = list(cl.CONFIGS[0])
+    pairs = [(0.01, 0.08, "inconclusive"), (0.04, 0.03, "tpl-compatible"), (0.3, 0.01, "inconclusive")]
+    recs = [{"config": cfg, "seed": i, "p": p, "p_adjusted": q, "verdict": v, "wrong": v == "tpl-compatible",
+             "seconds": 1.0} for i, (p, q, v) in enumerate(pairs)]
+    row = cl.summarise(recs, Args)[0]["rows"][0]
+    # the rule's test rejects when both p <= level: max(p, p_adj) = 0.08, 0.04, 0.3
+    assert row["adjusted_reject_at_0.05"][:2] == [1, 3] and row["adjusted_reject_at_0.1"][:2] == [2, 3]
+    assert row["reject_at_0.05"][:2] == [2, 3] and row["tpl_calls"][:2] == [1, 3]

@@ -256,12 +256,13 @@ class AuditRun(Declared, ToDict):
     WHAT = "audit option"
 
     calibrate: int = option(0, flags=("--calibrate",), check=in_range(lo=0), limit=True,
-                            help="Calibrate the verdict with R replicates simulated from the fitted log-normal and "
-                            "R from the fitted TPL, each re-audited in full (0: off).")
+                            help="Calibrate the verdict with R replicates simulated from the fitted log-normal (each "
+                            "with one more drawn from its own refit: a fast double bootstrap) and R from the fitted "
+                            "TPL, each re-audited in full (0: off).")
     level: float = option(0.05, flags=("--significance",), deprecated=("--level",),
                           check=in_range(lo=0, hi=0.5, lo_open=True, hi_open=True),
                           help="Significance level a of the calibrated verdict: TPL only when z exceeds the (1-a) "
-                          "quantile of z under the fitted log-normal.")
+                          "quantile of z under the fitted log-normal and its double-bootstrap p-value is <= a.")
     jobs: int | None = option(None, flags=("--jobs", "-j"), check=in_range(lo=1),
                               help="Worker processes (default: all cores). Results do not depend on it.")
     diagnostics: bool = option(True, flags=("--diagnostics/--no-diagnostics",), convert=bool,
