@@ -78,7 +78,7 @@ def grid_configs(families: Sequence[str], sizes: Sequence[int], seeds: Sequence[
     families, sizes, seeds = _unique(families), _unique(int(n) for n in sizes), _unique(int(s) for s in seeds)
     if not families or not sizes or not seeds:
         raise UsageError("the grid needs at least one family, one size and one seed",
-                         params=("families", "sizes", "seeds"))
+                         params=("family", "size", "replicates"))  # the flags that give them
     for f in families:
         check_choice("family", f, FAMILIES)
     known = {k for f in families for k in known_params(f)}
