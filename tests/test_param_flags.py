@@ -39,7 +39,7 @@ LIBRARY_ONLY = {
     "arms": _NOTEBOOK, "ax": _NOTEBOOK, "counts": _NOTEBOOK, "quotas": _NOTEBOOK, "shares": _NOTEBOOK,
     "total": _NOTEBOOK, "read": _NOTEBOOK, "source": _NOTEBOOK, "volumes": _NOTEBOOK, "outcomes": _NOTEBOOK,
     "times": _NOTEBOOK, "taus": _NOTEBOOK, "paths": _NOTEBOOK, "settings": _NOTEBOOK, "extra_columns": _NOTEBOOK,
-    "labels": _NOTEBOOK, "scan": _NOTEBOOK,
+    "labels": _NOTEBOOK, "scan": _NOTEBOOK, "seeds": _NOTEBOOK, "sizes": _NOTEBOOK,
     "bins": _KNOB, "max_bins": _KNOB, "min_change": _KNOB, "backend": _KNOB, "eviction": _KNOB, "pool": _KNOB,
     "max_response_bytes": _KNOB, "max_tokens": _KNOB,
     "outcome": _WRAPPER, "scope_keys": _WRAPPER, "task": _WRAPPER,
