@@ -79,3 +79,38 @@ def test_power_is_that_of_the_verdict_the_user_gets():
     without = audit(x, bootstrap=20, seed=3, jobs=1, power=8, calibrate=19, fit_check=False).power
     for c, u in zip(with_b.curves, without.curves, strict=True):  # same replicates: the check only removes calls
         assert all(c.power[m] <= u.power[m] for m in c.power)
+
+
+def _cell(z_tpl_rows: np.ndarray, z2: np.ndarray | None, seed: int = 4) -> dict:
+    """A one-multiple cell of replicate rows (z, Λ, verdict, checks x2, second-level z): log-normal z ~ N(0, 1),
+    TPL z as given, the log-normal rows' second-level z as given (None: not drawn)."""
+    rng = np.random.default_rng(seed)
+    z_ln = rng.normal(0.0, 1.0, 400)
+
+    def rows(z, second=None):
+        out = np.full((z.size, 6), np.nan)
+        out[:, 0] = z
+        if second is not None:
+            out[:, 5] = second
+        return out
+
+    return {("lognormal", 1): rows(z_ln, z2), ("truncated_power_law", 1): rows(z_tpl_rows)}
+
+
+def test_the_calibrated_power_needs_the_double_bootstraps_p_as_the_audit_does():
+    """--power counts a calibrated TPL call only where the fast double bootstrap's p <= a too. Closed-form case:
+    TPL replicates at z = 2.2 beat the log-normal's 95% point (1.64), so the raw rule calls them all; when the
+    second level sits one unit lower (refits shrink z), the adjusted p is P(Z >= 2.2 - 1) = 0.115 > 0.05 and none
+    is called; when the second level is distributed as the first (an exact bootstrap), nothing changes."""
+    from ctwm_cli.tail.calibrate import fast_double_bootstrap
+    from ctwm_cli.tail.power import _adjusted_p, _calibrated_power
+
+    rng = np.random.default_rng(9)
+    z_tpl = np.full(200, 2.2)
+    raw = _calibrated_power(_cell(z_tpl, None), "truncated_power_law", 1, 0.05)
+    exact = _calibrated_power(_cell(z_tpl, rng.normal(0.0, 1.0, 400)), "truncated_power_law", 1, 0.05)
+    shifted = _calibrated_power(_cell(z_tpl, rng.normal(-1.0, 1.0, 400)), "truncated_power_law", 1, 0.05)
+    assert raw == 1.0 and exact == 1.0 and shifted == 0.0
+    z1, z2, z = rng.normal(0, 1, 300), rng.normal(-0.5, 1.2, 300), np.array([0.3, 1.7, 2.9, np.nan])
+    got = _adjusted_p(z1, z2, z)
+    assert np.allclose(got[:3], [fast_double_bootstrap(z1, z2, float(v)) for v in z[:3]]) and np.isnan(got[3])
