@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from ..common.checks import check_range
 from ..common.errors import UsageError
-from .interrupts import signals_raise, worker_signals
+from .interrupts import signals_deferred, signals_raise, worker_signals
 from .progress import ProgressCallback
 
 Deliver = Callable[[int, Any], None]
@@ -40,6 +40,8 @@ Runner = Callable[..., None]  # (fn, tasks, jobs, deliver, **backend_options)
 DEFAULT_BACKEND = "processes"
 #: Seconds a terminated worker gets before it is killed.
 TERMINATE_GRACE = 0.5
+#: Seconds between two looks for a recorded signal while the pool runs.
+POLL = 0.1
 
 
 def single_blas_thread():
@@ -119,21 +121,28 @@ def _run_processes(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int, de
 
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker)
-    try:
-        index = {pool.submit(fn, t): i for i, t in enumerate(tasks)}
-        pending = set(index)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(done, key=index.__getitem__):
-                deliver(index[fut], fut.result())
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + 20 * TERMINATE_GRACE
-        # The pool's manager thread may still be reaping: end whatever is left, until none is.
-        while (left := set(multiprocessing.active_children()) - before) and time.monotonic() < deadline:
-            _end_workers(left)
-        raise
-    pool.shutdown(wait=True)
+    # Signals are only recorded while the pool's internals run here and raised between them (every
+    # POLL seconds at most): one raised inside submit() or wait() could leave their locks held.
+    with signals_deferred() as check:
+        try:
+            index = {}
+            for i, t in enumerate(tasks):
+                index[pool.submit(fn, t)] = i
+                check()
+            pending = set(index)
+            while pending:
+                done, pending = wait(pending, timeout=POLL, return_when=FIRST_COMPLETED)
+                check()
+                for fut in sorted(done, key=index.__getitem__):
+                    deliver(index[fut], fut.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            deadline = time.monotonic() + 20 * TERMINATE_GRACE
+            # The pool's manager thread may still be reaping: end whatever is left, until none is.
+            while (left := set(multiprocessing.active_children()) - before) and time.monotonic() < deadline:
+                _end_workers(left)
+            raise
+        pool.shutdown(wait=True)
 
 
 def _end_workers(procs: set) -> None:
