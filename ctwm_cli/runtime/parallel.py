@@ -25,7 +25,8 @@ order, until ``INLINE_PROBE`` seconds of CPU have passed; then the rest are extr
 ``sizes`` so far, and they go to the pool only if the whole would take more than ``inline_budget``. Whatever is
 chosen, each task's result is the same (a task carries its own seeds) and results come back in task order, so the
 output never depends on it; only the CPU and the wall time do. Tasks that go to the pool also find every kernel
-the inline ones loaded (a fork copies them).
+the inline ones loaded (a fork copies them). Only the local process pool does this: tasks for another backend (a
+Dask cluster) all go to it.
 """
 
 from __future__ import annotations
@@ -116,7 +117,9 @@ def run_tasks(
             progress(state["done"], total)
 
     with signals_raise():
-        start = _run_head(fn, tasks, sizes, deliver, inline_budget) if jobs > 1 and inline_budget is not None else 0
+        # the local pool only: work sent to a cluster (e.g. Dask) goes where its user pointed it
+        head = jobs > 1 and inline_budget is not None and name == DEFAULT_BACKEND
+        start = _run_head(fn, tasks, sizes, deliver, inline_budget) if head else 0
         if start < len(tasks):
             BACKENDS[name](fn, tasks[start:], jobs, lambda i, r: deliver(start + i, r), **(backend_options or {}))
     return out
