@@ -180,3 +180,25 @@ def test_many_sigterms_to_a_pool_of_short_tasks_all_exit(tmp_path):
     print("seed 11")
     codes = [signal_stress.trial(script, dump, rng.uniform(0.05, 0.6), timeout=20) for _ in range(10)]
     assert all(c == 143 for c in codes), codes
+
+
+def _burn_pid(x: int) -> tuple[int, int]:
+    """x * x after 0.1 s of this process's CPU (CPU, not wall: the inline probe counts CPU)."""
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.1:
+        pass
+    return x * x, os.getpid()
+
+
+def test_small_work_runs_inline_and_large_work_goes_to_the_pool():
+    # 6 tasks of 0.1 s: estimated 0.6 s of CPU, under a 60 s budget -> all in the calling process, no pool
+    small = run_tasks(_burn_pid, range(6), jobs=2, inline_budget=60.0)
+    assert [r for r, _ in small] == [x * x for x in range(6)] and {p for _, p in small} == {os.getpid()}
+    # a zero budget: the probe runs tasks inline until INLINE_PROBE (0.25 s) of CPU, then the rest go to workers
+    big = run_tasks(_burn_pid, range(8), jobs=2, inline_budget=0.0)
+    assert [r for r, _ in big] == [x * x for x in range(8)]
+    pids = [p for _, p in big]
+    assert pids[0] == os.getpid() and os.getpid() not in pids[-2:]
+    assert multiprocessing.active_children() == []
+    # without a budget (the default) a pool runs every task, as before
+    assert os.getpid() not in {p for _, p in run_tasks(_burn_pid, range(3), jobs=2)}

@@ -25,6 +25,33 @@ def test_same_seed_same_json_and_jobs_do_not_matter():
     assert d["gof"]["pvalue"] != a["gof"]["pvalue"] or d["settings"]["seed"] != a["settings"]["seed"]
 
 
+@pytest.mark.parametrize("budget", [60.0, 0.0])
+def test_jobs_do_not_matter_inline_or_pooled(monkeypatch, budget):
+    """Small work on --jobs 2 runs without a pool (issue 48); forced to a pool (zero budget: all but the first
+    0.25 s of CPU go to workers) it must give the same JSON as one job. Two groups, so the shared pool too."""
+    import importlib
+
+    from ctwm_cli.runtime import parallel
+
+    audit_module = importlib.import_module("ctwm_cli.tail.audit")  # the module (the package exports the function)
+
+    pooled = []
+    real = parallel.BACKENDS["processes"]
+
+    def recording(fn, tasks, jobs, deliver, **kw):  # the real pool, counting what it ran
+        pooled.append(len(tasks))
+        real(fn, tasks, jobs, deliver, **kw)
+
+    monkeypatch.setitem(parallel.BACKENDS, "processes", recording)
+    monkeypatch.setattr(audit_module, "INLINE_BUDGET", budget)
+    xs = [np.ceil(np.random.default_rng(s).lognormal(1.5, 1.0, 3000)) for s in (1, 2)]
+    one = [r.to_dict() for r in audit_many(xs, labels=["a", "b"], bootstrap=150, seed=42, jobs=1)]
+    pooled.clear()  # (one job: the backend runs the tasks inline)
+    two = [r.to_dict() for r in audit_many(xs, labels=["a", "b"], bootstrap=150, seed=42, jobs=2)]
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    assert (sum(pooled) > 0) == (budget == 0.0)  # 60 s: all inline; 0 s: some chunks really ran in workers
+
+
 def test_input_order_does_not_matter_and_input_is_not_mutated():
     x = np.ceil(np.random.default_rng(2).lognormal(1.5, 1.0, 3000))
     y = x.copy()

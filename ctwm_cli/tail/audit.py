@@ -15,7 +15,7 @@ import numpy as np
 from ..common.errors import InputError, UsageError
 from ..common.results import result
 from ..common.seeds import new_seed as new_seed  # re-exported (the notebook API, ctwm diff)
-from ..runtime.parallel import run_tasks, single_blas_thread
+from ..runtime.parallel import INLINE_BUDGET, run_tasks, single_blas_thread
 from ..runtime.progress import ProgressCallback, group_counter
 from . import families as fam
 from . import special
@@ -213,7 +213,7 @@ def _run(prepared: list[_Prepared], *, jobs, calibrate, level, progress, calibra
                 owner += [(k, name)] * len(t)
     # one pool for every group's (replicate chunk) tasks; progress counts replicates, and groups as they finish
     chunks = run_tasks(run_replicates, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress,
-                       on_result=group_counter(progress, [k for k, _ in owner]))
+                       on_result=group_counter(progress, [k for k, _ in owner]), inline_budget=INLINE_BUDGET)
     results = []
     for k, p in enumerate(prepared):
         mine = [c for c, o in zip(chunks, owner, strict=True) if o == (k, None)]
@@ -297,7 +297,8 @@ def _with_uncertainty(prepared: list[_Prepared], results: list[AuditResult], *, 
         owner += [k] * len(t)
     if not tasks:
         return results
-    rows = run_tasks(replicate_fits, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
+    rows = run_tasks(replicate_fits, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress,
+                     inline_budget=INLINE_BUDGET)
     out = list(results)
     for k, p in enumerate(prepared):
         mine = [r for r, o in zip(rows, owner, strict=True) if o == k]

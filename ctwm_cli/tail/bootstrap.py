@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..common.results import ToDict, result
-from ..runtime.parallel import run_tasks
+from ..runtime.parallel import INLINE_BUDGET, run_tasks
 from ..runtime.progress import ProgressCallback
 from .families import REGISTRY, Tail
 from .powerlaw import (
@@ -184,5 +184,6 @@ def bootstrap_gof(
     """Bootstrap p-value of the KS distance of the fitted power-law tail."""
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     tasks = gof_tasks(hist, fit, replicates=replicates, seed=ss, min_tail=min_tail, xmin_fixed=xmin_fixed)
-    chunks = run_tasks(replicate_ks, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress)
+    chunks = run_tasks(replicate_ks, tasks, jobs=jobs, sizes=[len(t.seeds) for t in tasks], progress=progress,
+                       inline_budget=INLINE_BUDGET)
     return gof_result(fit, chunks, replicates)

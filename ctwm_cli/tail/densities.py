@@ -249,6 +249,8 @@ def log_interval(x: np.ndarray, mu: float, sigma: float) -> tuple[np.ndarray, np
         b = (np.log(x) - mu) / sigma
         w = -np.log1p(-1.0 / x) / sigma
         narrow = w < NARROW
+        if not narrow.any():  # the same values without the narrow branch's dozen array calls (issue 48)
+            return a, b, w, _log_diff_sf(a, b)
         mid = b - 0.5 * w
         approx = log_phi(mid) + np.log(w) + np.log1p(w * w * (mid * mid - 1.0) / 24.0)
         exact = _log_diff_sf(np.where(narrow, -1.0, a), np.where(narrow, 0.0, b))
@@ -315,9 +317,10 @@ def lognormal_nll_grad(theta, values, counts, xmin, discrete):
             gs = (aa - b * rb) / sigma
             # narrow intervals: d/dμ and d/dσ of ln φ(mid) + ln w, mid = z at the log-midpoint
             narrow = w < NARROW
-            mid = b - 0.5 * w
-            gm = np.where(narrow, mid / sigma, gm)
-            gs = np.where(narrow, (mid * mid - 1.0) / sigma, gs)
+            if narrow.any():
+                mid = b - 0.5 * w
+                gm = np.where(narrow, mid / sigma, gm)
+                gs = np.where(narrow, (mid * mid - 1.0) / sigma, gs)
         ll = float(np.dot(counts, logd)) - counts.sum() * log_sc
         g_mu = float(np.dot(counts, gm)) - counts.sum() * dsc_mu
         g_sig = float(np.dot(counts, gs)) - counts.sum() * dsc_sig

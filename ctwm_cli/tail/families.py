@@ -67,6 +67,7 @@ class TruncatedPowerLaw(Family):
     compare_with = ("lognormal", "exponential")
     nests = "power_law"
     contains = ("power_law", "exponential")  # λ -> 0; α = 0
+    uses_reference = True  # its α box and its power-law limit
 
     def bounds(self, tail, reference=None):
         # α's box grows with the power law's own (uncapped) α so the family always contains it
@@ -281,6 +282,7 @@ class PowerLawMixture(Family):
     parameters = ("alpha1", "alpha2", "weight")
     contains = ("power_law",)  # α1 = α2, or a weight at 0 or 1
     compare_with = ("lognormal", "truncated_power_law")
+    uses_reference = True  # its power-law start
 
     def bounds(self, tail, reference=None):
         return {"alpha1": (1.0, math.inf), "alpha2": (1.0, math.inf), "weight": (0.0, 1.0)}

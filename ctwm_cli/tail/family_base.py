@@ -77,6 +77,7 @@ class Family(ABC):
     compare_with: ClassVar[tuple[str, ...]] = ()  # the Vuong tests this family is the first of
     nests: ClassVar[str | None] = None  # the family it contains as a boundary case (nested LR test)
     contains: ClassVar[tuple[str, ...]] = ()  # the families it reaches as a special case or limit (not rivals)
+    uses_reference: ClassVar[bool] = False  # whether fit() reads its reference power-law fit (else none is made)
 
     @abstractmethod
     def fit(self, tail: Tail, *, reference: PowerLawFit | None = None, start: dict[str, float] | None = None,
